@@ -1,0 +1,151 @@
+import {
+  addUsage,
+  boundMessage,
+  count,
+  isProviderText,
+  isRecord,
+  marksProviderLimit,
+  resetFromText,
+  scanBlocked,
+  warn,
+  zeroUsage,
+} from './state.js';
+import type { AgentState, LineInterpreter, Usage } from './state.js';
+
+// `claude -p --output-format stream-json --verbose`: one JSON object per line.
+//   system/init   → session id
+//   assistant     → message.usage per message id (verbose repeats a message once per
+//                   content block, so usage is kept per id, never summed per line)
+//   rate_limit_event with status `rejected` → provider limited (resetsAt, epoch seconds)
+//   result        → authoritative: total_cost_usd, modelUsage summed (else usage),
+//                   is_error / subtype, the final text
+// Assistant usage only stands in when no result line arrived (a killed or broken agent).
+export function claudeInterpreter(state: AgentState): LineInterpreter {
+  const byMessage = new Map<string, Usage>();
+  let anonymous = 0;
+  let lastAssistantText: string | undefined;
+
+  const assistantUsage = (): Usage => {
+    let sum = zeroUsage();
+    for (const u of byMessage.values()) sum = addUsage(sum, u);
+    return sum;
+  };
+
+  const onAssistant = (event: Record<string, unknown>): void => {
+    const message = isRecord(event['message']) ? event['message'] : undefined;
+    if (!message) return;
+    if (isRecord(message['usage'])) {
+      const id = typeof message['id'] === 'string' ? message['id'] : `#${anonymous++}`;
+      byMessage.set(id, usageFromSnake(message['usage']));
+    }
+    const text = textOf(message['content']);
+    if (text !== '') {
+      scanBlocked(state, text);
+      lastAssistantText = text;
+    }
+    // A synthetic assistant message carries the API failure (`"error": "rate_limit"`).
+    const error = event['error'];
+    if (typeof error === 'string' && isProviderText(`${error} ${text}`)) marksProviderLimit(state, resetFromText(text));
+    if (!state.sawResult) {
+      state.usage = assistantUsage();
+      if (lastAssistantText !== undefined) state.finalMessage = boundMessage(lastAssistantText);
+    }
+  };
+
+  const onResult = (event: Record<string, unknown>): void => {
+    if (state.sawResult) warn(state, 'more than one result line; the last one counts');
+    state.sawResult = true;
+    if (typeof event['session_id'] === 'string') state.sessionId = event['session_id'];
+    if (typeof event['total_cost_usd'] === 'number') state.costUsd = event['total_cost_usd'];
+    const models = isRecord(event['modelUsage']) ? Object.values(event['modelUsage']).filter(isRecord) : [];
+    if (models.length > 0) state.usage = models.map(usageFromCamel).reduce(addUsage, zeroUsage());
+    else if (isRecord(event['usage'])) state.usage = usageFromSnake(event['usage']);
+    else state.usage = assistantUsage();
+    const text = typeof event['result'] === 'string' ? event['result'] : undefined;
+    if (text !== undefined) {
+      scanBlocked(state, text);
+      state.finalMessage = boundMessage(text);
+    }
+    const subtype = typeof event['subtype'] === 'string' ? event['subtype'] : undefined;
+    if (event['is_error'] === true || (subtype !== undefined && subtype !== 'success')) {
+      state.isError = true;
+      const errors = Array.isArray(event['errors']) ? event['errors'].filter((e) => typeof e === 'string').join('; ') : '';
+      const detail = text ?? (errors !== '' ? errors : undefined);
+      state.errorMessage = boundMessage(detail ? `${subtype ?? 'error'}: ${detail}` : (subtype ?? 'is_error'));
+      if (isProviderText(state.errorMessage)) marksProviderLimit(state, resetFromText(state.errorMessage));
+    }
+  };
+
+  const onRateLimit = (event: Record<string, unknown>): void => {
+    const info = isRecord(event['rate_limit_info']) ? event['rate_limit_info'] : {};
+    // `allowed` and `allowed_warning` are informational; only a rejection stops the agent.
+    if (info['status'] !== 'rejected') return;
+    const resetsAt = typeof info['resetsAt'] === 'number' ? info['resetsAt'] * 1000 : undefined;
+    marksProviderLimit(state, resetsAt);
+    warn(state, `rate limit rejected${info['rateLimitType'] ? ` (${String(info['rateLimitType'])})` : ''}`);
+  };
+
+  return {
+    line(text) {
+      const trimmed = text.trim();
+      if (trimmed === '') return;
+      let event: unknown;
+      try {
+        event = JSON.parse(trimmed);
+      } catch {
+        // Not JSON: a wrapper's plain output (or a line torn by the CLI itself).
+        scanBlocked(state, text);
+        warn(state, `line ${state.lines} is not JSON: ${trimmed.slice(0, 80)}`);
+        return;
+      }
+      if (!isRecord(event)) return;
+      switch (event['type']) {
+        case 'system':
+          if (event['subtype'] === 'init' && typeof event['session_id'] === 'string') state.sessionId ??= event['session_id'];
+          return;
+        case 'assistant':
+          onAssistant(event);
+          return;
+        case 'result':
+          onResult(event);
+          return;
+        case 'rate_limit_event':
+          onRateLimit(event);
+          return;
+        default:
+          return;
+      }
+    },
+    end() {
+      if (!state.sawResult && state.lines > 0) warn(state, 'no result line: usage recovered from assistant messages');
+    },
+  };
+}
+
+function usageFromSnake(u: Record<string, unknown>): Usage {
+  return {
+    inputTokens: count(u['input_tokens']),
+    outputTokens: count(u['output_tokens']),
+    cacheReadTokens: count(u['cache_read_input_tokens']),
+    cacheCreationTokens: count(u['cache_creation_input_tokens']),
+  };
+}
+
+function usageFromCamel(u: Record<string, unknown>): Usage {
+  return {
+    inputTokens: count(u['inputTokens']),
+    outputTokens: count(u['outputTokens']),
+    cacheReadTokens: count(u['cacheReadInputTokens']),
+    cacheCreationTokens: count(u['cacheCreationInputTokens']),
+  };
+}
+
+// The text blocks of a message's content (a string, or blocks of `{type: "text", text}`).
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((b): b is Record<string, unknown> => isRecord(b) && b['type'] === 'text' && typeof b['text'] === 'string')
+    .map((b) => b['text'] as string)
+    .join('\n');
+}

@@ -1,0 +1,110 @@
+// The validated, defaults-applied shape of a plan (DESIGN.md "runplan/Plans"). Everything
+// downstream (scheduler, digests, secrets, repair) reads these types, never the raw TOML.
+
+/** How a task's stdout is interpreted (tokens, cost, session, failure). */
+export type AgentFormat = 'text' | 'claude-stream-json' | 'codex-json';
+
+export const AGENT_FORMATS: readonly AgentFormat[] = ['text', 'claude-stream-json', 'codex-json'];
+
+/** Repair caps per failure class. A cap counts attempts: `task = 3` is at most 3 attempts. */
+export interface RepairCaps {
+  task: number;
+  gate: number;
+  timeout: number;
+  provider: number;
+  integration: number;
+  /** First provider backoff when the agent reports no reset time; doubles per provider failure. */
+  backoffMs: number;
+  /** Exit codes of the command that mean "the provider refused" (rate limit, overload). */
+  providerExitCodes: number[];
+}
+
+export interface TaskSpec {
+  id: string;
+  needs: string[];
+  /** Prompt text: the `prompt` key, or the content of `prompt_file`. Absent = empty stdin. */
+  prompt?: string;
+  /** Absolute path of `prompt_file` when the prompt came from a file. */
+  promptFile?: string;
+  /** argv template (tier pre_run), from the task or `[defaults]`. */
+  command: string[];
+  format: AgentFormat;
+  model?: string;
+  gates: string[][];
+  deadlineMs: number;
+  /** No output for this long = stalled. Undefined = off. */
+  stallMs?: number;
+  graceMs: number;
+  gateDeadlineMs: number;
+  expect: 'commit' | 'none';
+  /** Variables from the plan (`[defaults] env` merged under the task's `env`). For the command only. */
+  env: Record<string, string>;
+  /** Absolute path of `env_file`. */
+  envFile?: string;
+  /** `env_file` exactly as the plan spells it (relative to the plan): what the contract digest hashes. */
+  envFileRef?: string;
+  /** Loaded from env_file for the command's environment; secret, never written anywhere. */
+  envFileValues: Record<string, string>;
+  /** Improve-verify loop: rounds of the command until this argv exits 0. */
+  until?: string[];
+  rounds: number;
+  /** An exit code of the command meaning "I am blocked" (class needs_human). */
+  blockedExit?: number;
+  /** The plan's `[repair]` with the task's `repair = {…}` applied over it. */
+  repair: RepairCaps;
+}
+
+export interface Plan {
+  /** Absolute path of the plan file. */
+  file: string;
+  /** Directory of the plan file; `prompt_file`/`env_file` are relative to it. */
+  dir: string;
+  slug: string;
+  /** Ref the first logical run starts from (default `HEAD`). */
+  base: string;
+  jobs: number;
+  retain?: number;
+  land?: string;
+  /** Attempt directory template (tier workdir). */
+  workdir?: string;
+  /** Names of variables whose values are masked everywhere runplan writes. */
+  secretEnv: string[];
+  hooks: { preRun?: string[]; postRun?: string[]; timeoutMs: number };
+  budget: { maxTokens?: number; maxCostUsd?: number };
+  repair: RepairCaps;
+  /** In file order. */
+  tasks: TaskSpec[];
+  /** The parsed document as written (never holds env_file values). */
+  raw: unknown;
+}
+
+/** One thing wrong with a plan, at its key path (`tasks[2].needs[0]`, `hooks.pre_run[1]`). */
+export interface PlanProblem {
+  path: string;
+  /** snake_case slug, e.g. `unknown_key`, `cycle`, `bad_duration`. */
+  reason: string;
+  message: string;
+}
+
+export const DEFAULT_CAPS: RepairCaps = Object.freeze({
+  task: 3,
+  gate: 3,
+  timeout: 2,
+  provider: 4,
+  integration: 2,
+  backoffMs: 30_000,
+  providerExitCodes: [],
+}) as RepairCaps;
+
+/** Defaults of DESIGN.md and issue 6 (durations in ms). */
+export const PLAN_DEFAULTS = Object.freeze({
+  base: 'HEAD',
+  jobs: 1,
+  deadlineMs: 60 * 60_000,
+  graceMs: 10_000,
+  gateDeadlineMs: 30 * 60_000,
+  hookTimeoutMs: 10 * 60_000,
+  rounds: 25,
+  expect: 'commit' as const,
+  format: 'text' as AgentFormat,
+});
