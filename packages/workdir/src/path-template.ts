@@ -55,11 +55,13 @@ export function parsePathTemplate(text: string, opts: PathOptions = {}): Result<
   const last = elements.length - 1;
   const early = varying.findIndex((v, i) => v && i !== last);
   if (early >= 0) {
-    const element = elements[early]!.text;
+    const element = elements[early]!;
+    const names = element.variables.filter((name) => variableSpec(name)?.varying ?? true);
     return err({
       reason: 'varying_not_last',
-      element,
-      message: `element "${element}" of ${JSON.stringify(text)} varies per run but is not the last path element`,
+      element: element.text,
+      variable: names[0],
+      message: `element ${JSON.stringify(element.text)} names ${names.map((n) => `{{${n}}}`).join(', ')}, which varies per run, but is not the last path element`,
       hint: 'only the last element may name run.*, task.* or dates; earlier ones only harness.name and plan.slug',
     });
   }
