@@ -3,3 +3,25 @@ export type { ProcessIdentity, ProcStat } from './identity.js';
 export { err, ok, unreachable } from './result.js';
 export type { Result } from './result.js';
 export { formatDuration, parseDuration } from './duration.js';
+export { capture, defaultMaxBuffer } from './capture.js';
+export { stream } from './stream.js';
+export type { Streamed } from './stream.js';
+export { teardownByTag } from './teardown.js';
+export type { TeardownByTagOptions } from './teardown.js';
+export { newOwnerTag, tagVariable } from './tag.js';
+export { exitCodeFor } from './exit-code.js';
+export { realProc } from './procfs.js';
+export type {
+  Captured,
+  Consumer,
+  Execution,
+  ProcSource,
+  SettleEvent,
+  SettleInput,
+  SettleReason,
+  SettleSpec,
+  StderrPolicy,
+  TeardownReport,
+  TransportError,
+  TransportErrorSource,
+} from './types.js';

@@ -1,0 +1,32 @@
+import { constants } from 'node:os';
+import { unreachable } from './result.js';
+import type { Execution } from './types.js';
+
+const signalNumber = (signal: NodeJS.Signals): number => constants.signals[signal] ?? 0;
+
+/**
+ * The exit code a tool that ran this child should end with, following GNU `timeout`: the
+ * child's code; 124 timed out or stalled; 125 our own failure, including a teardown we
+ * could not verify (it outranks 124); 126 not executable; 127 not found; 128+N signal N.
+ */
+export function exitCodeFor(e: Execution): number {
+  if (e.teardown.result === 'failed') return 125;
+  switch (e.reason) {
+    case 'exited':
+      return e.exitCode ?? 125;
+    case 'signaled':
+      return e.signal ? 128 + signalNumber(e.signal) : 125;
+    case 'timed_out':
+    case 'stalled':
+      return 124;
+    case 'interrupted':
+      return e.interruptSignal ? 128 + signalNumber(e.interruptSignal) : 130;
+    case 'spawn_failed':
+      if (e.error?.where !== 'spawn') return 125;
+      if (e.error.code === 'ENOENT') return 127;
+      if (e.error.code === 'EACCES' || e.error.code === 'ENOEXEC' || e.error.code === 'EISDIR') return 126;
+      return 125;
+    default:
+      return unreachable(e.reason);
+  }
+}

@@ -1,0 +1,47 @@
+import { environHasTag } from './tag.js';
+import type { ProcSource } from './types.js';
+
+/** A process we found and may signal: the pid is only ever signalled if its start time still matches. */
+export interface OwnedProcess {
+  pid: number;
+  startTime: number;
+}
+
+/** How to recognise what a call owns: its process group and/or its environment tags. */
+export interface Ownership {
+  /** The child's process group (= the child's pid, it leads a new session). */
+  pgid?: number;
+  /** A group member must have started no earlier than the child (a reused group id cannot qualify). */
+  groupStartTime?: number;
+  tags: readonly string[];
+}
+
+const dead = (state: string) => state === 'Z' || state === 'X';
+
+// Every live process the ownership covers, except ourselves.
+export function findOwned(ownership: Ownership, proc: ProcSource): OwnedProcess[] {
+  const found: OwnedProcess[] = [];
+  for (const pid of proc.listPids()) {
+    if (pid === process.pid) continue;
+    const stat = proc.readStat(pid);
+    if (!stat || dead(stat.state)) continue;
+    const inGroup =
+      ownership.pgid !== undefined &&
+      stat.pgrp === ownership.pgid &&
+      stat.startTime >= (ownership.groupStartTime ?? 0);
+    if (inGroup || carriesTag(pid, ownership.tags, proc)) found.push({ pid, startTime: stat.startTime });
+  }
+  return found;
+}
+
+function carriesTag(pid: number, tags: readonly string[], proc: ProcSource): boolean {
+  if (tags.length === 0) return false;
+  const environ = proc.readEnviron(pid);
+  return environ !== undefined && tags.some((tag) => environHasTag(environ, tag));
+}
+
+// Whether the pid still names the same live process we found (pid + start time, not a zombie).
+export function stillSame(owned: OwnedProcess, proc: ProcSource): boolean {
+  const stat = proc.readStat(owned.pid);
+  return stat !== undefined && !dead(stat.state) && stat.startTime === owned.startTime;
+}

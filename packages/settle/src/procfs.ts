@@ -1,0 +1,49 @@
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readProcStat } from './identity.js';
+import type { ProcSource } from './types.js';
+
+// Numeric entries of /proc: every pid visible to us.
+function listPids(): number[] {
+  try {
+    return readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+// /proc/<pid>/environ as NUL-separated bytes, or undefined when gone or not ours to read.
+function readEnviron(pid: number): Buffer | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/environ`);
+  } catch {
+    return undefined;
+  }
+}
+
+// Where each open fd of a process points (`pipe:[123]`, `/dev/null`, …).
+function readFdTargets(pid: number): string[] {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return [];
+  }
+  const targets: string[] = [];
+  for (const fd of fds) {
+    try {
+      targets.push(readlinkSync(`/proc/${pid}/fd/${fd}`));
+    } catch {
+      // closed while we looked
+    }
+  }
+  return targets;
+}
+
+export const realProc: ProcSource = { listPids, readStat: readProcStat, readEnviron, readFdTargets };
+
+// The real /proc with any injected parts (tests) laid over it.
+export function procSource(overrides: Partial<ProcSource> | undefined): ProcSource {
+  return overrides ? { ...realProc, ...overrides } : realProc;
+}

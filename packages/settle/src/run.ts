@@ -1,0 +1,432 @@
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { readlinkSync } from 'node:fs';
+import { constants } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { PassThrough, type Readable } from 'node:stream';
+import { feedPrompt, type PromptFailure } from './input.js';
+import { findOwned, type Ownership } from './owned.js';
+import { procSource } from './procfs.js';
+import { codeOf, messageOf, preflight, releasePrompt } from './spawn-plan.js';
+import { childEnv, isOwnerTag, newOwnerTag } from './tag.js';
+import { endTree, noTeardown, sleep, within } from './teardown.js';
+import type { Execution, ProcSource, SettleEvent, SettleReason, SettleSpec, TeardownReport, TransportError } from './types.js';
+
+/** How the consumer of stdout finished; `undefined` when it never started (spawn failure). */
+export type Consumed<R> = { kind: 'returned'; value: R } | { kind: 'threw'; error: unknown };
+
+export interface RunOptions {
+  stderrDefault: 'inherit' | 'capture';
+  /** Bytes of captured stderr kept; the rest is read and dropped. */
+  stderrLimit: number;
+}
+
+export interface RunOutcome<R> {
+  execution: Execution;
+  consumed: Consumed<R> | undefined;
+  stderr: Buffer;
+  stderrTruncated: boolean;
+}
+
+const defaultGraceMs = 5000;
+const pollMs = 50;
+/** After a teardown's KILL, how long the `exit` event may trail the reap we saw in /proc. */
+const exitTrailMs = 1000;
+
+type Termination = 'timed_out' | 'stalled' | 'interrupted';
+
+/**
+ * Runs one child to settlement. The state machine:
+ *
+ *   spawn ──error──────────────────────────────────────────▶ spawn_failed
+ *     │
+ *     ├─ exit ─▶ drain stdout/stderr until EOF or grace ─▶ end leftovers of the owned tree
+ *     │           (held pipe noted)                          (after the rest of grace) ─┐
+ *     │                                                                                 ▼
+ *     └─ deadline | stall | abort ─▶ killSignal to the owned tree, grace, KILL, reap ─▶ close out:
+ *                                                                  destroy readers, join every worker
+ *
+ * Settlement is driven by `exit`/`error`, never by `close`: `close` waits for every stdio
+ * stream, and a grandchild holding the pipe can keep it from ever arriving. Every wait
+ * above is bounded, so this always returns.
+ */
+export async function runChild<R>(
+  spec: SettleSpec,
+  options: RunOptions,
+  consume: (stdout: Readable) => Promise<R>,
+): Promise<RunOutcome<R>> {
+  const startedAt = performance.now();
+  const tag = newOwnerTag();
+  const graceMs = spec.graceMs ?? defaultGraceMs;
+  const killSignal = spec.killSignal ?? 'SIGTERM';
+  const proc = procSource(spec.proc);
+  const emit = (event: SettleEvent) => {
+    try {
+      spec.onEvent?.(event);
+    } catch {
+      // observers never change outcomes
+    }
+  };
+  const fixed = {
+    graceMs,
+    tag,
+    ...(spec.deadlineMs !== undefined ? { deadlineMs: spec.deadlineMs } : {}),
+    ...(spec.stallMs !== undefined ? { stallMs: spec.stallMs } : {}),
+    ...(spec.ownerTag !== undefined ? { ownerTag: spec.ownerTag } : {}),
+  };
+  const unstarted = (reason: SettleReason, error?: TransportError, interruptSignal?: NodeJS.Signals): RunOutcome<R> => {
+    const execution: Execution = {
+      reason,
+      exitCode: null,
+      signal: null,
+      pid: undefined,
+      durationMs: Math.round(performance.now() - startedAt),
+      ...fixed,
+      teardown: noTeardown(),
+      ...(error ? { error } : {}),
+      ...(interruptSignal ? { interruptSignal } : {}),
+      bytesIn: 0,
+      bytesOut: 0,
+    };
+    if (error) emit({ type: 'spawn-failed', error });
+    emit({ type: 'settled', execution });
+    return { execution, consumed: undefined, stderr: Buffer.alloc(0), stderrTruncated: false };
+  };
+
+  if (spec.ownerTag !== undefined && !isOwnerTag(spec.ownerTag)) {
+    return unstarted('spawn_failed', { code: 'EINVAL', where: 'spec', message: `ownerTag ${JSON.stringify(spec.ownerTag)} is not [A-Za-z0-9_]{1,64}` });
+  }
+  if (spec.signal?.aborted) return unstarted('interrupted', undefined, signalOf(spec.signal.reason));
+  const plan = preflight(spec);
+  if (!plan.ok) return unstarted('spawn_failed', plan.error);
+  const prompt = plan.prompt;
+
+  const stderrPolicy = spec.stderr ?? options.stderrDefault;
+  const stdio: StdioOptions = [
+    spec.input === 'inherit' ? 'inherit' : prompt ? 'pipe' : 'ignore',
+    'pipe',
+    stderrPolicy === 'inherit' || stderrPolicy === 'ignore' ? stderrPolicy : 'pipe',
+  ];
+  const tags = spec.ownerTag !== undefined ? [tag, spec.ownerTag] : [tag];
+  let child: ChildProcess;
+  try {
+    const [file, ...args] = spec.argv;
+    child = spawn(file as string, args, {
+      ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
+      env: childEnv(spec.baseEnv ?? process.env, spec.env, tags),
+      stdio,
+      detached: true,
+    });
+  } catch (cause) {
+    releasePrompt(prompt);
+    return unstarted('spawn_failed', spawnError(spec.argv, cause));
+  }
+
+  // From here on every stream gets an error listener before anything can fail.
+  let firstError: TransportError | undefined;
+  let closingOut = false;
+  const record = (error: TransportError) => {
+    if (firstError) return;
+    firstError = error;
+    emit({ type: 'transport-error', error });
+  };
+  child.stdin?.on('error', () => {}); // failures are read from the write callbacks in feedPrompt
+  child.stdout?.on('error', (cause) => {
+    if (!closingOut) record({ code: codeOf(cause) ?? 'EIO', where: 'stdout', message: `reading stdout: ${messageOf(cause)}`, cause });
+  });
+  child.stderr?.on('error', (cause) => {
+    if (!closingOut) record({ code: codeOf(cause) ?? 'EIO', where: 'stderr', message: `reading stderr: ${messageOf(cause)}`, cause });
+  });
+  const startError = new Promise<unknown>((resolve) => child.on('error', resolve));
+  let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exitInfo = { code, signal };
+      resolve();
+    }),
+  );
+
+  const exitNow = () => exitInfo; // read through a call: the 'exit' listener assigns it while we await
+  const pid = child.pid;
+  if (pid === undefined) {
+    const cause = await startError;
+    releasePrompt(prompt);
+    for (const s of [child.stdin, child.stdout, child.stderr]) s?.destroy();
+    return unstarted('spawn_failed', spawnError(spec.argv, cause));
+  }
+
+  const childStat = proc.readStat(pid);
+  const ownership: Ownership = { pgid: pid, groupStartTime: childStat?.startTime ?? 0, tags: [tag] };
+  const childEnds = [1, 2].filter((fd) => stdio[fd] === 'pipe').map((fd) => fdTarget(pid, fd)).filter((t) => t !== undefined);
+  emit({ type: 'spawned', pid, tag, argv: spec.argv });
+
+  // Requested termination: the first requester wins and outranks how the child then dies.
+  let requested: Termination | undefined;
+  let interruptSignal: NodeJS.Signals | undefined;
+  let wakeTermination: () => void = () => {};
+  const termination = new Promise<void>((resolve) => (wakeTermination = resolve));
+  const request = (why: Termination) => {
+    if (requested || settled) return;
+    if (why !== 'interrupted' && exitInfo) return;
+    requested = why;
+    wakeTermination();
+  };
+  let settled = false;
+  const deadlineTimer =
+    spec.deadlineMs !== undefined
+      ? setTimeout(() => {
+          emit({ type: 'deadline', deadlineMs: spec.deadlineMs! });
+          request('timed_out');
+        }, spec.deadlineMs)
+      : undefined;
+  const stallTimer =
+    spec.stallMs !== undefined
+      ? setTimeout(() => {
+          emit({ type: 'stall', stallMs: spec.stallMs! });
+          request('stalled');
+        }, spec.stallMs)
+      : undefined;
+  const onAbort = () => {
+    interruptSignal = signalOf(spec.signal?.reason);
+    emit({ type: 'interrupt' });
+    request('interrupted');
+  };
+  spec.signal?.addEventListener('abort', onAbort, { once: true });
+
+  // stdout: counted, watched for stalls, handed to the consumer through a PassThrough we can end.
+  const out = new PassThrough();
+  out.on('error', () => {});
+  let bytesOut = 0;
+  let bytesErr = 0;
+  let stdoutDone = false;
+  let stderrDone = stdio[2] !== 'pipe';
+  let wakeOutputs: () => void = () => {};
+  const outputsDone = new Promise<void>((resolve) => (wakeOutputs = resolve));
+  const checkOutputs = () => {
+    if (stdoutDone && stderrDone) wakeOutputs();
+  };
+  const endStdout = () => {
+    if (stdoutDone) return;
+    stdoutDone = true;
+    if (!out.writableEnded) out.end();
+    checkOutputs();
+  };
+  const stdout = child.stdout!;
+  stdout.on('data', (chunk: Buffer) => {
+    bytesOut += chunk.length;
+    stallTimer?.refresh();
+  });
+  stdout.pipe(out, { end: false });
+  stdout.once('end', endStdout);
+  stdout.once('close', endStdout);
+
+  // stderr: captured (bounded), piped to a caller's writable, or not ours at all.
+  const stderrChunks: Buffer[] = [];
+  let stderrKept = 0;
+  let stderrTruncated = false;
+  const endStderr = () => {
+    if (stderrDone) return;
+    stderrDone = true;
+    checkOutputs();
+  };
+  if (child.stderr) {
+    const stderr = child.stderr;
+    stderr.on('data', (chunk: Buffer) => {
+      bytesErr += chunk.length;
+      if (stderrPolicy !== 'capture') return;
+      const room = options.stderrLimit - stderrKept;
+      if (chunk.length > room) stderrTruncated = true;
+      if (room > 0) {
+        const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+        stderrChunks.push(kept);
+        stderrKept += kept.length;
+      }
+    });
+    if (typeof stderrPolicy === 'object') {
+      const sink = stderrPolicy;
+      const dropSink = () => {
+        stderr.unpipe(sink);
+        stderr.resume();
+      };
+      sink.once('error', dropSink);
+      stderr.pipe(sink, { end: false });
+    }
+    stderr.once('end', endStderr);
+    stderr.once('close', endStderr);
+  }
+
+  // The consumer: when it finishes before EOF nobody reads stdout any more, so we stop
+  // reading too and the child sees EPIPE, as under `| head`.
+  const consumed: Promise<Consumed<R>> = (async () => consume(out))().then(
+    (value) => ({ kind: 'returned', value }),
+    (error: unknown) => ({ kind: 'threw', error }),
+  );
+  let consumerDone = false;
+  void consumed.then(() => {
+    consumerDone = true;
+    if (!stdoutDone) {
+      stdout.unpipe(out);
+      stdout.destroy();
+      out.resume();
+    }
+  });
+
+  // stdin: the prompt, written concurrently with the consumer.
+  let bytesIn = 0;
+  const fed: Promise<PromptFailure | undefined> =
+    prompt && child.stdin ? feedPrompt(prompt, child.stdin, (n) => (bytesIn += n)) : Promise.resolve(undefined);
+  if (!child.stdin) releasePrompt(prompt);
+  void fed.then((failure) => {
+    if (failure && !closingOut) record(promptError(failure, exitInfo !== undefined));
+  });
+
+  const ownedNow = () => findOwned(ownership, proc);
+  const holdersNow = (): number[] => {
+    if (childEnds.length === 0) return ownedNow().map((p) => p.pid);
+    return proc
+      .listPids()
+      .filter((p) => p !== process.pid && proc.readFdTargets(p).some((t) => childEnds.includes(t)));
+  };
+  let heldPipe = false;
+
+  // After exit (or teardown): keep reading until EOF; stop when nothing arrives for grace,
+  // or after grace when a process we could not end still holds the pipe.
+  const finalDrain = async () => {
+    if (stdoutDone && stderrDone) return;
+    const holders = holdersNow();
+    const start = Date.now();
+    let seen = bytesOut + bytesErr;
+    let progressAt = start;
+    while (!(stdoutDone && stderrDone)) {
+      await within(outputsDone, pollMs * 2);
+      const now = Date.now();
+      if (bytesOut + bytesErr !== seen) {
+        seen = bytesOut + bytesErr;
+        progressAt = now;
+      }
+      if (holders.length > 0 && now - start >= graceMs) {
+        heldPipe = true;
+        return;
+      }
+      if (now - progressAt >= graceMs) return;
+    }
+  };
+
+  const afterExit = async (): Promise<TeardownReport> => {
+    emit({ type: 'exited', exitCode: exitInfo?.code ?? null, signal: exitInfo?.signal ?? null });
+    const exitAt = Date.now();
+    await within(Promise.race([outputsDone, termination]), graceMs);
+    if (!(stdoutDone && stderrDone)) {
+      const holders = holdersNow();
+      if (holders.length > 0) {
+        heldPipe = true;
+        emit({ type: 'held-pipe', holders });
+      }
+    }
+    let left = ownedNow();
+    while (left.length > 0 && Date.now() < exitAt + graceMs && !requested) {
+      await Promise.race([sleep(pollMs * 2), termination]);
+      left = ownedNow();
+    }
+    const teardown =
+      left.length > 0
+        ? await endTree({
+            ownership,
+            proc,
+            signal: killSignal,
+            graceMs,
+            onEvent: emit,
+            why: requested ?? 'leftovers',
+            hurry: termination,
+          })
+        : noTeardown();
+    await finalDrain();
+    return teardown;
+  };
+
+  const first = await Promise.race([exited.then(() => 'exit' as const), termination.then(() => 'terminate' as const)]);
+  clearTimeout(deadlineTimer);
+  clearTimeout(stallTimer);
+  let teardown: TeardownReport;
+  if (first === 'terminate' && !exitInfo) {
+    teardown = await endTree({ ownership, proc, signal: killSignal, graceMs, onEvent: emit, why: requested! });
+    await within(exited, exitTrailMs);
+    const late = exitNow();
+    if (late) emit({ type: 'exited', exitCode: late.code, signal: late.signal });
+    await finalDrain();
+  } else {
+    teardown = await afterExit();
+  }
+
+  // Close out: destroy what is left of the pipes, end the consumer's stream, join every worker.
+  closingOut = true;
+  settled = true;
+  spec.signal?.removeEventListener('abort', onAbort);
+  stdout.unpipe(out);
+  stdout.destroy();
+  child.stderr?.destroy();
+  child.stdin?.destroy();
+  endStdout();
+  endStderr();
+  if (!exitInfo) child.unref();
+  await within(consumed, graceMs);
+  if (!consumerDone) out.destroy(new Error('settle: the consumer did not finish reading within grace after the child settled'));
+  const result = await consumed;
+  await fed;
+  if (result.kind === 'threw') {
+    record({ code: 'consumer_threw', where: 'consumer', message: `stdout consumer threw: ${messageOf(result.error)}`, cause: result.error });
+  } else if (result.value instanceof Error) {
+    record({ code: 'consumer_error', where: 'consumer', message: `stdout consumer failed: ${result.value.message}`, cause: result.value });
+  }
+
+  const reason: SettleReason = requested ?? (exitInfo?.signal ? 'signaled' : 'exited');
+  const execution: Execution = {
+    reason,
+    exitCode: exitInfo?.code ?? null,
+    signal: exitInfo?.signal ?? null,
+    pid,
+    durationMs: Math.round(performance.now() - startedAt),
+    ...fixed,
+    teardown: { ...teardown, heldPipe },
+    ...(firstError ? { error: firstError } : {}),
+    ...(requested === 'interrupted' && interruptSignal ? { interruptSignal } : {}),
+    bytesIn,
+    bytesOut,
+  };
+  emit({ type: 'settled', execution });
+  return { execution, consumed: result, stderr: Buffer.concat(stderrChunks), stderrTruncated };
+}
+
+// The signal an AbortSignal's reason names (`'SIGTERM'` or `{signal: 'SIGTERM'}`), if any.
+function signalOf(reason: unknown): NodeJS.Signals | undefined {
+  const name = typeof reason === 'string' ? reason : (reason as { signal?: unknown } | null)?.signal;
+  return typeof name === 'string' && name in constants.signals ? (name as NodeJS.Signals) : undefined;
+}
+
+// Where fd N of a process points (its end of our pipe), read right after the spawn.
+function fdTarget(pid: number, fd: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/fd/${fd}`);
+  } catch {
+    return undefined;
+  }
+}
+
+function spawnError(argv: readonly string[], cause: unknown): TransportError {
+  const code = codeOf(cause) ?? 'EINVAL';
+  return { code, where: 'spawn', message: `cannot run ${JSON.stringify(argv[0] ?? '')}: ${messageOf(cause)}`, cause };
+}
+
+// A prompt failure as a transport error. Node destroys the child's stdin when the child
+// exits; a write cut off that way is the same broken pipe as EPIPE.
+function promptError(failure: PromptFailure, childExited: boolean): TransportError {
+  const code = codeOf(failure.error) ?? 'EIO';
+  if (failure.stage === 'read') {
+    return { code, where: 'input', message: `reading the input: ${messageOf(failure.error)}`, cause: failure.error };
+  }
+  if (code === 'ERR_STREAM_DESTROYED' && childExited) {
+    return { code: 'EPIPE', where: 'stdin', message: 'writing the prompt: the child exited before reading all of it', cause: failure.error };
+  }
+  return { code, where: 'stdin', message: `writing the prompt: ${messageOf(failure.error)}`, cause: failure.error };
+}
+
+export type { ProcSource };
