@@ -1,0 +1,92 @@
+import { canonicalJson } from './digest.js';
+import type { Plan } from './plan-types.js';
+
+export const MASK = '***';
+
+/**
+ * Every value runplan must never write: all env_file values, and the values of variables
+ * named in `secret_env`, from the plan's env tables and from the environment runplan runs
+ * in. Empty values are left out (masking "" means nothing). Any other value counts, even a
+ * one-character one: a secret is masked however short, at the price of masking that text
+ * wherever it appears, so keep secret values long.
+ */
+export function secretValues(plan: Pick<Plan, 'tasks' | 'secretEnv'>, env: NodeJS.ProcessEnv = process.env): string[] {
+  const values = new Set<string>();
+  for (const task of plan.tasks) {
+    for (const value of Object.values(task.envFileValues)) values.add(value);
+    for (const name of plan.secretEnv) {
+      const value = task.env[name];
+      if (value !== undefined) values.add(value);
+    }
+  }
+  for (const name of plan.secretEnv) {
+    const value = env[name];
+    if (value !== undefined) values.add(value);
+  }
+  values.delete('');
+  return [...values].sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
+}
+
+const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+// Replaces every occurrence of every secret with ***, longest first, in one pass (so a
+// secret that contains another is masked whole and a mask is never masked again).
+export function maskSecrets(text: string, secrets: readonly string[]): string {
+  const nonEmpty = secrets.filter((s) => s !== '');
+  if (nonEmpty.length === 0 || text === '') return text;
+  const pattern = new RegExp([...nonEmpty].sort((a, b) => b.length - a.length).map(escape).join('|'), 'g');
+  return text.replace(pattern, MASK);
+}
+
+// A masker bound to one plan's secrets, for code that masks many strings.
+export function secretMasker(secrets: readonly string[]): (text: string) => string {
+  const nonEmpty = [...new Set(secrets.filter((s) => s !== ''))].sort((a, b) => b.length - a.length);
+  if (nonEmpty.length === 0) return (text) => text;
+  const pattern = new RegExp(nonEmpty.map(escape).join('|'), 'g');
+  return (text) => text.replace(pattern, MASK);
+}
+
+// Masks every string (and object key) inside a JSON-able value.
+export function maskDeep<T>(value: T, secrets: readonly string[]): T {
+  const mask = secretMasker(secrets);
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return mask(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [k, inner] of Object.entries(v)) out[mask(k)] = walk(inner);
+      return out;
+    }
+    return v;
+  };
+  return walk(value) as T;
+}
+
+/**
+ * The plan as written to `<run>/plan.json`: validated keys with defaults applied, paths
+ * as resolved, env_file values never present (only the file's path), values of
+ * `secret_env` variables and any secret text elsewhere masked as ***.
+ */
+export function planCopy(plan: Plan, env: NodeJS.ProcessEnv = process.env): unknown {
+  const secrets = secretValues(plan, env);
+  const copy = {
+    file: plan.file,
+    slug: plan.slug,
+    base: plan.base,
+    jobs: plan.jobs,
+    retain: plan.retain,
+    land: plan.land,
+    workdir: plan.workdir,
+    secretEnv: plan.secretEnv,
+    hooks: plan.hooks,
+    budget: plan.budget,
+    repair: plan.repair,
+    tasks: plan.tasks.map(({ envFileValues, ...task }) => ({
+      ...task,
+      env: Object.fromEntries(Object.entries(task.env).map(([k, v]) => [k, plan.secretEnv.includes(k) ? MASK : v])),
+      envFileKeys: Object.keys(envFileValues).sort(),
+    })),
+  };
+  // Round-trip drops undefined keys so the copy is plain JSON.
+  return maskDeep(JSON.parse(canonicalJson(copy)) as unknown, secrets);
+}
