@@ -1,5 +1,254 @@
-// Placeholder until the runplan CLI lands.
-export async function main(_argv: string[]): Promise<number> {
-  process.stderr.write('runplan: not built yet\n');
-  return 2;
+import { resolve } from 'node:path';
+import { cac } from 'cac';
+import { parseDuration, unreachable } from '@runplan/settle';
+import { loadPlan } from './plan.js';
+import type { PlanProblem } from './plan-types.js';
+import { runPlan, type RunEnd } from './run.js';
+import { Progress, SafeOutput } from './progress.js';
+import { receiptSummary } from './receipt.js';
+import { collectStatus, statusTable } from './status.js';
+import { stopSlug, type StopEnd } from './stop.js';
+import { prepareDemo } from './demo.js';
+import { commonDir, toplevel } from './git.js';
+import { stateRootFor } from './state.js';
+import type { RunCompleteData, RunFailedData } from './events.js';
+
+const EXIT_CODES = `Exit codes:
+  run, demo   0 complete; 1 failed (class on stderr); 2 usage or invalid plan;
+              3 refused to start; 4 slug locked by a live coordinator;
+              5 the journal itself failed (run left incomplete); 130/143 interrupted
+              (SIGINT/SIGTERM). Receipts are written for 0, 1, 130, 143 only.
+  validate    0 valid; 2 invalid
+  status      0; 1 no such slug; 2 usage
+  stop        0 stopped; 1 nothing running; 3 did not exit within --wait`;
+
+/** Thrown for a bad flag value: a usage error, exit 2. */
+class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const stderr = new SafeOutput(process.stderr);
+  const stdout = new SafeOutput(process.stdout);
+  const say = (line: string) => stderr.write(line + '\n');
+  let code: number | undefined;
+  const cli = cac('runplan');
+
+  cli
+    .command('run <plan>', 'Run a plan: the blocking coordinator (one foreground process)')
+    .option('--fresh', 'Close an incomplete run of the slug as abandoned and start a new one')
+    .option('--jobs <n>', 'Tasks in flight at once (overrides the plan)')
+    .option('--json', 'Print every journal record as a JSON line on stdout')
+    .option('--repo <dir>', 'The git repository (default: the one containing the plan)')
+    .option('--state-dir <dir>', 'State root (default: <git common dir>/runplan)')
+    .option('--break-lock', 'Take over a slug lock whose holder is on another host')
+    .action(async (plan: string, o: Record<string, unknown>) => {
+      code = await runCommand(resolve(plan), o, stdout, stderr);
+    });
+
+  cli.command('validate <plan>', 'Report every problem in a plan; run nothing').action(async (plan: string) => {
+    const loaded = await loadPlan(resolve(plan));
+    if (loaded.ok) {
+      say(`runplan: valid: ${loaded.value.file}: ${loaded.value.tasks.length} task(s), slug ${loaded.value.slug}`);
+      code = 0;
+    } else {
+      printProblems(resolve(plan), loaded.error, say);
+      code = 2;
+    }
+  });
+
+  cli
+    .command('status [slug]', 'One row per slug: state, tasks, current task, disk; read-only')
+    .option('--json', 'One JSON object per slug on stdout')
+    .option('--repo <dir>', 'The git repository (default: the current directory)')
+    .option('--state-dir <dir>', 'State root (default: <git common dir>/runplan)')
+    .action(async (slug: string | undefined, o: Record<string, unknown>) => {
+      const root = await stateRoot(o);
+      if (!root.ok) {
+        say(`runplan: not_a_repository: ${root.message}`);
+        code = 2;
+        return;
+      }
+      const flags = [...(typeof o.stateDir === 'string' ? ['--state-dir', resolve(o.stateDir)] : []), ...(typeof o.repo === 'string' ? ['--repo', resolve(o.repo)] : [])];
+      const rows = await collectStatus(root.value, slug, { resumeFlags: flags });
+      if (rows === undefined) {
+        say(`runplan: no_such_slug: ${slug} has no runs under ${root.value}`);
+        code = 1;
+        return;
+      }
+      if (o.json === true) for (const row of rows) stdout.write(JSON.stringify(row) + '\n');
+      else if (rows.length > 0) for (const line of statusTable(rows)) stdout.write(line + '\n');
+      for (const row of rows) {
+        if (row.state === 'degraded') say(`runplan: degraded: ${row.slug} run ${row.runId} is incomplete and its coordinator is gone\n  hint: ${row.resumeCommand}`);
+        if (row.state === 'corrupt') say(`runplan: corrupt: ${row.journal}: ${row.corruption}`);
+      }
+      code = 0;
+    });
+
+  cli
+    .command('stop <slug>', 'SIGTERM the live coordinator of a slug, wait, print its receipt')
+    .option('--wait <duration>', 'How long to wait for it to exit (default 60s)')
+    .option('--repo <dir>', 'The git repository (default: the current directory)')
+    .option('--state-dir <dir>', 'State root (default: <git common dir>/runplan)')
+    .action(async (slug: string, o: Record<string, unknown>) => {
+      const waitMs = o.wait === undefined ? 60_000 : parseDuration(String(o.wait));
+      if (waitMs === undefined) throw new UsageError(`--wait ${String(o.wait)}: not a duration (500ms, 30s, 10m, 2h)`);
+      const root = await stateRoot(o);
+      if (!root.ok) {
+        say(`runplan: not_a_repository: ${root.message}`);
+        code = 2;
+        return;
+      }
+      code = reportStop(await stopSlug(root.value, slug, waitMs), stdout, say);
+    });
+
+  cli.command('demo', 'Run the bundled 13-task example plan with mock agents in a scratch repo').action(async () => {
+    const demo = await prepareDemo();
+    if (!demo.ok) {
+      say(`runplan: ${demo.error.reason}: ${demo.error.message}`);
+      code = 3;
+      return;
+    }
+    say(`runplan: demo: scratch repository ${demo.value.repo}`);
+    process.env.PATH = demo.value.path;
+    code = await runCommand(demo.value.planFile, {}, stdout, stderr);
+    say(`runplan: demo: result branch runplan/thirteen in ${demo.value.repo}`);
+    say(`  hint: git -C ${demo.value.repo} log --oneline runplan/thirteen; runplan status --repo ${demo.value.repo}`);
+  });
+
+  cli.help((sections) => {
+    sections.push({ body: EXIT_CODES });
+  });
+
+  try {
+    const parsed = cli.parse(['node', 'runplan', ...argv], { run: false });
+    if (parsed.options.help === true || parsed.options.h === true) return 0;
+    if (cli.matchedCommand === undefined) {
+      say(`runplan: usage: ${argv.length === 0 ? 'a command is required' : `unknown command "${argv[0]}"`} (run, validate, status, stop, demo)\n  hint: runplan --help`);
+      return 2;
+    }
+    await cli.runMatchedCommand();
+  } catch (e) {
+    if (e instanceof Error && (e.name === 'CACError' || e instanceof UsageError)) {
+      say(`runplan: usage: ${e.message}\n  hint: runplan --help`);
+      return 2;
+    }
+    say(`runplan: internal_error: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+  return code ?? 2;
+}
+
+// The state root for status/stop: --state-dir, else <git common dir of --repo or cwd>/runplan.
+async function stateRoot(o: Record<string, unknown>): Promise<{ ok: true; value: string } | { ok: false; message: string }> {
+  if (typeof o.stateDir === 'string') return { ok: true, value: stateRootFor('', o.stateDir) };
+  const dir = typeof o.repo === 'string' ? resolve(o.repo) : process.cwd();
+  const top = await toplevel(dir);
+  const common = top !== undefined ? await commonDir(top) : undefined;
+  return common !== undefined ? { ok: true, value: stateRootFor(common) } : { ok: false, message: `${dir} is not inside a git work tree (pass --repo or --state-dir)` };
+}
+
+function printProblems(file: string, problems: PlanProblem[], say: (line: string) => void): void {
+  for (const p of problems) say(`runplan: ${p.reason}: ${file}: ${p.path}: ${p.message}`);
+  say(`runplan: invalid_plan: ${file}: ${problems.length} problem(s); nothing was run`);
+}
+
+// `runplan run` (and demo): signals become one AbortSignal; progress observes; the end
+// becomes one exit code.
+async function runCommand(planFile: string, o: Record<string, unknown>, stdout: SafeOutput, stderr: SafeOutput): Promise<number> {
+  let jobs: number | undefined;
+  if (o.jobs !== undefined) {
+    jobs = Number(o.jobs);
+    if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError(`--jobs ${String(o.jobs)}: not a positive integer`);
+  }
+  const controller = new AbortController();
+  const onSigint = () => controller.abort('SIGINT');
+  const onSigterm = () => controller.abort('SIGTERM');
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigterm);
+  const progress = new Progress({ stderr, stdout, json: o.json === true, table: process.stderr.isTTY === true });
+  try {
+    const end = await runPlan({
+      planFile,
+      ...(typeof o.repo === 'string' ? { repo: resolve(o.repo) } : {}),
+      ...(typeof o.stateDir === 'string' ? { stateDir: resolve(o.stateDir) } : {}),
+      ...(jobs !== undefined ? { jobs } : {}),
+      fresh: o.fresh === true,
+      breakLock: o.breakLock === true,
+      signal: controller.signal,
+      onRecord: (r) => progress.record(r),
+    });
+    progress.close();
+    for (const line of describeEnd(end)) stderr.write(line + '\n');
+    return exitCodeOf(end);
+  } finally {
+    progress.close();
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigterm);
+  }
+}
+
+// What people read on stderr when `run` ends.
+function describeEnd(end: RunEnd): string[] {
+  switch (end.kind) {
+    case 'invalid_plan': {
+      const lines: string[] = [];
+      printProblems(end.file, end.problems, (l) => lines.push(l));
+      return lines;
+    }
+    case 'refused':
+      return [`runplan: ${end.reason}: ${end.message}`, ...(end.hint !== undefined ? [`  hint: ${end.hint}`] : [])];
+    case 'locked':
+      return [`runplan: lock_held: ${end.message}`, '  hint: runplan status; runplan stop SLUG'];
+    case 'journal_failed':
+      return [`runplan: journal_failed: ${end.message}`, '  hint: the run is left incomplete; fix the disk, then run the same command again'];
+    case 'complete':
+      return receiptSummary('run-complete', end.receipt, end.journal);
+    case 'failed':
+      return receiptSummary('run-failed', end.receipt, end.journal);
+    default:
+      return unreachable(end);
+  }
+}
+
+// The one mapping from how a run ended to its exit code.
+export function exitCodeOf(end: RunEnd): number {
+  switch (end.kind) {
+    case 'complete':
+      return 0;
+    case 'failed':
+      if (end.receipt.class !== 'interrupted') return 1;
+      return end.receipt.signal === 'SIGINT' ? 130 : 143;
+    case 'invalid_plan':
+      return 2;
+    case 'refused':
+      return 3;
+    case 'locked':
+      return 4;
+    case 'journal_failed':
+      return 5;
+    default:
+      return unreachable(end);
+  }
+}
+
+function reportStop(end: StopEnd, stdout: SafeOutput, say: (line: string) => void): number {
+  switch (end.kind) {
+    case 'not_running':
+      say(`runplan: not_running: no live coordinator for slug ${end.slug}`);
+      return 1;
+    case 'still_running':
+      say(`runplan: still_running: pid ${end.holder.pid} did not exit within ${Math.round(end.waitedMs / 1000)}s of SIGTERM`);
+      return 3;
+    case 'stopped':
+      if (end.receipt === undefined) {
+        say(`runplan: stopped: pid ${end.holder.pid} exited without a receipt (${end.journal ?? 'no journal'})`);
+        return 0;
+      }
+      stdout.write(JSON.stringify(end.receipt) + '\n');
+      for (const line of receiptSummary(end.receipt.type as 'run-complete' | 'run-failed', end.receipt.data as unknown as RunCompleteData & RunFailedData, end.journal ?? '')) say(line);
+      return 0;
+    default:
+      return unreachable(end);
+  }
 }

@@ -1,1 +1,12 @@
-export const pending = true;
+// Public API of runplan: the coordinator as a library (the CLI is src/cli.ts).
+export { runPlan } from './run.js';
+export type { RunEnd, RunRequest } from './run.js';
+export { collectStatus, liveCoordinator, statusTable } from './status.js';
+export type { SlugState, SlugStatus, StatusOptions } from './status.js';
+export { stopSlug } from './stop.js';
+export type { StopEnd } from './stop.js';
+export { checkpointId, runAttempt } from './attempt.js';
+export type { AttemptResult } from './attempt.js';
+export { RUN_ID_PATTERN, newRunId, runPaths, slugPaths, stateRootFor } from './state.js';
+export type { RunPaths, SlugPaths } from './state.js';
+export type * from './events.js';

@@ -1,0 +1,495 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { capture, exitCodeFor, newOwnerTag, stream, type Execution } from '@runplan/settle';
+import { afterPostRun, afterPreRun, runHook, type HookOutcome, type RunOutcome } from '@runplan/run-hook';
+import { createDataDir, createRunDir, render, renderArgv, type TemplateVars } from '@runplan/workdir';
+import type { TaskSpec } from './plan-types.js';
+import { agentConsumer, initialAgentState, type AgentState } from './format/index.js';
+import { maskSecrets } from './secrets.js';
+import { JournalFailure, type RunContext } from './context.js';
+import { ZERO_USAGE, type AttemptFailureData, type FailureClass, type CheckpointData, type GateResult, type Phase, type UsageTotals } from './events.js';
+import { evidenceSink, fileTail, textTail, writeEvidence } from './evidence.js';
+import { compactUtc, attemptEvidenceDir, ensurePrivateDir } from './state.js';
+import { describeGitFailure, git, gitSettled, isAncestor, resolveCommit, scrubbedGitEnv, succeeded, updateRef, type GitRunContext } from './git.js';
+
+/** How one attempt ended; a journal failure is not an outcome but a thrown JournalFailure. */
+export type AttemptResult =
+  | { ok: true; taskId: string; attempt: number; checkpoint: CheckpointData; survivors: number[]; usage: UsageTotals; costUsd: number }
+  | { ok: false; taskId: string; attempt: number; failure: AttemptFailureData; evidence: string[]; usage: UsageTotals; costUsd: number };
+
+/** A step that failed: enough to close the attempt and to fingerprint it later. */
+class StepFailed {
+  constructor(readonly failure: AttemptFailureData) {}
+}
+
+function fail(cls: FailureClass, reason: string, phase: Phase, message: string, evidenceTail = ''): StepFailed {
+  return new StepFailed({ class: cls, reason, phase, message, evidenceTail });
+}
+
+// sha256 hex of a string.
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+// A checkpoint's id: sha256 over its key fields in a fixed order, so dependency ids chain
+// every upstream checkpoint into each downstream one.
+export function checkpointId(key: Omit<CheckpointData, 'id' | 'attempt'>): string {
+  return sha256(
+    JSON.stringify([
+      key.logicalRunId,
+      key.planDigest,
+      key.taskId,
+      key.taskContractDigest,
+      key.dependencyCheckpointIds,
+      key.baseCommit,
+      key.resultCommit,
+    ]),
+  );
+}
+
+// The variables of the `workdir` tier for one attempt (nothing that names the directory itself).
+function workdirVars(ctx: RunContext, task: TaskSpec, attempt: number): Record<string, string | number> {
+  const started = compactUtc(ctx.startedAt);
+  return {
+    'harness.name': ctx.plan.slug,
+    'plan.slug': ctx.plan.slug,
+    'run.id': ctx.runId,
+    'task.id': task.id,
+    'run.attempt': attempt,
+    'run.date': `${started.slice(0, 4)}-${started.slice(4, 6)}-${started.slice(6, 8)}`,
+    'run.time': started.slice(9, 15),
+    'run.started_at': started,
+  };
+}
+
+// Runs one attempt of a task, start to close, and journals every step (DESIGN "One attempt").
+export async function runAttempt(ctx: RunContext, task: TaskSpec, attempt: number): Promise<AttemptResult> {
+  const started = Date.now();
+  const ownerTag = newOwnerTag();
+  const baseCommit = ctx.integration.head;
+  const evidenceDir = attemptEvidenceDir(ctx.run, task.id, attempt);
+  const prompt = task.prompt ?? '';
+  const baseVars = workdirVars(ctx, task, attempt);
+  const planned = render(ctx.workdirTemplate, baseVars, 'workdir');
+  const plannedDir = planned.ok ? planned.value : '';
+  const state = new AttemptState(ctx, task, attempt, ownerTag, evidenceDir);
+
+  await ctx.emit('attempt-started', {
+    taskId: task.id,
+    attempt,
+    ownerTag,
+    baseCommit,
+    contractDigest: ctx.contractDigests.get(task.id) ?? '',
+    promptDigest: sha256(prompt),
+    dir: plannedDir,
+    worktree: plannedDir === '' ? '' : join(plannedDir, 'tree'),
+    evidenceDir,
+    dependencyCheckpointIds: task.needs.map((id) => ctx.checkpoints.get(id) ?? ''),
+  });
+
+  let outcome: { checkpoint: CheckpointData } | StepFailed;
+  try {
+    outcome = { checkpoint: await state.pipeline(baseVars, baseCommit, prompt) };
+  } catch (e) {
+    if (e instanceof JournalFailure) throw e;
+    if (e instanceof StepFailed) outcome = e;
+    else {
+      const message = e instanceof Error ? e.message : String(e);
+      outcome = fail('engine', 'internal_error', state.phase, maskSecrets(message, ctx.secrets));
+    }
+  }
+
+  const durationMs = Date.now() - started;
+  if (outcome instanceof StepFailed) {
+    const failure = outcome.failure;
+    await ctx.emit('attempt-closed', {
+      taskId: task.id,
+      attempt,
+      outcome: failure.class === 'interrupted' ? 'interrupted' : 'failed',
+      reason: failure.reason,
+      class: failure.class,
+      phase: failure.phase,
+      failure,
+      checkpointId: null,
+      evidence: state.evidence,
+      survivors: state.survivors,
+      durationMs,
+    });
+    return { ok: false, taskId: task.id, attempt, failure, evidence: state.evidence, usage: state.usage, costUsd: state.costUsd };
+  }
+  await state.removeWorktree();
+  await ctx.emit('attempt-closed', {
+    taskId: task.id,
+    attempt,
+    outcome: 'success',
+    reason: 'ok',
+    class: null,
+    phase: null,
+    failure: null,
+    checkpointId: outcome.checkpoint.id,
+    evidence: state.evidence,
+    survivors: state.survivors,
+    durationMs,
+  });
+  return { ok: true, taskId: task.id, attempt, checkpoint: outcome.checkpoint, survivors: state.survivors, usage: state.usage, costUsd: state.costUsd };
+}
+
+/** The mutable record of one attempt while its pipeline runs. */
+class AttemptState {
+  phase: Phase = 'setup';
+  evidence: string[] = [];
+  survivors: number[] = [];
+  usage: UsageTotals = ZERO_USAGE;
+  costUsd = 0;
+  worktree: string | undefined;
+  readonly gitCtx: GitRunContext;
+
+  constructor(
+    readonly ctx: RunContext,
+    readonly task: TaskSpec,
+    readonly attempt: number,
+    readonly ownerTag: string,
+    readonly evidenceDir: string,
+  ) {
+    this.gitCtx = { ownerTag, signal: ctx.signal, env: ctx.gitIdentity };
+  }
+
+  async pipeline(baseVars: Record<string, string | number>, baseCommit: string, prompt: string): Promise<CheckpointData> {
+    const { ctx, task } = this;
+    await ensurePrivateDir(this.evidenceDir);
+
+    // Attempt dir (marked, 0700) holding the worktree and the datadir.
+    const dir = await createRunDir(ctx.workdirTemplate, baseVars);
+    if (!dir.ok) throw fail('environment', 'workdir_failed', 'setup', `${dir.error.reason}: ${dir.error.message}`);
+    const tree = join(dir.value.path, 'tree');
+    const added = await gitSettled(ctx.repo, ['worktree', 'add', '--detach', '--quiet', tree, baseCommit], this.gitCtx);
+    this.interruptedCheck(added.reason);
+    if (!succeeded(added)) throw fail('environment', 'worktree_failed', 'setup', describeGitFailure(['worktree', 'add'], added));
+    this.worktree = tree;
+    const data = await createDataDir(dir.value.path, ctx.runId);
+    if (!data.ok) throw fail('environment', 'datadir_failed', 'setup', `${data.error.reason}: ${data.error.message}`);
+
+    const vars: Record<string, string | number | undefined> = {
+      ...baseVars,
+      model: task.model,
+      'harness.workdir': tree,
+      'package.dir': ctx.repo,
+      'run.datadir': data.value.path,
+    };
+
+    this.phase = 'pre_run';
+    await this.preRun(vars, tree);
+
+    this.phase = 'command';
+    const command = await this.command(vars, tree, prompt);
+    let primary: StepFailed | undefined = command.failure;
+    if (primary === undefined) {
+      this.phase = 'gates';
+      primary = await this.gates(vars, tree, 'gates');
+    }
+
+    this.phase = 'post_run';
+    primary = await this.postRun(vars, tree, command.execution, primary);
+    if (primary !== undefined) throw primary;
+
+    this.phase = 'commit';
+    const result = await this.commit(tree, baseCommit);
+
+    this.phase = 'integrate';
+    return ctx.integration.exclusive(() => this.integrate(vars, tree, baseCommit, result));
+  }
+
+  // An aborted run turns whatever a step saw into the one canonical interruption.
+  interruptedCheck(reason: string): void {
+    if (reason === 'interrupted' || this.ctx.signal.aborted) throw fail('interrupted', 'interrupted', this.phase, 'the run was interrupted');
+  }
+
+  async preRun(vars: TemplateVars, tree: string): Promise<void> {
+    const argv = this.ctx.plan.hooks.preRun;
+    if (argv === undefined || argv.length === 0) return;
+    const hook = await this.hook('pre_run', argv, vars, tree);
+    const decision = afterPreRun(hook);
+    await this.ctx.emit('pre-run-done', this.hookData(hook, join(this.evidenceDir, 'pre_run.log')));
+    if (decision.proceed) return;
+    if (decision.outcome === 'interrupted') throw fail('interrupted', 'interrupted', 'pre_run', 'the run was interrupted during pre_run');
+    throw fail('environment', 'pre_run_failed', 'pre_run', `pre_run ${hook.reason}: ${hook.ok ? '' : hook.message}`, hook.stderrTail);
+  }
+
+  async hook(tier: 'pre_run' | 'post_run', argv: readonly string[], vars: TemplateVars, tree: string): Promise<HookOutcome> {
+    const hook = await runHook(argv, {
+      tier,
+      vars,
+      cwd: tree,
+      timeoutMs: this.ctx.plan.hooks.timeoutMs,
+      baseEnv: process.env,
+      signal: this.ctx.signal,
+      ownerTag: this.ownerTag,
+    });
+    const path = join(this.evidenceDir, `${tier}.log`);
+    const header = `$ ${(hook.argv ?? argv).join(' ')}\n# ${hook.reason} exit=${hook.exitCode} ${hook.durationMs}ms\n`;
+    await writeEvidence(path, `${header}--- stdout (tail)\n${hook.stdoutTail}\n--- stderr (tail)\n${hook.stderrTail}\n`, this.ctx.secrets);
+    this.evidence.push(path);
+    if (!hook.ok && hook.teardown?.survivors.length) this.survivors.push(...hook.teardown.survivors);
+    return hook;
+  }
+
+  hookData(hook: HookOutcome, evidence: string) {
+    return {
+      taskId: this.task.id,
+      attempt: this.attempt,
+      ok: hook.ok,
+      reason: hook.reason,
+      exitCode: hook.exitCode,
+      durationMs: hook.durationMs,
+      evidence,
+    };
+  }
+
+  // The task's command through settle.stream: prompt on stdin, transcript saved as it
+  // streams (masked), the task's env for this process only.
+  async command(vars: TemplateVars, tree: string, prompt: string): Promise<{ execution: Execution | undefined; failure?: StepFailed }> {
+    const { ctx, task } = this;
+    const argv = renderArgv(task.command, vars, 'pre_run');
+    if (!argv.ok) return { execution: undefined, failure: fail('environment', 'template_refused', 'command', argv.error.message) };
+    const transcript = evidenceSink(join(this.evidenceDir, task.format === 'text' ? 'transcript.txt' : 'transcript.jsonl'), ctx.secrets);
+    const stderr = evidenceSink(join(this.evidenceDir, 'stderr.log'), ctx.secrets);
+    this.evidence.push(transcript.path, stderr.path);
+    const consume = agentConsumer(task.format, { transcript: transcript.stream });
+    let settled: { execution: Execution; state: AgentState | undefined };
+    try {
+      settled = await stream(
+        {
+          argv: argv.value,
+          cwd: tree,
+          env: scrubbedGitEnv({ ...ctx.gitIdentity, ...task.env, ...task.envFileValues }),
+          input: prompt,
+          stderr: stderr.stream,
+          deadlineMs: task.deadlineMs,
+          graceMs: task.graceMs,
+          ...(task.stallMs !== undefined ? { stallMs: task.stallMs } : {}),
+          signal: ctx.signal,
+          ownerTag: this.ownerTag,
+        },
+        initialAgentState(task.format),
+        consume,
+      );
+    } finally {
+      await Promise.all([transcript.close(), stderr.close()]);
+    }
+    const { execution, state } = settled;
+    if (state) {
+      this.usage = { ...state.usage };
+      this.costUsd = state.costUsd ?? 0;
+    }
+    this.survivors.push(...execution.teardown.survivors);
+    const errorText = execution.error ? maskSecrets(`${execution.error.code}: ${execution.error.message}`, ctx.secrets) : null;
+    await ctx.emit('command-settled', {
+      taskId: task.id,
+      attempt: this.attempt,
+      reason: execution.reason,
+      exitCode: execution.exitCode,
+      signal: execution.signal,
+      durationMs: execution.durationMs,
+      teardown: { result: execution.teardown.result, survivors: execution.teardown.survivors, heldPipe: execution.teardown.heldPipe },
+      error: errorText,
+      sessionId: state?.sessionId ?? null,
+      usage: this.usage,
+      costUsd: state?.costUsd ?? null,
+      isError: state?.isError ?? false,
+      providerLimited: state?.providerLimited ?? false,
+      blocked: state?.blocked !== undefined ? maskSecrets(state.blocked, ctx.secrets) : null,
+      finalMessage: state?.finalMessage !== undefined ? maskSecrets(textTail(state.finalMessage, 2000), ctx.secrets) : null,
+      warnings: (state?.warnings ?? []).map((w) => maskSecrets(w, ctx.secrets)),
+      transcript: transcript.path,
+      stderr: stderr.path,
+    });
+    const stderrTail = await fileTail(stderr.path);
+    return { execution, failure: this.classifyCommand(execution, state, errorText, stderrTail) };
+  }
+
+  // What the command's settlement means for the attempt (undefined: it succeeded).
+  classifyCommand(execution: Execution, state: AgentState | undefined, error: string | null, tail: string): StepFailed | undefined {
+    const { task } = this;
+    const code = execution.exitCode;
+    switch (execution.reason) {
+      case 'interrupted':
+        return fail('interrupted', 'interrupted', 'command', 'the run was interrupted');
+      case 'timed_out':
+        return fail('timeout', 'timed_out', 'command', `the command passed its deadline (${execution.deadlineMs ?? task.deadlineMs}ms)`, tail);
+      case 'stalled':
+        return fail('timeout', 'stalled', 'command', `the command wrote nothing for ${task.stallMs}ms`, tail);
+      case 'spawn_failed':
+        return fail('environment', 'spawn_failed', 'command', error ?? 'the command could not be started', tail);
+      case 'signaled':
+        return fail('task', 'signaled', 'command', `the command was killed by ${execution.signal}`, tail);
+      case 'exited':
+        break;
+    }
+    if (state?.blocked !== undefined || (task.blockedExit !== undefined && code === task.blockedExit)) {
+      return fail('needs_human', 'blocked', 'command', `the agent is blocked: ${state?.blocked ?? `exit ${code}`}`, tail);
+    }
+    if (state?.providerLimited || (code !== null && code !== 0 && task.repair.providerExitCodes.includes(code))) {
+      return fail('provider', 'provider_limited', 'command', `the provider refused (rate limit or overload), exit ${code}`, tail);
+    }
+    if (code !== 0) return fail('task', 'exited', 'command', `the command exited ${code}`, tail);
+    if (state?.isError) return fail('task', 'agent_error', 'command', `the agent reported an error: ${state.errorMessage ?? ''}`, tail);
+    if (error !== null) return fail('task', 'transport_error', 'command', error, tail);
+    if (execution.teardown.result === 'failed') {
+      return fail('teardown', 'teardown_failed', 'command', `processes survived teardown: ${execution.teardown.survivors.join(' ')}`, tail);
+    }
+    return undefined;
+  }
+
+  // Runs the gates in order (captured, gate_deadline); the first failure stops them.
+  async gates(vars: TemplateVars, tree: string, phase: 'gates' | 'integrate'): Promise<StepFailed | undefined> {
+    const { ctx, task } = this;
+    if (task.gates.length === 0) return undefined;
+    const results: GateResult[] = [];
+    let failure: StepFailed | undefined;
+    for (const [i, template] of task.gates.entries()) {
+      const argv = renderArgv(template, vars, 'pre_run');
+      if (!argv.ok) {
+        failure = fail('environment', 'template_refused', phase, argv.error.message);
+        break;
+      }
+      const gate = await capture({
+        argv: argv.value,
+        cwd: tree,
+        env: scrubbedGitEnv(ctx.gitIdentity),
+        input: '',
+        deadlineMs: task.gateDeadlineMs,
+        signal: ctx.signal,
+        ownerTag: this.ownerTag,
+        maxBuffer: 4 << 20,
+      });
+      const path = join(this.evidenceDir, `${phase === 'gates' ? 'gate' : 'integrate-gate'}-${i + 1}.log`);
+      const output = `$ ${argv.value.join(' ')}\n# ${gate.reason} exit=${gate.exitCode} ${gate.durationMs}ms\n--- stdout\n${gate.stdout.toString('utf8')}\n--- stderr\n${gate.stderr.toString('utf8')}\n`;
+      await writeEvidence(path, output, ctx.secrets);
+      this.evidence.push(path);
+      this.survivors.push(...gate.teardown.survivors);
+      results.push({ argv: argv.value.map((a) => maskSecrets(a, ctx.secrets)), reason: gate.reason, exitCode: gate.exitCode, durationMs: gate.durationMs, evidence: path });
+      if (gate.reason === 'interrupted') {
+        failure = fail('interrupted', 'interrupted', phase, 'the run was interrupted during a gate');
+        break;
+      }
+      if (gate.reason === 'timed_out' || gate.reason === 'stalled') {
+        failure = fail('timeout', 'gate_timed_out', phase, `gate ${i + 1} (${argv.value[0]}) passed its deadline`, maskSecrets(textTail(output), ctx.secrets));
+        break;
+      }
+      if (!(gate.reason === 'exited' && gate.exitCode === 0)) {
+        failure = fail('gate', 'gate_failed', phase, `gate ${i + 1} (${argv.value.join(' ')}) ${gate.reason === 'exited' ? `exited ${gate.exitCode}` : gate.reason}`, maskSecrets(textTail(output), ctx.secrets));
+        break;
+      }
+    }
+    await ctx.emit('gates-done', { taskId: task.id, attempt: this.attempt, phase, passed: failure === undefined, gates: results });
+    return failure;
+  }
+
+  // post_run after the command and gates (whenever pre_run succeeded): it may demote, never promote.
+  async postRun(vars: TemplateVars, tree: string, execution: Execution | undefined, primary: StepFailed | undefined): Promise<StepFailed | undefined> {
+    const argv = this.ctx.plan.hooks.postRun;
+    if (argv === undefined || argv.length === 0) return primary;
+    if (primary?.failure.class === 'interrupted' || this.ctx.signal.aborted) return primary ?? fail('interrupted', 'interrupted', 'post_run', 'the run was interrupted');
+    const run: { outcome: RunOutcome; reason: string } =
+      primary === undefined
+        ? { outcome: 'success', reason: 'ok' }
+        : { outcome: primary.failure.class === 'timeout' ? 'timed_out' : 'failed', reason: primary.failure.reason };
+    const exitCode = execution !== undefined ? exitCodeFor(execution) : 1;
+    const hook = await this.hook('post_run', argv, { ...vars, 'run.outcome': run.outcome, 'run.exit_code': exitCode }, tree);
+    const after = afterPostRun(run, hook);
+    await this.ctx.emit('post-run-done', { ...this.hookData(hook, join(this.evidenceDir, 'post_run.log')), demoted: after.demoted });
+    if (after.demoted) return fail('gate', 'post_run_failed', 'post_run', `post_run ${hook.reason}: ${hook.ok ? '' : hook.message}`, hook.stderrTail);
+    if (hook.reason === 'interrupted' && primary === undefined) return fail('interrupted', 'interrupted', 'post_run', 'the run was interrupted during post_run');
+    return primary;
+  }
+
+  // Commits what the task left in its tree (it may also have committed itself) and checks
+  // that something changed. Returns the attempt's own result commit (undefined: no change).
+  async commit(tree: string, baseCommit: string): Promise<string | undefined> {
+    const add = await gitSettled(tree, ['add', '-A'], this.gitCtx);
+    this.interruptedCheck(add.reason);
+    if (!succeeded(add)) throw fail('environment', 'commit_failed', 'commit', describeGitFailure(['add', '-A'], add));
+    const staged = await git(tree, ['diff', '--cached', '--quiet']);
+    if (staged.code === 1) {
+      const message = `runplan: ${this.task.id} (run ${this.ctx.runId}, attempt ${this.attempt})`;
+      const commit = await gitSettled(tree, ['commit', '--quiet', '-m', message], this.gitCtx);
+      this.interruptedCheck(commit.reason);
+      if (!succeeded(commit)) throw fail('task', 'commit_failed', 'commit', describeGitFailure(['commit'], commit), commit.stderr.toString('utf8'));
+    } else if (staged.code !== 0) {
+      throw fail('environment', 'commit_failed', 'commit', `git diff --cached: ${staged.stderr}`);
+    }
+    const head = await resolveCommit(tree, 'HEAD');
+    if (head === undefined) throw fail('task', 'commit_failed', 'commit', 'the worktree has no HEAD commit');
+    if (head === baseCommit) {
+      if (this.task.expect === 'none') return undefined;
+      throw fail('task', 'zero_diff', 'commit', `task ${this.task.id} changed nothing (expect = "commit")`);
+    }
+    if ((await isAncestor(tree, baseCommit, head)) !== true) {
+      throw fail('task', 'history_rewritten', 'commit', `the task's HEAD ${head.slice(0, 12)} does not descend from its base ${baseCommit.slice(0, 12)}`);
+    }
+    return head;
+  }
+
+  // Puts the result on top of the integration head (fast-forward, or rebase onto a head
+  // that moved and re-run the gates), then checkpoint → branch moved. Runs exclusively.
+  async integrate(vars: TemplateVars, tree: string, attemptBase: string, own: string | undefined): Promise<CheckpointData> {
+    const { ctx, task } = this;
+    const onto = ctx.integration.head;
+    let resultCommit: string;
+    let mode: 'fast_forward' | 'rebase' | 'unchanged';
+    if (own === undefined) {
+      resultCommit = onto;
+      mode = 'unchanged';
+    } else if (onto === attemptBase) {
+      resultCommit = own;
+      mode = 'fast_forward';
+    } else {
+      mode = 'rebase';
+      const rebase = await gitSettled(tree, ['rebase', '--quiet', onto], this.gitCtx);
+      if (!succeeded(rebase)) {
+        await git(tree, ['rebase', '--abort']);
+        this.interruptedCheck(rebase.reason);
+        const detail = describeGitFailure(['rebase', onto.slice(0, 12)], rebase);
+        const path = join(this.evidenceDir, 'rebase.log');
+        await writeEvidence(path, `${detail}\n--- stdout\n${rebase.stdout.toString('utf8')}\n--- stderr\n${rebase.stderr.toString('utf8')}\n`, ctx.secrets);
+        this.evidence.push(path);
+        if (rebase.reason === 'exited') throw fail('integration', 'integration_conflict', 'integrate', `rebase onto ${onto.slice(0, 12)} conflicted: ${detail}`, rebase.stdout.toString('utf8') + rebase.stderr.toString('utf8'));
+        throw fail(rebase.reason === 'timed_out' ? 'timeout' : 'environment', rebase.reason, 'integrate', detail);
+      }
+      const head = await resolveCommit(tree, 'HEAD');
+      if (head === undefined) throw fail('integration', 'integration_conflict', 'integrate', 'no HEAD after rebase');
+      resultCommit = head;
+      const gates = await this.gates(vars, tree, 'integrate');
+      if (gates !== undefined) throw gates;
+    }
+    await ctx.emit('integrated', { taskId: task.id, attempt: this.attempt, mode, attemptBase, onto, resultCommit });
+
+    const key = {
+      logicalRunId: ctx.runId,
+      planDigest: ctx.planDigest,
+      taskId: task.id,
+      taskContractDigest: ctx.contractDigests.get(task.id) ?? '',
+      dependencyCheckpointIds: task.needs.map((id) => ctx.checkpoints.get(id) ?? ''),
+      baseCommit: onto,
+      resultCommit,
+    };
+    const checkpoint: CheckpointData = { id: checkpointId(key), ...key, attempt: this.attempt };
+    await ctx.emit('checkpoint', checkpoint);
+
+    if (resultCommit !== onto) {
+      const moved = await updateRef(ctx.repo, ctx.integration.branchRef, resultCommit, onto);
+      if (!moved.ok) {
+        throw fail('invariant', 'branch_moved', 'integrate', `${ctx.integration.branchRef} is at ${moved.error.actual ?? 'nothing'}, expected ${onto}: someone else moved it`);
+      }
+      ctx.integration.head = resultCommit;
+      await ctx.emit('branch-updated', { taskId: task.id, attempt: this.attempt, branch: ctx.integration.branchRef, from: onto, to: resultCommit });
+    }
+    return checkpoint;
+  }
+
+  // Removes a finished attempt's worktree (its result is checkpointed); failed ones stay as evidence.
+  async removeWorktree(): Promise<void> {
+    if (this.worktree === undefined) return;
+    await git(this.ctx.repo, ['worktree', 'remove', '--force', this.worktree]);
+  }
+}

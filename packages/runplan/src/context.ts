@@ -1,0 +1,55 @@
+import type { Plan } from './plan-types.js';
+import type { EventMap, EventType } from './events.js';
+import type { RunPaths, SlugPaths } from './state.js';
+
+/** Appends one event to the run's journal (durable before it resolves); rejects with JournalFailure. */
+export type Emit = <T extends EventType>(type: T, data: EventMap[T]) => Promise<void>;
+
+/** The journal itself failed (write or sync error): the run stops, exit 5, no receipt. */
+export class JournalFailure extends Error {
+  override readonly name = 'JournalFailure';
+}
+
+/**
+ * The integration head and the one lock that serializes integration: only one attempt at a
+ * time rebases, re-runs gates, checkpoints and moves the branch.
+ */
+export class Integration {
+  #tail: Promise<void> = Promise.resolve();
+  constructor(
+    public head: string,
+    readonly branchRef: string,
+  ) {}
+  // Runs `fn` when every earlier integration has finished.
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#tail.then(fn);
+    this.#tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+}
+
+/** What one attempt needs from its coordinator. */
+export interface RunContext {
+  plan: Plan;
+  runId: string;
+  startedAt: Date;
+  run: RunPaths;
+  slug: SlugPaths;
+  repo: string;
+  planDigest: string;
+  contractDigests: ReadonlyMap<string, string>;
+  secrets: readonly string[];
+  /** Commit identity fallback for repositories without one configured. */
+  gitIdentity: Record<string, string>;
+  /** Aborted on SIGINT/SIGTERM or a journal failure: every child of every attempt is torn down. */
+  signal: AbortSignal;
+  emit: Emit;
+  integration: Integration;
+  /** Checkpoint ids of finished tasks, by task id. */
+  checkpoints: ReadonlyMap<string, string>;
+  /** Attempt directory template (plan `workdir` or the default under the slug dir). */
+  workdirTemplate: string;
+}

@@ -1,0 +1,261 @@
+import type { ProcessIdentity } from '@runplan/settle';
+
+/**
+ * The journal events of one logical run (DESIGN "Journal events"). The journal is the only
+ * truth: everything resume (issue 7) and repair (issue 8) need is carried here, so a crash
+ * anywhere can be answered from these records plus git objects alone.
+ *
+ *   run-started
+ *     └─ per attempt: attempt-started → [pre-run-done] → command-settled → gates-done →
+ *        [post-run-done] → integrated → [gates-done (phase integrate)] → checkpoint →
+ *        branch-updated → attempt-closed            (any step may jump to attempt-closed)
+ *   [landing-started → landed]
+ *   run-complete | run-failed   (terminal, exactly one)
+ */
+
+/** Failure classes (DESIGN "Failure classes and repair"); the same union repair.ts decides on. */
+export type FailureClass =
+  | 'task'
+  | 'gate'
+  | 'environment'
+  | 'provider'
+  | 'timeout'
+  | 'teardown'
+  | 'integration'
+  | 'stagnation'
+  | 'needs_human'
+  | 'budget'
+  | 'interrupted'
+  | 'abandoned'
+  | 'engine'
+  | 'invariant';
+
+/** Token usage as the agent reported it (zeros for formats that report nothing). */
+export interface UsageTotals {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheCreationTokens: number;
+}
+
+/** The phase named in a failure: the step of "One attempt" (or the run) that failed. */
+export type Phase = 'setup' | 'pre_run' | 'command' | 'gates' | 'post_run' | 'commit' | 'integrate' | 'land' | 'run';
+
+export interface TaskDigest {
+  id: string;
+  needs: string[];
+  contractDigest: string;
+}
+
+export interface RunStartedData {
+  logicalRunId: string;
+  slug: string;
+  planFile: string;
+  /** The masked plan copy beside the journal. */
+  planCopy: string;
+  planDigest: string;
+  /** Every task's contract digest, written before the first dispatch (resume compares them). */
+  tasks: TaskDigest[];
+  repo: string;
+  stateDir: string;
+  base: string;
+  baseCommit: string;
+  branch: string;
+  jobs: number;
+  land: string | null;
+  coordinator: ProcessIdentity;
+  /** Runs of this slug closed as `abandoned` (or renamed aside) by `--fresh` before this one. */
+  abandoned: string[];
+}
+
+export interface AttemptStartedData {
+  taskId: string;
+  attempt: number;
+  /** settle ownerTag of every process of this attempt: a resumed coordinator tears leftovers down by it. */
+  ownerTag: string;
+  /** Integration head the worktree starts from. */
+  baseCommit: string;
+  contractDigest: string;
+  /** sha256 of the exact prompt sent (fingerprint input; the text itself may hold evidence). */
+  promptDigest: string;
+  dir: string;
+  worktree: string;
+  evidenceDir: string;
+  /** Checkpoint ids of the task's needs at dispatch. */
+  dependencyCheckpointIds: string[];
+}
+
+export interface HookDoneData {
+  taskId: string;
+  attempt: number;
+  ok: boolean;
+  reason: string;
+  exitCode: number | null;
+  durationMs: number;
+  evidence: string;
+  /** post_run only: whether the hook demoted a successful attempt. */
+  demoted?: boolean;
+}
+
+export interface CommandSettledData {
+  taskId: string;
+  attempt: number;
+  reason: string;
+  exitCode: number | null;
+  signal: string | null;
+  durationMs: number;
+  teardown: { result: string; survivors: number[]; heldPipe: boolean };
+  /** The first transport error (EPIPE on the prompt, a reader error), masked. */
+  error: string | null;
+  sessionId: string | null;
+  usage: UsageTotals;
+  costUsd: number | null;
+  isError: boolean;
+  providerLimited: boolean;
+  blocked: string | null;
+  finalMessage: string | null;
+  warnings: string[];
+  transcript: string;
+  stderr: string;
+}
+
+export interface GateResult {
+  argv: string[];
+  reason: string;
+  exitCode: number | null;
+  durationMs: number;
+  evidence: string;
+}
+
+export interface GatesDoneData {
+  taskId: string;
+  attempt: number;
+  /** `gates` after the command; `integrate` when re-run after a rebase onto a moved head. */
+  phase: 'gates' | 'integrate';
+  passed: boolean;
+  gates: GateResult[];
+}
+
+export interface IntegratedData {
+  taskId: string;
+  attempt: number;
+  mode: 'fast_forward' | 'rebase' | 'unchanged';
+  attemptBase: string;
+  onto: string;
+  resultCommit: string;
+}
+
+/** The scheduler checkpoint key (reliability plan §6) plus its id: sha256 of the key fields. */
+export interface CheckpointData {
+  id: string;
+  logicalRunId: string;
+  planDigest: string;
+  taskId: string;
+  taskContractDigest: string;
+  dependencyCheckpointIds: string[];
+  /** Integration head the result was put on top of (the previous checkpoint's result). */
+  baseCommit: string;
+  resultCommit: string;
+  attempt: number;
+}
+
+export interface BranchUpdatedData {
+  taskId: string | null;
+  attempt: number | null;
+  branch: string;
+  from: string | null;
+  to: string;
+}
+
+export interface AttemptFailureData {
+  class: FailureClass;
+  reason: string;
+  phase: Phase;
+  message: string;
+  /** Masked, bounded tail of the failing output (stderr / gate output): fingerprint input. */
+  evidenceTail: string;
+}
+
+export interface AttemptClosedData {
+  taskId: string;
+  attempt: number;
+  outcome: 'success' | 'failed' | 'interrupted';
+  reason: string;
+  class: FailureClass | null;
+  phase: Phase | null;
+  failure: AttemptFailureData | null;
+  checkpointId: string | null;
+  evidence: string[];
+  /** Processes of the attempt that survived teardown (the checkpoint still stands). */
+  survivors: number[];
+  durationMs: number;
+}
+
+export interface LandingData {
+  branch: string;
+  from: string | null;
+  to: string;
+  already?: boolean;
+}
+
+export interface RunCompleteData {
+  logicalRunId: string;
+  branch: string;
+  resultCommit: string;
+  landed: string | null;
+  tasks: number;
+  attempts: number;
+  usage: UsageTotals;
+  costUsd: number;
+  durationMs: number;
+}
+
+export interface RunFailedData {
+  logicalRunId: string;
+  class: FailureClass;
+  reason: string;
+  message: string;
+  task: string | null;
+  phase: Phase | null;
+  evidence: string[];
+  /** The signal that interrupted the run (SIGINT/SIGTERM), for the exit code. */
+  signal: string | null;
+  tasksDone: number;
+  attempts: number;
+  usage: UsageTotals;
+  costUsd: number;
+  durationMs: number;
+}
+
+/** Every event the coordinator writes, by type. */
+export interface EventMap {
+  'run-started': RunStartedData;
+  'attempt-started': AttemptStartedData;
+  'pre-run-done': HookDoneData;
+  'command-settled': CommandSettledData;
+  'gates-done': GatesDoneData;
+  'post-run-done': HookDoneData;
+  integrated: IntegratedData;
+  checkpoint: CheckpointData;
+  'branch-updated': BranchUpdatedData;
+  'attempt-closed': AttemptClosedData;
+  'landing-started': LandingData;
+  landed: LandingData;
+  'run-complete': RunCompleteData;
+  'run-failed': RunFailedData;
+}
+
+export type EventType = keyof EventMap;
+export type TerminalType = 'run-complete' | 'run-failed';
+
+export const ZERO_USAGE: UsageTotals = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 };
+
+// Adds two usage totals field by field.
+export function addUsage(a: UsageTotals, b: UsageTotals): UsageTotals {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheCreationTokens: a.cacheCreationTokens + b.cacheCreationTokens,
+  };
+}

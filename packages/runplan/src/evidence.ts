@@ -1,0 +1,93 @@
+import { createWriteStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { Transform, type TransformCallback } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import writeFileAtomic from 'write-file-atomic';
+import { maskSecrets } from './secrets.js';
+
+/**
+ * Evidence files (transcripts, stderr, hook and gate output) with every secret value masked
+ * before a byte reaches the disk. Streams mask whole lines, so a secret split across two
+ * chunks is still caught; a line longer than 64 KiB is masked in pieces.
+ */
+const MAX_PENDING = 64 * 1024;
+
+export class MaskingLines extends Transform {
+  #pending = '';
+  readonly #decoder = new StringDecoder('utf8');
+  constructor(private readonly secrets: readonly string[]) {
+    super();
+  }
+  override _transform(chunk: Buffer | string, _enc: BufferEncoding, done: TransformCallback): void {
+    this.#pending += typeof chunk === 'string' ? chunk : this.#decoder.write(chunk);
+    const cut = this.#pending.lastIndexOf('\n');
+    if (cut >= 0) {
+      this.push(maskSecrets(this.#pending.slice(0, cut + 1), this.secrets));
+      this.#pending = this.#pending.slice(cut + 1);
+    } else if (this.#pending.length > MAX_PENDING) {
+      this.push(maskSecrets(this.#pending, this.secrets));
+      this.#pending = '';
+    }
+    done();
+  }
+  override _flush(done: TransformCallback): void {
+    this.#pending += this.#decoder.end();
+    if (this.#pending !== '') this.push(maskSecrets(this.#pending, this.secrets));
+    this.#pending = '';
+    done();
+  }
+}
+
+/** A masked evidence file being written as a stream; `close()` resolves once it is on disk. */
+export interface EvidenceSink {
+  readonly path: string;
+  readonly stream: NodeJS.WritableStream;
+  close(): Promise<void>;
+}
+
+// Opens a masked, append-as-it-streams evidence file (mode 0600).
+export function evidenceSink(path: string, secrets: readonly string[]): EvidenceSink {
+  const file = createWriteStream(path, { mode: 0o600 });
+  const masking = new MaskingLines(secrets);
+  file.on('error', () => {});
+  masking.on('error', () => {});
+  masking.pipe(file);
+  let closing: Promise<void> | undefined;
+  return {
+    path,
+    stream: masking,
+    close: () =>
+      (closing ??= new Promise<void>((resolve) => {
+        file.once('close', () => resolve());
+        file.once('error', () => resolve());
+        masking.end();
+      })),
+  };
+}
+
+// Writes a whole masked evidence file atomically.
+export async function writeEvidence(path: string, text: string, secrets: readonly string[]): Promise<void> {
+  await writeFileAtomic(path, maskSecrets(text, secrets), { mode: 0o600 });
+}
+
+// The last `bytes` of a file as text (empty when it cannot be read).
+export async function fileTail(path: string, bytes = 4096): Promise<string> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+    const { size } = await handle.stat();
+    const length = Math.min(size, bytes);
+    const buffer = Buffer.alloc(length);
+    await handle.read(buffer, 0, length, size - length);
+    return buffer.toString('utf8');
+  } catch {
+    return '';
+  } finally {
+    await handle?.close();
+  }
+}
+
+// The last lines of a text, bounded in bytes (for journal data and fingerprints).
+export function textTail(text: string, bytes = 4096): string {
+  return text.length <= bytes ? text : text.slice(text.length - bytes);
+}

@@ -1,0 +1,157 @@
+import { execa } from 'execa';
+import { capture, type Captured } from '@runplan/settle';
+import { err, ok, type Result } from '@runplan/settle';
+
+/** git commands that can run repository hooks get this deadline (DESIGN: "git commands 5m"). */
+export const GIT_DEADLINE_MS = 5 * 60_000;
+export const ZERO_SHA = '0000000000000000000000000000000000000000';
+
+/**
+ * Inherited variables that would point git (ours or the agent's) at another repository,
+ * index or object store — set when runplan itself runs inside a git hook. Dropped for every
+ * child; `undefined` deletes a variable in both execa and settle.
+ */
+const REPOSITORY_POINTERS = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_COMMON_DIR',
+  'GIT_NAMESPACE',
+  'GIT_PREFIX',
+  'GIT_QUARANTINE_PATH',
+] as const;
+
+// Environment overrides for every child runplan starts in a repository.
+export function scrubbedGitEnv(extra: Record<string, string> = {}): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
+  for (const name of REPOSITORY_POINTERS) env[name] = undefined;
+  env.GIT_TERMINAL_PROMPT = '0';
+  env.GIT_EDITOR = 'true';
+  return { ...env, ...extra };
+}
+
+export interface GitOutput {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+// Hook-free plumbing: one git command, never a shell, a nonzero exit returned as data.
+export async function git(cwd: string, args: readonly string[], input?: string): Promise<GitOutput> {
+  const result = await execa('git', args, {
+    cwd,
+    env: scrubbedGitEnv(),
+    extendEnv: true,
+    reject: false,
+    stripFinalNewline: true,
+    timeout: GIT_DEADLINE_MS,
+    ...(input !== undefined ? { input } : { stdin: 'ignore' as const }),
+  });
+  const code = typeof result.exitCode === 'number' ? result.exitCode : 128;
+  return { code, stdout: String(result.stdout ?? ''), stderr: String(result.stderr ?? '') };
+}
+
+// The top level of the work tree containing `dir`.
+export async function toplevel(dir: string): Promise<string | undefined> {
+  const out = await git(dir, ['rev-parse', '--show-toplevel']);
+  return out.code === 0 && out.stdout !== '' ? out.stdout : undefined;
+}
+
+// The absolute common git dir (shared by every worktree of the repository).
+export async function commonDir(repo: string): Promise<string | undefined> {
+  const out = await git(repo, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
+  return out.code === 0 && out.stdout !== '' ? out.stdout : undefined;
+}
+
+// The commit a revision names, or undefined when it names none.
+export async function resolveCommit(cwd: string, rev: string): Promise<string | undefined> {
+  const out = await git(cwd, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`]);
+  return out.code === 0 && /^[0-9a-f]{40,64}$/.test(out.stdout) ? out.stdout : undefined;
+}
+
+// The value of a full ref name (refs/heads/...), or undefined when it does not exist.
+export async function readRef(cwd: string, ref: string): Promise<string | undefined> {
+  const out = await git(cwd, ['rev-parse', '--verify', '--quiet', '--end-of-options', ref]);
+  return out.code === 0 && out.stdout !== '' ? out.stdout : undefined;
+}
+
+// Which of many objects exist, asked of one `git cat-file --batch-check` process.
+export async function missingObjects(cwd: string, shas: readonly string[]): Promise<string[]> {
+  if (shas.length === 0) return [];
+  const out = await git(cwd, ['cat-file', '--batch-check'], shas.join('\n') + '\n');
+  const lines = out.stdout.split('\n');
+  return shas.filter((sha, i) => lines[i] === undefined || lines[i]!.endsWith(' missing'));
+}
+
+// Whether `ancestor` is `descendant` or one of its ancestors (undefined: git could not say).
+export async function isAncestor(cwd: string, ancestor: string, descendant: string): Promise<boolean | undefined> {
+  const out = await git(cwd, ['merge-base', '--is-ancestor', ancestor, descendant]);
+  if (out.code === 0) return true;
+  if (out.code === 1) return false;
+  return undefined;
+}
+
+export interface RefMoved {
+  reason: 'ref_moved';
+  ref: string;
+  expected: string | null;
+  actual: string | null;
+  message: string;
+}
+
+// Moves a ref with compare-and-swap: only if it still holds `old` (null: must not exist).
+export async function updateRef(cwd: string, ref: string, next: string, old: string | null): Promise<Result<void, RefMoved>> {
+  const out = await git(cwd, ['update-ref', '-m', 'runplan', ref, next, old ?? ZERO_SHA]);
+  if (out.code === 0) return ok(undefined);
+  const actual = (await readRef(cwd, ref)) ?? null;
+  return err({ reason: 'ref_moved', ref, expected: old, actual, message: out.stderr.trim() });
+}
+
+// Whether a commit identity is configured; when not, runplan's own commits use a fallback.
+export async function identityEnv(repo: string): Promise<Record<string, string>> {
+  const out = await git(repo, ['var', 'GIT_COMMITTER_IDENT']);
+  const author = await git(repo, ['var', 'GIT_AUTHOR_IDENT']);
+  if (out.code === 0 && author.code === 0) return {};
+  return {
+    GIT_AUTHOR_NAME: 'runplan',
+    GIT_AUTHOR_EMAIL: 'runplan@localhost',
+    GIT_COMMITTER_NAME: 'runplan',
+    GIT_COMMITTER_EMAIL: 'runplan@localhost',
+  };
+}
+
+/** What every hook-running git command of an attempt shares. */
+export interface GitRunContext {
+  ownerTag: string;
+  signal: AbortSignal;
+  env: Record<string, string>;
+}
+
+// A git command that may run repository hooks: through settle, with the git deadline and
+// the attempt's ownerTag, so a hook that hangs is torn down like any other child.
+export function gitSettled(cwd: string, args: readonly string[], ctx: GitRunContext): Promise<Captured> {
+  return capture({
+    argv: ['git', ...args],
+    cwd,
+    env: scrubbedGitEnv(ctx.env),
+    input: '',
+    deadlineMs: GIT_DEADLINE_MS,
+    signal: ctx.signal,
+    ownerTag: ctx.ownerTag,
+    maxBuffer: 1 << 20,
+  });
+}
+
+// Whether a settled git command succeeded.
+export function succeeded(c: Captured): boolean {
+  return c.reason === 'exited' && c.exitCode === 0;
+}
+
+// One line describing a failed settled git command (stderr tail, or why it did not exit).
+export function describeGitFailure(args: readonly string[], c: Captured): string {
+  const tail = c.stderr.toString('utf8').trim().split('\n').slice(-3).join(' | ');
+  const how = c.reason === 'exited' ? `exit ${c.exitCode}` : c.reason;
+  return `git ${args.join(' ')}: ${how}${tail !== '' ? `: ${tail}` : ''}`;
+}

@@ -1,0 +1,49 @@
+import type { RunCompleteData, RunFailedData } from './events.js';
+
+/**
+ * The run's one terminal receipt: `run-complete` or `run-failed`. The journal refuses a
+ * second terminal record; this guard makes the coordinator never even try.
+ */
+export class ReceiptGuard {
+  #written = false;
+  constructor(private readonly appendTerminal: (type: string, data: Record<string, unknown>) => Promise<unknown>) {}
+  get written(): boolean {
+    return this.#written;
+  }
+  async complete(data: RunCompleteData): Promise<void> {
+    await this.#write('run-complete', data as unknown as Record<string, unknown>);
+  }
+  async failed(data: RunFailedData): Promise<void> {
+    await this.#write('run-failed', data as unknown as Record<string, unknown>);
+  }
+  async #write(type: string, data: Record<string, unknown>): Promise<void> {
+    if (this.#written) throw new Error('runplan: a terminal receipt was already written for this run');
+    this.#written = true;
+    await this.appendTerminal(type, data);
+  }
+}
+
+// The human summary of a receipt, for stderr (one line, then evidence lines).
+export function receiptSummary(type: 'run-complete' | 'run-failed', data: RunCompleteData | RunFailedData, journal: string): string[] {
+  if (type === 'run-complete') {
+    const d = data as RunCompleteData;
+    const lines = [
+      `runplan: complete: ${d.tasks} task(s), ${d.attempts} attempt(s) in ${seconds(d.durationMs)}; ${d.branch} at ${d.resultCommit.slice(0, 12)}`,
+    ];
+    if (d.landed !== null) lines.push(`  landed: ${d.landed}`);
+    lines.push(`  journal: ${journal}`);
+    return lines;
+  }
+  const d = data as RunFailedData;
+  const where = [d.task !== null ? `task ${d.task}` : undefined, d.phase !== null ? `phase ${d.phase}` : undefined, `class ${d.class}`]
+    .filter((x) => x !== undefined)
+    .join(', ');
+  const lines = [`runplan: ${d.reason}: ${where}: ${d.message}`];
+  for (const path of d.evidence) lines.push(`  evidence: ${path}`);
+  lines.push(`  journal: ${journal}`);
+  return lines;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)}s`;
+}

@@ -1,0 +1,448 @@
+import { rename } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+import { processIdentity } from '@runplan/settle';
+import { acquireLock, openWriter, repairJournal, validateJournal, type HeldLock, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
+import { loadPlan, topologicalOrder } from './plan.js';
+import type { Plan, PlanProblem, TaskSpec } from './plan-types.js';
+import { planDigest, taskContractDigest } from './digest.js';
+import { maskSecrets, planCopy, secretValues } from './secrets.js';
+import { runAttempt, type AttemptResult } from './attempt.js';
+import { Integration, JournalFailure, type Emit, type RunContext } from './context.js';
+import { addUsage, ZERO_USAGE, type AttemptFailureData, type EventMap, type EventType, type RunCompleteData, type RunFailedData, type UsageTotals } from './events.js';
+import { commonDir, identityEnv, readRef, resolveCommit, toplevel, updateRef } from './git.js';
+import { land } from './land.js';
+import { ReceiptGuard } from './receipt.js';
+import { compactUtc, ensurePrivateDir, listRunIds, newRunId, runPaths, slugPaths, stateRootFor, type RunPaths, type SlugPaths } from './state.js';
+
+export interface RunRequest {
+  planFile: string;
+  repo?: string;
+  stateDir?: string;
+  jobs?: number;
+  fresh?: boolean;
+  breakLock?: boolean;
+  /** Aborted by the CLI on SIGINT/SIGTERM; its `reason` is the signal name. */
+  signal: AbortSignal;
+  /** Every journal record, once it is durable (progress, `--json`). Must not throw. */
+  onRecord?: (record: JournalRecord) => void;
+  /** The run's paths, once they exist. */
+  onStart?: (info: { runId: string; journal: string; slug: string; tasks: string[] }) => void;
+}
+
+/** How `runplan run` ended; the CLI maps each kind to one exit code. */
+export type RunEnd =
+  | { kind: 'invalid_plan'; file: string; problems: PlanProblem[] }
+  | { kind: 'refused'; reason: string; message: string; hint?: string }
+  | { kind: 'locked'; message: string; holder?: LockHolder }
+  | { kind: 'journal_failed'; message: string; journal: string }
+  | { kind: 'complete'; receipt: RunCompleteData; journal: string }
+  | { kind: 'failed'; receipt: RunFailedData; journal: string };
+
+// `runplan run`: validate, take the slug lock, start one logical run and drive it to its
+// one receipt. Everything before `run-started` is a refusal that writes nothing.
+export async function runPlan(req: RunRequest): Promise<RunEnd> {
+  const loaded = await loadPlan(req.planFile);
+  if (!loaded.ok) return { kind: 'invalid_plan', file: req.planFile, problems: loaded.error };
+  const plan = loaded.value;
+
+  const repo = await toplevel(req.repo ?? plan.dir);
+  if (repo === undefined) {
+    return { kind: 'refused', reason: 'not_a_repository', message: `${req.repo ?? plan.dir} is not inside a git work tree`, hint: 'pass --repo DIR' };
+  }
+  const common = await commonDir(repo);
+  if (common === undefined) return { kind: 'refused', reason: 'not_a_repository', message: `no git dir for ${repo}` };
+  const baseCommit = await resolveCommit(repo, plan.base);
+  if (baseCommit === undefined) {
+    return { kind: 'refused', reason: 'base_missing', message: `base "${plan.base}" of ${plan.file} names no commit in ${repo}` };
+  }
+  const slug = slugPaths(stateRootFor(common, req.stateDir), plan.slug);
+  try {
+    await ensurePrivateDir(slug.dir);
+  } catch (e) {
+    return { kind: 'refused', reason: 'state_unwritable', message: `cannot create ${slug.dir}: ${(e as Error).message}` };
+  }
+  const runId = newRunId();
+  const lock = await acquireLock(slug.dir, {
+    identityPath: slug.identity,
+    breakLock: req.breakLock ?? false,
+    details: { runId, planFile: plan.file, repo },
+  });
+  if (!lock.ok) {
+    if (lock.error.reason === 'lock_held') {
+      const h = lock.error.holder;
+      const who = h !== undefined ? `pid ${h.pid} (start time ${h.startTime}, since ${h.acquiredAt})` : 'another process';
+      return { kind: 'locked', holder: h, message: `slug ${plan.slug} is being run by ${who}: ${slug.dir}` };
+    }
+    return { kind: 'refused', reason: lock.error.reason, message: lock.error.message, ...(lock.error.reason === 'foreign_host' ? { hint: 'pass --break-lock if that host is gone' } : {}) };
+  }
+  try {
+    const prior = await closePriorRuns(slug, plan, req);
+    if (!prior.ok) return prior.end;
+    return await startRun(plan, repo, slug, runPaths(slug, runId), baseCommit, prior.abandoned, req);
+  } finally {
+    await lock.value.release();
+  }
+}
+
+// Finds runs of the slug that never wrote a receipt. Resume is not built yet, so an
+// incomplete run refuses (exit 3, nothing written) unless `--fresh` abandons it.
+async function closePriorRuns(slug: SlugPaths, plan: Plan, req: RunRequest): Promise<{ ok: true; abandoned: string[] } | { ok: false; end: RunEnd }> {
+  const incomplete: Array<{ run: RunPaths; corrupt: boolean; torn: boolean }> = [];
+  for (const id of await listRunIds(slug)) {
+    const run = runPaths(slug, id);
+    const v = await validateJournal(run.journal);
+    if (v.status.kind === 'corrupt') incomplete.push({ run, corrupt: true, torn: false });
+    else if (!v.terminal) incomplete.push({ run, corrupt: false, torn: v.status.kind === 'torn_tail' });
+  }
+  if (incomplete.length === 0) return { ok: true, abandoned: [] };
+  if (!req.fresh) {
+    const ids = incomplete.map((i) => i.run.runId + (i.corrupt ? ' (corrupt journal)' : '')).join(', ');
+    return {
+      ok: false,
+      end: {
+        kind: 'refused',
+        reason: 'incomplete_run',
+        message: `slug ${plan.slug} has an incomplete run (${ids}) and resuming it is not supported yet`,
+        hint: `runplan run ${plan.file} --fresh   (closes it as abandoned and starts a new run)`,
+      },
+    };
+  }
+  const abandoned: string[] = [];
+  for (const { run, corrupt, torn } of incomplete) {
+    if (corrupt) {
+      const aside = `${run.dir}.corrupt-${compactUtc(new Date())}`;
+      await rename(run.dir, aside);
+      abandoned.push(`${run.runId} (corrupt journal renamed to ${aside})`);
+      continue;
+    }
+    if (torn) await repairJournal(run.journal);
+    const writer = await openWriter(run.journal, { create: false });
+    if (!writer.ok) return { ok: false, end: { kind: 'refused', reason: writer.error.reason, message: `cannot close ${run.runId} as abandoned: ${writer.error.message}` } };
+    try {
+      await writer.value.appendTerminal('run-failed', {
+        logicalRunId: run.runId,
+        class: 'abandoned',
+        reason: 'abandoned',
+        message: 'closed by runplan run --fresh',
+        task: null,
+        phase: null,
+        evidence: [],
+        signal: null,
+        tasksDone: 0,
+        attempts: 0,
+        usage: ZERO_USAGE,
+        costUsd: 0,
+        durationMs: 0,
+      } satisfies RunFailedData as unknown as Record<string, unknown>);
+    } finally {
+      await writer.value.close();
+    }
+    abandoned.push(run.runId);
+  }
+  return { ok: true, abandoned };
+}
+
+// Test-only environment fail points (the crash sweep of issue 7 and the exit-5 path):
+// RUNPLAN_FAILPOINT=kill-after:<event-type> SIGKILLs the coordinator once that event is
+// durable; RUNPLAN_FAILPOINT=journal-error:<event-type> makes that append fail.
+function failPoint(): { kind: 'kill-after' | 'journal-error'; type: string } | undefined {
+  const m = /^(kill-after|journal-error):([a-z-]+)$/.exec(process.env.RUNPLAN_FAILPOINT ?? '');
+  return m ? { kind: m[1] as 'kill-after' | 'journal-error', type: m[2]! } : undefined;
+}
+
+// Deep copy of event data with every secret value masked in every string.
+function maskDeep(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === 'string') return maskSecrets(value, secrets);
+  if (Array.isArray(value)) return value.map((v) => maskDeep(v, secrets));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskDeep(v, secrets)]));
+  }
+  return value;
+}
+
+async function startRun(plan: Plan, repo: string, slug: SlugPaths, run: RunPaths, baseCommit: string, abandoned: string[], req: RunRequest): Promise<RunEnd> {
+  const secrets = secretValues(plan);
+  const digest = planDigest(plan);
+  const contracts = new Map(plan.tasks.map((t) => [t.id, taskContractDigest(plan, t.id)]));
+  await ensurePrivateDir(run.dir);
+  await writeFileAtomic(run.planCopy, maskSecrets(JSON.stringify(planCopy(plan), null, 2), secrets) + '\n', { mode: 0o600 });
+  const opened = await openWriter(run.journal, { create: true, runId: run.runId });
+  if (!opened.ok) return { kind: 'journal_failed', message: opened.error.message, journal: run.journal };
+  const writer = opened.value;
+  try {
+    return await new Coordinator(plan, repo, slug, run, baseCommit, writer, secrets, digest, contracts, req).drive(abandoned);
+  } finally {
+    await writer.close().catch(() => undefined);
+  }
+}
+
+type Settled = { kind: 'attempt'; taskId: string; result: AttemptResult } | { kind: 'journal'; taskId: string; error: Error };
+
+/** One logical run from `run-started` to its receipt. */
+class Coordinator {
+  readonly abort = new AbortController();
+  readonly integration: Integration;
+  readonly checkpoints = new Map<string, string>();
+  readonly attempts = new Map<string, number>();
+  readonly receipt: ReceiptGuard;
+  readonly started = new Date();
+  usage: UsageTotals = ZERO_USAGE;
+  costUsd = 0;
+  journalError: Error | undefined;
+  readonly fail = failPoint();
+
+  constructor(
+    readonly plan: Plan,
+    readonly repo: string,
+    readonly slug: SlugPaths,
+    readonly run: RunPaths,
+    readonly baseCommit: string,
+    readonly writer: JournalWriter,
+    readonly secrets: string[],
+    readonly planDigest: string,
+    readonly contracts: Map<string, string>,
+    readonly req: RunRequest,
+  ) {
+    this.integration = new Integration(baseCommit, `refs/heads/runplan/${plan.slug}`);
+    this.receipt = new ReceiptGuard(async (type, data) => {
+      const record = await this.writer.appendTerminal(type, maskDeep(data, this.secrets) as Record<string, unknown>);
+      this.observe(record);
+    });
+    if (req.signal.aborted) this.abort.abort(req.signal.reason);
+    else req.signal.addEventListener('abort', () => this.abort.abort(req.signal.reason), { once: true });
+  }
+
+  // Appends one event (secrets masked), durable before it resolves. A failed append
+  // poisons the run: every attempt is torn down and the run ends with exit 5.
+  readonly emit: Emit = async <T extends EventType>(type: T, data: EventMap[T]): Promise<void> => {
+    if (this.journalError) throw new JournalFailure(this.journalError.message);
+    let record: JournalRecord;
+    try {
+      if (this.fail?.kind === 'journal-error' && this.fail.type === type) throw new Error(`fail point journal-error:${type}`);
+      record = await this.writer.append(type, maskDeep(data, this.secrets) as Record<string, unknown>);
+    } catch (e) {
+      this.journalError = e instanceof Error ? e : new Error(String(e));
+      this.abort.abort('journal_failed');
+      throw new JournalFailure(this.journalError.message);
+    }
+    this.observe(record);
+    if (this.fail?.kind === 'kill-after' && this.fail.type === type) process.kill(process.pid, 'SIGKILL');
+  };
+
+  observe(record: JournalRecord): void {
+    try {
+      this.req.onRecord?.(record);
+    } catch {
+      // Observers never change outcomes.
+    }
+  }
+
+  get workdirTemplate(): string {
+    return this.plan.workdir ?? join(this.slug.work, '{{run.id}}.{{task.id}}.{{run.attempt}}');
+  }
+
+  context(): RunContext {
+    return {
+      plan: this.plan,
+      runId: this.run.runId,
+      startedAt: this.started,
+      run: this.run,
+      slug: this.slug,
+      repo: this.repo,
+      planDigest: this.planDigest,
+      contractDigests: this.contracts,
+      secrets: this.secrets,
+      gitIdentity: this.identity,
+      signal: this.abort.signal,
+      emit: this.emit,
+      integration: this.integration,
+      checkpoints: this.checkpoints,
+      workdirTemplate: this.workdirTemplate,
+    };
+  }
+  identity: Record<string, string> = {};
+
+  async drive(abandoned: string[]): Promise<RunEnd> {
+    this.identity = await identityEnv(this.repo);
+    this.req.onStart?.({ runId: this.run.runId, journal: this.run.journal, slug: this.plan.slug, tasks: this.plan.tasks.map((t) => t.id) });
+    try {
+      await this.emit('run-started', {
+        logicalRunId: this.run.runId,
+        slug: this.plan.slug,
+        planFile: this.plan.file,
+        planCopy: this.run.planCopy,
+        planDigest: this.planDigest,
+        tasks: this.plan.tasks.map((t) => ({ id: t.id, needs: t.needs, contractDigest: this.contracts.get(t.id)! })),
+        repo: this.repo,
+        stateDir: this.slug.stateRoot,
+        base: this.plan.base,
+        baseCommit: this.baseCommit,
+        branch: this.integration.branchRef,
+        jobs: this.jobs,
+        land: this.plan.land ?? null,
+        coordinator: processIdentity(process.pid) ?? { pid: process.pid, startTime: 0, bootId: 'unknown', host: 'unknown' },
+        abandoned,
+      });
+      const branch = await this.resetBranch();
+      if (branch !== undefined) return await this.failed(branch, null, []);
+      const end = await this.schedule();
+      return end;
+    } catch (e) {
+      if (e instanceof JournalFailure || this.journalError) return this.journalFailed();
+      const message = maskSecrets(e instanceof Error ? e.message : String(e), this.secrets);
+      try {
+        return await this.failed({ class: 'engine', reason: 'internal_error', phase: 'run', message, evidenceTail: '' }, null, []);
+      } catch {
+        return this.journalFailed();
+      }
+    }
+  }
+
+  get jobs(): number {
+    return Math.max(1, this.req.jobs ?? this.plan.jobs);
+  }
+
+  // Points the integration branch at the base commit (compare-and-swap on what it held).
+  async resetBranch(): Promise<AttemptFailureData | undefined> {
+    const ref = this.integration.branchRef;
+    const old = (await readRef(this.repo, ref)) ?? null;
+    if (old !== this.baseCommit) {
+      const moved = await updateRef(this.repo, ref, this.baseCommit, old);
+      if (!moved.ok) return { class: 'integration', reason: 'branch_moved', phase: 'run', message: `${ref} moved while starting: ${moved.error.message}`, evidenceTail: '' };
+    }
+    await this.emit('branch-updated', { taskId: null, attempt: null, branch: ref, from: old, to: this.baseCommit });
+    return undefined;
+  }
+
+  // Runs an attempt and turns anything it throws into a value the scheduler can read.
+  async dispatch(task: TaskSpec, attempt: number): Promise<Settled> {
+    try {
+      return { kind: 'attempt', taskId: task.id, result: await runAttempt(this.context(), task, attempt) };
+    } catch (e) {
+      const error = e instanceof Error ? e : new Error(String(e));
+      if (e instanceof JournalFailure || this.journalError) return { kind: 'journal', taskId: task.id, error };
+      throw error;
+    }
+  }
+
+  // DAG dispatch up to `jobs` at once, in plan order among ready tasks. The first failure
+  // stops new dispatches; attempts in flight finish (their checkpoints stay valid).
+  async schedule(): Promise<RunEnd> {
+    const order = topologicalOrder(this.plan);
+    const byId = new Map(this.plan.tasks.map((t) => [t.id, t]));
+    const waiting = new Set(order);
+    const inFlight = new Map<string, Promise<Settled>>();
+    let failure: { failure: AttemptFailureData; task: string; evidence: string[] } | undefined;
+    let survivors: { task: string; pids: number[] } | undefined;
+    for (;;) {
+      if (failure === undefined && !this.abort.signal.aborted) {
+        for (const id of order) {
+          if (inFlight.size >= this.jobs) break;
+          const task = byId.get(id)!;
+          if (!waiting.has(id) || !task.needs.every((n) => this.checkpoints.has(n))) continue;
+          waiting.delete(id);
+          const attempt = (this.attempts.get(id) ?? 0) + 1;
+          this.attempts.set(id, attempt);
+          inFlight.set(id, this.dispatch(task, attempt));
+        }
+      }
+      if (inFlight.size === 0) break;
+      const settled = await Promise.race(inFlight.values());
+      inFlight.delete(settled.taskId);
+      if (settled.kind === 'journal') continue;
+      const r = settled.result;
+      this.usage = addUsage(this.usage, r.usage);
+      this.costUsd += r.costUsd;
+      if (r.ok) {
+        this.checkpoints.set(r.taskId, r.checkpoint.id);
+        if (r.survivors.length > 0) survivors ??= { task: r.taskId, pids: r.survivors };
+      } else if (failure === undefined || (failure.failure.class === 'interrupted' && r.failure.class !== 'interrupted')) {
+        failure = { failure: r.failure, task: r.taskId, evidence: r.evidence };
+      }
+    }
+    if (this.journalError) return this.journalFailed();
+    if (this.req.signal.aborted) {
+      const f = failure?.failure;
+      return this.failed(
+        { class: 'interrupted', reason: 'interrupted', phase: f?.phase ?? 'run', message: `interrupted by ${String(this.req.signal.reason)}`, evidenceTail: '' },
+        failure?.task ?? null,
+        failure?.evidence ?? [],
+      );
+    }
+    if (failure !== undefined) return this.failed(failure.failure, failure.task, failure.evidence);
+    if (waiting.size > 0) {
+      return this.failed({ class: 'engine', reason: 'unschedulable', phase: 'run', message: `tasks never became ready: ${[...waiting].join(', ')}`, evidenceTail: '' }, null, []);
+    }
+    if (survivors !== undefined) {
+      return this.failed(
+        { class: 'teardown', reason: 'teardown_failed', phase: 'command', message: `task ${survivors.task} is checkpointed but its processes survived teardown: ${survivors.pids.join(' ')}`, evidenceTail: '' },
+        survivors.task,
+        [],
+      );
+    }
+    let landed: string | null = null;
+    if (this.plan.land !== undefined) {
+      const result = await land(this.repo, this.plan.land, this.integration.head, this.emit);
+      if (!result.ok) return this.failed(result.failure, null, []);
+      landed = result.branch;
+    }
+    return this.complete(landed);
+  }
+
+  totalAttempts(): number {
+    let n = 0;
+    for (const a of this.attempts.values()) n += a;
+    return n;
+  }
+
+  async complete(landed: string | null): Promise<RunEnd> {
+    const receipt: RunCompleteData = {
+      logicalRunId: this.run.runId,
+      branch: this.integration.branchRef,
+      resultCommit: this.integration.head,
+      landed,
+      tasks: this.checkpoints.size,
+      attempts: this.totalAttempts(),
+      usage: this.usage,
+      costUsd: this.costUsd,
+      durationMs: Date.now() - this.started.getTime(),
+    };
+    try {
+      await this.receipt.complete(receipt);
+    } catch {
+      return this.journalFailed();
+    }
+    return { kind: 'complete', receipt, journal: this.run.journal };
+  }
+
+  async failed(f: AttemptFailureData, task: string | null, evidence: string[]): Promise<RunEnd> {
+    const reason = this.req.signal.reason;
+    const receipt: RunFailedData = {
+      logicalRunId: this.run.runId,
+      class: f.class,
+      reason: f.reason,
+      message: maskSecrets(f.message, this.secrets),
+      task,
+      phase: f.phase,
+      evidence,
+      signal: f.class === 'interrupted' && typeof reason === 'string' ? reason : null,
+      tasksDone: this.checkpoints.size,
+      attempts: this.totalAttempts(),
+      usage: this.usage,
+      costUsd: this.costUsd,
+      durationMs: Date.now() - this.started.getTime(),
+    };
+    try {
+      await this.receipt.failed(receipt);
+    } catch {
+      return this.journalFailed();
+    }
+    return { kind: 'failed', receipt, journal: this.run.journal };
+  }
+
+  journalFailed(): RunEnd {
+    const message = this.journalError?.message ?? 'the journal refused a write';
+    return { kind: 'journal_failed', message: `${message} (${relative(process.cwd(), this.run.journal) || this.run.journal})`, journal: this.run.journal };
+  }
+}
