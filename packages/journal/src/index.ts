@@ -1,1 +1,17 @@
-export const pending = true;
+export { readJournal, validateJournal } from './read.js';
+export { scanJournal } from './scan.js';
+export type { ScanOptions, ScanResult } from './scan.js';
+export { describeStatus } from './status.js';
+export type { CorruptReason, JournalStatus } from './status.js';
+export { encodeRecord, FORMAT_VERSION, HEADER_TYPE, MAX_LINE_BYTES, REPAIRED_TYPE } from './format.js';
+export type { JournalHeader, JournalRecord } from './format.js';
+export { identityPathFor, newRunId, openWriter } from './writer.js';
+export type { JournalEvent, JournalWriter, OpenWriterOptions } from './writer.js';
+export { repairJournal } from './repair.js';
+export type { RepairOptions, TailRepair } from './repair.js';
+export { acquireLock, describeHolder, isLockHeld, lockSocketName, lockTarget, readLockHolder } from './lock.js';
+export type { AcquireLockOptions, HeldLock, LockEvent, LockHolder } from './lock.js';
+export { JournalFailure } from './errors.js';
+export type { JournalError, JournalErrorReason } from './errors.js';
+export { nodeJournalFs } from './fs.js';
+export type { JournalFs } from './fs.js';

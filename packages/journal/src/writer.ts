@@ -1,0 +1,351 @@
+import { randomBytes } from 'node:crypto';
+import { constants, statSync } from 'node:fs';
+import { link, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { err, ok, type Result } from '@runplan/settle';
+import { ioError, JournalFailure, type JournalError } from './errors.js';
+import {
+  encodeRecord,
+  FORMAT_VERSION,
+  GENESIS_PREV,
+  HEADER_TYPE,
+  isIdentifier,
+  isPlainObject,
+  MAX_LINE_BYTES,
+  REPAIRED_TYPE,
+  typeProblem,
+  type JournalRecord,
+} from './format.js';
+import { fsyncDirectory, nodeJournalFs, writeAll, type JournalFs } from './fs.js';
+import { acquireLock, type HeldLock, type LockEvent } from './lock.js';
+import { truncateTornTail, type TailRepair } from './repair.js';
+import { scanJournal, type ScanResult } from './scan.js';
+import { describeStatus } from './status.js';
+
+/** The one process allowed to append to a journal, for as long as it holds the lock. */
+export interface JournalWriter {
+  readonly path: string;
+  readonly runId: string;
+  /** Appends one record; resolves only after it (and everything before it) is fdatasync'ed. */
+  append(type: string, data?: Record<string, unknown>): Promise<JournalRecord>;
+  /** Appends the terminal receipt; refused (`terminal`) if the journal already has one. */
+  appendTerminal(type: string, data?: Record<string, unknown>): Promise<JournalRecord>;
+  /** Whether a terminal record is written or queued: nothing more may be appended. */
+  readonly terminal: boolean;
+  /** seq of the last record known durable. */
+  readonly lastSeq: number;
+  /** What opening repaired, if the journal had a torn tail. */
+  readonly repaired: TailRepair | undefined;
+  /** Waits for queued appends, closes the file and releases the writer lock. */
+  close(): Promise<void>;
+}
+
+export type JournalEvent =
+  | LockEvent
+  | { type: 'journal-created'; path: string; runId: string }
+  | ({ type: 'journal-repaired'; path: string } & TailRepair);
+
+export interface OpenWriterOptions {
+  /** Create the journal (with its header) when it does not exist. Default false. */
+  create?: boolean;
+  /** With `create`: refuse (`exists`) when the file already exists (`journal init`). */
+  exclusive?: boolean;
+  /** Run id for a header this call writes; generated when absent. */
+  runId?: string;
+  /** Wait this long for a live writer to finish before `lock_held`. Default 0. */
+  waitMs?: number;
+  /** Take the lock even from a holder that cannot be verified (another host). */
+  breakLock?: boolean;
+  /** File operations (tests count fdatasync or inject EFBIG through it). */
+  fs?: JournalFs;
+  onEvent?: (event: JournalEvent) => void;
+  /** Identity file of the writer lock. Default `<path>.lock.json`. */
+  identityPath?: string;
+  /** Extra fields for the lock identity (e.g. the coordinator's role). */
+  details?: Record<string, unknown>;
+}
+
+// The writer lock's identity file, beside the journal.
+export function identityPathFor(path: string): string {
+  return `${path}.lock.json`;
+}
+
+// A journal path that cannot be right (an empty or stringified-undefined name, a
+// directory, a missing parent) is refused before anything is opened (F10).
+export function pathProblem(path: unknown): JournalError | undefined {
+  const shown = String(path);
+  const bad = (why: string): JournalError => ({ reason: 'bad_path', path: shown, message: `${JSON.stringify(shown)} ${why}` });
+  if (typeof path !== 'string' || path.trim() === '') return bad('is not a journal path');
+  if (path.includes('\0')) return bad('holds a NUL byte');
+  const name = basename(path);
+  if (path.endsWith('/') || name === '.' || name === '..') return bad('names a directory, not a journal file');
+  if (/^(undefined|null|NaN|\[object Object\])(\..*)?$/.test(name)) return bad('looks like a missing value turned into a file name');
+  try {
+    if (!statSync(dirname(path)).isDirectory()) return bad('is inside something that is not a directory');
+  } catch {
+    return bad('is in a directory that does not exist');
+  }
+  try {
+    if (statSync(path).isDirectory()) return bad('is a directory');
+  } catch {
+    // does not exist yet: fine
+  }
+  return undefined;
+}
+
+// A fresh run id when the caller gave none: sortable time plus randomness.
+export function newRunId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return `${stamp}-${randomBytes(2).toString('hex')}`;
+}
+
+interface Pending {
+  bytes: Buffer;
+  record: JournalRecord;
+  resolve: (record: JournalRecord) => void;
+  reject: (failure: JournalFailure) => void;
+}
+
+/**
+ * Appends with group commit: appends made while a write+fdatasync is in flight queue up
+ * and go out together in one write and one fdatasync. Each append resolves only after
+ * the fdatasync covering it returned. The first write or sync error poisons the writer:
+ * that append and every later one reject with the same failure (a failed fsync cannot
+ * be retried safely — the kernel may have dropped the dirty pages).
+ */
+class Writer implements JournalWriter {
+  readonly path: string;
+  runId: string;
+  repaired: TailRepair | undefined;
+  private readonly fd: number;
+  private readonly journalFs: JournalFs;
+  private readonly lock: HeldLock;
+  private queue: Pending[] = [];
+  private flushing: Promise<void> | undefined;
+  private failure: JournalFailure | undefined;
+  private closing: Promise<void> | undefined;
+  private nextSeq: number;
+  private prevCrc: string;
+  private terminalQueued: boolean;
+  private durableSeq: number;
+
+  constructor(path: string, fd: number, journalFs: JournalFs, lock: HeldLock, scan: ScanResult) {
+    this.path = path;
+    this.fd = fd;
+    this.journalFs = journalFs;
+    this.lock = lock;
+    this.runId = scan.header?.runId ?? '';
+    this.nextSeq = scan.lastSeq + 1;
+    this.prevCrc = scan.count > 0 ? scan.lastCrc : GENESIS_PREV;
+    this.terminalQueued = scan.terminal;
+    this.durableSeq = scan.lastSeq;
+  }
+
+  get terminal(): boolean {
+    return this.terminalQueued;
+  }
+
+  get lastSeq(): number {
+    return this.durableSeq;
+  }
+
+  append(type: string, data: Record<string, unknown> = {}): Promise<JournalRecord> {
+    return this.enqueue(type, data, false);
+  }
+
+  appendTerminal(type: string, data: Record<string, unknown> = {}): Promise<JournalRecord> {
+    return this.enqueue(type, data, true);
+  }
+
+  // The header: seq 0, written once into an empty journal.
+  writeHeader(runId: string): Promise<JournalRecord> {
+    this.runId = runId;
+    return this.push(HEADER_TYPE, { format: FORMAT_VERSION, runId, salt: randomBytes(16).toString('hex') }, false);
+  }
+
+  private refuse(error: JournalError): Promise<never> {
+    return Promise.reject(new JournalFailure(error));
+  }
+
+  private enqueue(type: string, data: Record<string, unknown>, terminal: boolean): Promise<JournalRecord> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.closing) return this.refuse({ reason: 'closed', path: this.path, message: `the writer of ${this.path} is closed` });
+    if (this.terminalQueued)
+      return this.refuse({ reason: 'terminal', path: this.path, message: `${this.path} already ends with its terminal record: nothing may be appended after it` });
+    const problem = typeProblem(type) ?? (type === HEADER_TYPE ? `"${HEADER_TYPE}" is reserved for the first record` : undefined);
+    if (problem) return this.refuse({ reason: 'bad_record', path: this.path, message: problem });
+    if (!isPlainObject(data)) return this.refuse({ reason: 'bad_record', path: this.path, message: 'record data must be a JSON object' });
+    return this.push(type, data, terminal);
+  }
+
+  private push(type: string, data: Record<string, unknown>, terminal: boolean): Promise<JournalRecord> {
+    const record: JournalRecord = { seq: this.nextSeq, prev: this.prevCrc, ts: new Date().toISOString(), type, data, ...(terminal ? { terminal: true as const } : {}) };
+    let encoded;
+    try {
+      encoded = encodeRecord(record);
+    } catch (e) {
+      return this.refuse({ reason: 'bad_record', path: this.path, message: `record data is not JSON: ${e instanceof Error ? e.message : String(e)}` });
+    }
+    if (encoded.bytes.length > MAX_LINE_BYTES)
+      return this.refuse({
+        reason: 'record_too_large',
+        path: this.path,
+        message: `a ${type} record of ${encoded.bytes.length} bytes is over the ${MAX_LINE_BYTES}-byte limit (store big evidence in a file and journal its path)`,
+      });
+    this.nextSeq += 1;
+    this.prevCrc = encoded.crc;
+    if (terminal) this.terminalQueued = true;
+    return new Promise((resolve, reject) => {
+      this.queue.push({ bytes: encoded.bytes, record, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.flushing) return;
+    this.flushing = (async () => {
+      // Let appends made in the same tick join this batch.
+      await Promise.resolve();
+      await this.flushQueued();
+    })().finally(() => {
+      this.flushing = undefined;
+      if (this.queue.length > 0) this.schedule();
+    });
+  }
+
+  private async flushQueued(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0);
+      if (!this.failure) {
+        try {
+          await writeAll(this.journalFs, this.fd, batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((p) => p.bytes)));
+          await this.journalFs.fdatasync(this.fd);
+          this.durableSeq = batch[batch.length - 1]!.record.seq;
+          for (const pending of batch) pending.resolve(pending.record);
+          continue;
+        } catch (e) {
+          this.failure = new JournalFailure(ioError(this.path, 'appending to', e), { cause: e });
+        }
+      }
+      for (const pending of batch) pending.reject(this.failure);
+    }
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      while (this.flushing) await this.flushing;
+      try {
+        await this.journalFs.close(this.fd);
+      } finally {
+        await this.lock.release();
+      }
+    })();
+    return this.closing;
+  }
+}
+
+// A writer continuing a journal whose valid prefix `scan` describes. The caller holds the lock.
+export async function resumeWriter(path: string, lock: HeldLock, scan: ScanResult, journalFs: JournalFs): Promise<Writer> {
+  const fd = await journalFs.open(path, constants.O_WRONLY | constants.O_APPEND);
+  return new Writer(path, fd, journalFs, lock, scan);
+}
+
+// Creates the journal holding just its header: written to a temp file, synced, then
+// linked into place, so the journal appears whole or not at all. False if it exists.
+async function createJournal(path: string, runId: string, journalFs: JournalFs): Promise<boolean> {
+  const dir = dirname(path);
+  const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const header = encodeRecord({
+    seq: 0,
+    prev: GENESIS_PREV,
+    ts: new Date().toISOString(),
+    type: HEADER_TYPE,
+    data: { format: FORMAT_VERSION, runId, salt: randomBytes(16).toString('hex') },
+  });
+  const fd = await journalFs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+  try {
+    try {
+      await writeAll(journalFs, fd, header.bytes);
+      await journalFs.fdatasync(fd);
+    } finally {
+      await journalFs.close(fd);
+    }
+    try {
+      await link(temp, path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw e;
+    }
+    await fsyncDirectory(dir, journalFs);
+    return true;
+  } finally {
+    await unlink(temp).catch(() => {});
+  }
+}
+
+/**
+ * Opens the single writer of a journal: takes its lock (waiting up to `waitMs`), creates
+ * it if asked, refuses corruption, and repairs a torn tail (keeping `.broken`, then
+ * journaling `journal-repaired`). The lock is held until `close()` or process death.
+ */
+export async function openWriter(path: string, options: OpenWriterOptions = {}): Promise<Result<JournalWriter, JournalError>> {
+  const bad = pathProblem(path);
+  if (bad) return err(bad);
+  if (options.runId !== undefined && !isIdentifier(options.runId))
+    return err({ reason: 'bad_run_id', path, message: `run id ${JSON.stringify(options.runId)} is not an identifier ([A-Za-z0-9][A-Za-z0-9._-]*)` });
+  const lock = await acquireLock(path, {
+    identityPath: options.identityPath ?? identityPathFor(path),
+    ...(options.waitMs !== undefined ? { waitMs: options.waitMs } : {}),
+    ...(options.breakLock ? { breakLock: true } : {}),
+    details: { journal: path, ...options.details },
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+  });
+  if (!lock.ok) return lock;
+  let opened: Result<JournalWriter, JournalError>;
+  try {
+    opened = await openLocked(path, lock.value, options);
+  } catch (e) {
+    opened = err(e instanceof JournalFailure ? e.error : ioError(path, 'opening', e));
+  }
+  if (!opened.ok) await lock.value.release();
+  return opened;
+}
+
+async function openLocked(path: string, lock: HeldLock, options: OpenWriterOptions): Promise<Result<JournalWriter, JournalError>> {
+  const journalFs = options.fs ?? nodeJournalFs;
+  const runId = options.runId ?? newRunId();
+  let created = false;
+  let scan: ScanResult;
+  for (;;) {
+    try {
+      scan = await scanJournal(path);
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+    if (!options.create) return err({ reason: 'missing', path, message: `${path} does not exist` });
+    created = await createJournal(path, runId, journalFs);
+    if (created) options.onEvent?.({ type: 'journal-created', path, runId });
+  }
+  if (options.exclusive && !created) return err({ reason: 'exists', path, message: `${path} already exists` });
+  if (scan.status.kind === 'corrupt') return err({ reason: 'corrupt', path, status: scan.status, message: describeStatus(path, scan.status) });
+  let repair: TailRepair | undefined;
+  if (scan.status.kind === 'torn_tail' && scan.size > 0) {
+    repair = await truncateTornTail(path, scan.validEnd, scan.size, journalFs);
+    options.onEvent?.({ type: 'journal-repaired', path, ...repair });
+  }
+  if (scan.count === 0 && !options.create) {
+    return err({ reason: 'missing', path, message: `${path} has no header (empty, or torn before its header was written)` });
+  }
+  const writer = await resumeWriter(path, lock, scan, journalFs);
+  writer.repaired = repair;
+  try {
+    if (scan.count === 0) await writer.writeHeader(runId);
+    if (repair && !writer.terminal) await writer.append(REPAIRED_TYPE, { ...repair });
+  } catch (e) {
+    await writer.close().catch(() => {});
+    // close() released the lock already; the caller's release is then a no-op.
+    throw e;
+  }
+  return ok(writer);
+}
