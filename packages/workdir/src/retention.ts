@@ -1,6 +1,5 @@
 import { lstat, realpath, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import fg from 'fast-glob';
 import { err, ok, type Result } from '@runplan/settle';
 import { errorCode, type WorkdirError } from './errors.js';
 import { isCode, readMark, type RunDirMark } from './mark.js';
@@ -82,6 +81,8 @@ export async function applyRetention(rule: RetentionRule): Promise<Result<PruneR
   }
   let names: string[];
   try {
+    // Loaded on first use: fast-glob is most of this tool's start-up time, and only pruning needs it.
+    const { default: fg } = await import('fast-glob');
     names = await fg('*', {
       cwd: rule.holding,
       dot: true,
