@@ -1,0 +1,145 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { withTimeout } from '@runplan/test-fixtures';
+import { capture, exitCodeFor, stream, type SettleEvent } from '../src/index.js';
+import { alive, killQuietly, pidsIn, reaped, sh, taggedAlive } from './support.js';
+
+test(
+  'a child that ignores SIGTERM settles at deadline + grace, escalated to KILL',
+  withTimeout(30_000, async () => {
+    const events: string[] = [];
+    const r = await capture({
+      argv: [sh('ignore-term.sh')],
+      deadlineMs: 300,
+      graceMs: 300,
+      onEvent: (e: SettleEvent) => events.push(e.type),
+    });
+    const [pid] = pidsIn(r.stdout);
+    killQuietly(pid);
+    assert.is(r.reason, 'timed_out');
+    assert.is(r.signal, 'SIGKILL');
+    assert.is(r.teardown.result, 'escalated');
+    assert.ok(r.teardown.signalled.includes(r.pid!));
+    assert.equal(r.teardown.survivors, []);
+    assert.ok(r.durationMs >= 600, `took ${r.durationMs}ms, before deadline + grace`);
+    assert.is(exitCodeFor(r), 124);
+    assert.ok(reaped(r.pid));
+    assert.equal(taggedAlive(r.tag), []);
+    assert.ok(events.includes('deadline') && events.includes('teardown-started') && events.at(-1) === 'settled');
+  }),
+);
+
+test(
+  'a child that exits 0 on TERM after the deadline is still timed_out',
+  withTimeout(30_000, async () => {
+    const r = await capture({ argv: [sh('exit0-on-term.sh')], deadlineMs: 300, graceMs: 5000 });
+    assert.is(r.reason, 'timed_out');
+    assert.is(r.exitCode, 0);
+    assert.is(r.teardown.result, 'clean');
+    assert.is(exitCodeFor(r), 124);
+    assert.ok(reaped(r.pid));
+  }),
+);
+
+test(
+  'a deadline ends a grandchild in the same group even when it carries no tag',
+  withTimeout(30_000, async () => {
+    const r = await capture({ argv: [sh('group-grandchild.sh')], deadlineMs: 300, graceMs: 1000 });
+    const [grandchild] = pidsIn(r.stdout);
+    assert.ok(grandchild, 'the fixture printed its grandchild');
+    try {
+      assert.is(r.reason, 'timed_out');
+      assert.ok(r.teardown.signalled.includes(grandchild!), 'the untagged group member was signalled');
+      assert.not.ok(alive(grandchild!), 'grandchild dead');
+    } finally {
+      killQuietly(grandchild);
+    }
+  }),
+);
+
+test(
+  'no stdout for stallMs is torn down as stalled (124)',
+  withTimeout(30_000, async () => {
+    const r = await capture({ argv: [sh('sleeper.sh')], stallMs: 300, graceMs: 300 });
+    assert.is(r.reason, 'stalled');
+    assert.is(r.signal, 'SIGTERM');
+    assert.is(exitCodeFor(r), 124);
+    assert.ok(reaped(r.pid));
+  }),
+);
+
+test(
+  'steady output keeps a stall timer from firing',
+  withTimeout(30_000, async () => {
+    const r = await capture({
+      argv: ['sh', '-c', 'for i in 1 2 3 4 5 6; do echo $i; sleep 0.1; done'],
+      stallMs: 2000,
+    });
+    assert.is(r.reason, 'exited');
+    assert.is(r.exitCode, 0);
+  }),
+);
+
+test(
+  'a killSignal other than TERM is what the deadline sends first',
+  withTimeout(30_000, async () => {
+    const r = await capture({ argv: [sh('sleeper.sh')], deadlineMs: 200, killSignal: 'SIGINT', graceMs: 300 });
+    assert.is(r.reason, 'timed_out');
+    // sh execs sleep, which dies of SIGINT (not ignored: it was started in the foreground)
+    assert.ok(r.signal === 'SIGINT' || r.signal === 'SIGKILL');
+  }),
+);
+
+test(
+  'an AbortSignal is the canonical interrupted outcome, with owned teardown',
+  withTimeout(30_000, async () => {
+    const controller = new AbortController();
+    const { execution, state } = await stream(
+      { argv: [sh('ignore-term.sh')], graceMs: 300, signal: controller.signal },
+      { lines: 0 },
+      async (stdout, s) => {
+        for await (const _ of stdout) {
+          s.lines++;
+          controller.abort('SIGTERM');
+        }
+      },
+    );
+    assert.is(execution.reason, 'interrupted');
+    assert.is(execution.interruptSignal, 'SIGTERM');
+    assert.is(exitCodeFor(execution), 143);
+    assert.is(execution.teardown.result, 'escalated');
+    assert.ok(state && state.lines >= 1);
+    assert.ok(reaped(execution.pid));
+    assert.equal(taggedAlive(execution.tag), []);
+  }),
+);
+
+test(
+  'an already-aborted signal spawns nothing',
+  withTimeout(10_000, async () => {
+    const r = await capture({ argv: ['true'], signal: AbortSignal.abort() });
+    assert.is(r.reason, 'interrupted');
+    assert.is(r.pid, undefined);
+    assert.is(exitCodeFor(r), 130);
+  }),
+);
+
+test(
+  'exactly once: late exit after settlement changes nothing and emits one settled event',
+  withTimeout(30_000, async () => {
+    let settled = 0;
+    const r = await capture({
+      argv: [sh('exit0-on-term.sh')],
+      deadlineMs: 200,
+      graceMs: 2000,
+      onEvent: (e) => {
+        if (e.type === 'settled') settled++;
+      },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.is(settled, 1);
+    assert.is(r.reason, 'timed_out');
+  }),
+);
+
+test.run();

@@ -1,0 +1,193 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { withTimeout } from '@runplan/test-fixtures';
+import { capture, newOwnerTag, readProcStat, realProc, stream, tagVariable, teardownByTag } from '../src/index.js';
+import { alive, killQuietly, pidsIn, reaped, settleBin, sh, taggedAlive } from './support.js';
+
+test(
+  'exit 0 while a setsid grandchild holds stdout: returns, grandchild dead, held pipe reported',
+  withTimeout(30_000, async () => {
+    const r = await capture({ argv: [sh('setsid-holds-stdout.sh')], graceMs: 500 });
+    const [grandchild] = pidsIn(r.stdout);
+    try {
+      assert.ok(grandchild, 'the fixture printed its grandchild');
+      assert.is(r.reason, 'exited');
+      assert.is(r.exitCode, 0);
+      assert.ok(r.teardown.heldPipe, 'held pipe reported');
+      assert.is(r.teardown.result, 'clean');
+      assert.ok(r.teardown.signalled.includes(grandchild!));
+      assert.not.ok(alive(grandchild!), 'grandchild dead');
+      assert.ok(reaped(r.pid));
+    } finally {
+      killQuietly(grandchild);
+    }
+  }),
+);
+
+test(
+  'the same with a TERM-ignoring setsid grandchild: escalated to KILL',
+  withTimeout(30_000, async () => {
+    const r = await capture({ argv: [sh('setsid-holds-stdout.sh'), 'ignore-term'], graceMs: 300 });
+    const [grandchild] = pidsIn(r.stdout);
+    try {
+      assert.ok(r.teardown.heldPipe);
+      assert.is(r.teardown.result, 'escalated');
+      assert.not.ok(alive(grandchild!));
+      assert.equal(taggedAlive(r.tag), []);
+    } finally {
+      killQuietly(grandchild);
+    }
+  }),
+);
+
+test(
+  'a double-forking daemon that ignores TERM does not outlive the run',
+  withTimeout(30_000, async () => {
+    const r = await capture({ argv: [sh('double-fork-daemon.sh')], graceMs: 300 });
+    const [daemon] = pidsIn(r.stdout);
+    try {
+      assert.ok(daemon, 'the daemon printed its pid');
+      assert.is(r.reason, 'exited');
+      assert.is(r.exitCode, 0);
+      assert.not.ok(r.teardown.heldPipe, 'the daemon detached its stdio');
+      assert.is(r.teardown.result, 'escalated');
+      assert.ok(r.teardown.signalled.includes(daemon!));
+      assert.not.ok(alive(daemon!), 'daemon dead');
+    } finally {
+      killQuietly(daemon);
+    }
+  }),
+);
+
+// Starts the orphan-tree fixture carrying `tag` outside any settle call and returns the orphan's pid.
+async function orphanCarrying(tag: string): Promise<number> {
+  const parent = spawn(sh('orphan-tree.sh'), [], {
+    env: { ...process.env, [tagVariable(tag)]: '1' },
+    stdio: ['ignore', 'pipe', 'ignore'],
+    detached: true,
+  });
+  let out = '';
+  parent.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  await once(parent, 'close');
+  const [orphan] = pidsIn(out);
+  if (!orphan) throw new Error('orphan-tree.sh printed no pid');
+  return orphan;
+}
+
+test(
+  'teardownByTag ends an orphaned TERM-ignoring tree whose parent is gone',
+  withTimeout(30_000, async () => {
+    const tag = newOwnerTag();
+    const orphan = await orphanCarrying(tag);
+    try {
+      assert.ok(alive(orphan));
+      assert.is(readProcStat(orphan)?.ppid === process.pid, false, 'the orphan is not our child');
+      const report = await teardownByTag(tag, { graceMs: 300 });
+      assert.is(report.result, 'escalated');
+      assert.ok(report.signalled.includes(orphan));
+      assert.equal(report.survivors, []);
+      assert.not.ok(alive(orphan));
+      assert.equal(taggedAlive(tag), []);
+      assert.is((await teardownByTag(tag, { graceMs: 300 })).result, 'none');
+    } finally {
+      killQuietly(orphan);
+    }
+  }),
+);
+
+test(
+  'teardown never signals a pid whose start time no longer matches',
+  withTimeout(30_000, async () => {
+    const tag = newOwnerTag();
+    const orphan = await orphanCarrying(tag);
+    try {
+      // After teardown first finds the orphan, its pid "is reused": a new start time, no tag.
+      let statReads = 0;
+      let environReads = 0;
+      const report = await teardownByTag(tag, {
+        graceMs: 300,
+        proc: {
+          readStat: (pid) => {
+            const stat = realProc.readStat(pid);
+            if (pid !== orphan || !stat) return stat;
+            return statReads++ === 0 ? stat : { ...stat, startTime: stat.startTime + 1 };
+          },
+          readEnviron: (pid) => (pid === orphan && environReads++ > 0 ? Buffer.alloc(0) : realProc.readEnviron(pid)),
+        },
+      });
+      assert.ok(statReads >= 2, 'teardown re-read the start time before signalling');
+      assert.not.ok(report.signalled.includes(orphan), 'the reused pid was not signalled');
+      assert.ok(alive(orphan), 'and the process it names is untouched');
+    } finally {
+      await teardownByTag(tag, { graceMs: 100 });
+      killQuietly(orphan);
+    }
+  }),
+);
+
+test(
+  'an ownerTag travels with the child so teardownByTag can end what a settle call left',
+  withTimeout(30_000, async () => {
+    const ownerTag = newOwnerTag();
+    const controller = new AbortController();
+    let pid: number | undefined;
+    const running = capture({ argv: [sh('sleeper.sh')], ownerTag, signal: controller.signal });
+    // The coordinator "crashes": something else ends the attempt by its tag.
+    for (let i = 0; i < 200 && taggedAlive(ownerTag).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    [pid] = taggedAlive(ownerTag);
+    const report = await teardownByTag(ownerTag, { graceMs: 1000 });
+    const r = await running;
+    killQuietly(pid);
+    assert.ok(pid !== undefined);
+    assert.is(report.result, 'clean');
+    assert.is(r.reason, 'signaled');
+    assert.is(r.ownerTag, ownerTag);
+  }),
+);
+
+test(
+  'settle nested in settle: the outer interruption reaches the innermost TERM-ignoring command',
+  withTimeout(40_000, async () => {
+    const controller = new AbortController();
+    // The inner settle would wait a minute before KILL; only the outer tag can end the innermost in time.
+    const { execution, state } = await stream(
+      { argv: [process.execPath, settleBin, '--grace', '60s', '--', sh('ignore-term.sh')], graceMs: 500, signal: controller.signal },
+      { innermost: 0 },
+      async (stdout, s) => {
+        for await (const chunk of stdout) {
+          const [pid] = pidsIn(chunk as Buffer);
+          if (pid) {
+            s.innermost = pid;
+            controller.abort();
+          }
+        }
+      },
+    );
+    const innermost = state?.innermost ?? 0;
+    try {
+      assert.ok(innermost > 0, 'the innermost command started');
+      assert.is(execution.reason, 'interrupted');
+      assert.ok(execution.teardown.signalled.includes(innermost), 'the outer teardown found the innermost by its tag');
+      assert.is(execution.teardown.result, 'escalated');
+      assert.not.ok(alive(innermost));
+      assert.equal(taggedAlive(execution.tag), []);
+    } finally {
+      killQuietly(innermost);
+    }
+  }),
+);
+
+test(
+  'nesting adds a tag, never overwrites the outer one',
+  withTimeout(30_000, async () => {
+    const r = await capture({ argv: [process.execPath, settleBin, '--', sh('print-tag-env.sh')], ownerTag: 'outer_attempt' });
+    const names = r.stdout.toString().trim().split('\n');
+    assert.ok(names.includes(tagVariable(r.tag)), 'outer per-call tag kept');
+    assert.ok(names.includes(tagVariable('outer_attempt')), 'outer owner tag kept');
+    assert.is(names.length, 3, 'plus the inner settle’s own');
+  }),
+);
+
+test.run();
