@@ -1,0 +1,126 @@
+import { existsSync } from 'node:fs';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { dispatchCounts, readLedger, withTimeout } from '@runplan/test-fixtures';
+import { journalPath, ofType, records, runIds, runplan, setup, slugDir } from './support.js';
+
+const THIRTEEN = ['t01', 't02', 't03', 't04', 't05', 't06', 't07', 't08', 't09', 't10', 't11', 't12', 't13'];
+
+for (const jobs of ['1', '3']) {
+  test(
+    `the 13-task plan with --jobs ${jobs}: every change on the branch, each task dispatched once, one complete receipt`,
+    withTimeout(180_000, async () => {
+      const f = setup('thirteen');
+      try {
+        const r = await runplan(['run', f.plan, '--jobs', jobs], f, 170_000);
+        assert.is(r.exitCode, 0, r.stderr);
+        assert.match(r.stderr, /runplan: complete: 13 task\(s\)/);
+        const counts = dispatchCounts(f.ledger);
+        assert.equal([...counts.keys()].sort(), THIRTEEN);
+        for (const id of THIRTEEN) assert.is(counts.get(id), 1, `${id} dispatched ${counts.get(id)} times`);
+        for (const id of THIRTEEN) assert.ok(f.repo.fileAt('runplan/thirteen', `out/${id}.txt`), `out/${id}.txt on the branch`);
+        assert.is(f.repo.fileAt('runplan/thirteen', 'notes/chain.txt'), 't07\nt08\nt11\nt13\n');
+        const rs = await records(f.repo, 'thirteen');
+        const terminal = rs.filter((x) => x.terminal === true);
+        assert.is(terminal.length, 1);
+        assert.is(terminal[0]!.type, 'run-complete');
+        assert.is(ofType(rs, 'checkpoint').length, 13);
+        const started = ofType(rs, 'run-started')[0]!;
+        assert.is(started.tasks.length, 13);
+        for (const t of started.tasks) assert.match(t.contractDigest, /^[0-9a-f]{64}$/);
+        assert.ok(existsSync(started.planCopy));
+        // The run-started record (with every contract digest) precedes the first dispatch.
+        assert.ok(rs.findIndex((x) => x.type === 'run-started') < rs.findIndex((x) => x.type === 'attempt-started'));
+        // Dependencies: a task starts only after each of its needs is checkpointed.
+        const order = rs.map((x) => `${x.type}:${(x.data as { taskId?: string }).taskId ?? ''}`);
+        assert.ok(order.indexOf('checkpoint:t06') < order.indexOf('attempt-started:t07'));
+        assert.ok(order.indexOf('checkpoint:t11') < order.indexOf('attempt-started:t13'));
+        assert.ok(order.indexOf('checkpoint:t12') < order.indexOf('attempt-started:t13'));
+        // The checkpoint chain: each names its needs' checkpoint ids.
+        const cps = new Map(ofType(rs, 'checkpoint').map((c) => [c.taskId, c]));
+        assert.equal(cps.get('t13')!.dependencyCheckpointIds, [cps.get('t11')!.id, cps.get('t12')!.id]);
+        assert.is(f.repo.head('runplan/thirteen'), terminal[0]!.data.resultCommit as string);
+        // Finished attempts' worktrees are removed.
+        assert.not.match(f.repo.git(['worktree', 'list']), /\/tree /);
+        assert.is(readLedger(f.ledger).length, 13);
+      } finally {
+        f.cleanup();
+      }
+    }),
+  );
+}
+
+test(
+  'one task: journal layout, 0700 state, attempt events in order',
+  withTimeout(60_000, async () => {
+    const f = setup('single');
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 0, r.stderr);
+      const rs = await records(f.repo, 'single');
+      const types = rs.map((x) => x.type).filter((t) => t !== 'journal-header');
+      assert.equal(types, ['run-started', 'branch-updated', 'attempt-started', 'command-settled', 'integrated', 'checkpoint', 'branch-updated', 'attempt-closed', 'run-complete']);
+      const started = ofType(rs, 'attempt-started')[0]!;
+      assert.match(started.ownerTag, /\S+/);
+      assert.is(started.attempt, 1);
+      assert.is(started.baseCommit, f.repo.head('main'));
+      const { statSync } = await import('node:fs');
+      assert.is(statSync(slugDir(f.repo, 'single')).mode & 0o777, 0o700);
+      assert.is(statSync(started.dir).mode & 0o777, 0o700);
+      assert.ok(existsSync(`${started.dir}/.harness-run-dir`));
+      assert.is(f.repo.fileAt('runplan/single', 'out/only.txt'), 'hello from only\n');
+      assert.is(runIds(f.repo, 'single').length, 1);
+      assert.match(journalPath(f.repo, 'single'), /\/\d{8}T\d{6}Z-[0-9a-f]{4}\/journal\.jsonl$/);
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'an invalid plan: every problem listed with its key path, exit 2, nothing started',
+  withTimeout(60_000, async () => {
+    const f = setup('invalid');
+    try {
+      const v = await runplan(['validate', f.plan], f);
+      assert.is(v.exitCode, 2);
+      for (const expected of ['bogus_key', 'tasks[1].id', 'missing', 'soon', 'no.such.var', 'colour', 'prompt_file']) {
+        assert.ok(v.stderr.includes(expected), `validate names ${expected}:\n${v.stderr}`);
+      }
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 2);
+      assert.is(r.stderr, v.stderr);
+      assert.is(readLedger(f.ledger).length, 0);
+      assert.not.ok(existsSync(slugDir(f.repo, 'invalid')));
+      assert.is(f.repo.head('runplan/invalid'), undefined);
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'usage errors exit 2 without a stack trace; --help lists exit codes',
+  withTimeout(30_000, async () => {
+    const f = setup('single');
+    try {
+      const bad = await runplan(['run', f.plan, '--jobs', 'zero'], f);
+      assert.is(bad.exitCode, 2);
+      assert.match(bad.stderr, /^runplan: usage: /);
+      const unknown = await runplan(['run', f.plan, '--no-such-flag'], f);
+      assert.is(unknown.exitCode, 2);
+      assert.not.match(unknown.stderr, /at .*\.js:\d+/);
+      const none = await runplan([], f);
+      assert.is(none.exitCode, 2);
+      const help = await runplan(['--help'], f);
+      assert.is(help.exitCode, 0);
+      assert.match(help.stdout, /Exit codes/);
+      assert.match(help.stdout, /130\/143/);
+      assert.is(readLedger(f.ledger).length, 0);
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test.run();

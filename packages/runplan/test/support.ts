@@ -1,0 +1,123 @@
+// Shared by the runplan bin tests: run the real bin in a fixture repo, read its journals.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { binPath, envWithAgents, gitRepo, runBin, tempDir, writePlan, type BinResult, type GitRepo } from '@runplan/test-fixtures';
+import { readJournal, type JournalRecord } from '@runplan/journal';
+
+export const RUNPLAN = binPath('runplan');
+
+export interface Fixture {
+  repo: GitRepo;
+  plan: string;
+  ledger: string;
+  env: Record<string, string>;
+  cleanup(): void;
+}
+
+// A fresh repo with a fixture plan (by name or text) and an environment with the mock agents.
+export function setup(plan: string, replacements: Record<string, string> = {}, extraEnv: Record<string, string | undefined> = {}): Fixture {
+  const repo = gitRepo();
+  const scratch = tempDir('runplan-ledger-');
+  const ledger = join(scratch.path, 'ledger');
+  const planFile = writePlan(repo.path, plan, replacements);
+  const env = envWithAgents({ MOCK_LEDGER: ledger, RUNPLAN_FAILPOINT: undefined, ...extraEnv });
+  return {
+    repo,
+    plan: planFile,
+    ledger,
+    env,
+    cleanup: () => {
+      repo.cleanup();
+      scratch.cleanup();
+    },
+  };
+}
+
+// `runplan ARGS` through the real bin.
+export function runplan(args: string[], f: { env: Record<string, string>; repo?: GitRepo }, timeoutMs = 120_000): Promise<BinResult> {
+  return runBin(RUNPLAN, args, { env: f.env, ...(f.repo ? { cwd: f.repo.path } : {}), timeoutMs });
+}
+
+// The slug's state dir in a fixture repo.
+export function slugDir(repo: GitRepo, slug: string): string {
+  return join(repo.path, '.git', 'runplan', slug);
+}
+
+// Run ids of a slug, oldest first.
+export function runIds(repo: GitRepo, slug: string): string[] {
+  const dir = slugDir(repo, slug);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((n) => /^\d{8}T\d{6}Z-[0-9a-f]{4}$/.test(n))
+    .sort();
+}
+
+// The newest journal of a slug.
+export function journalPath(repo: GitRepo, slug: string): string {
+  const ids = runIds(repo, slug);
+  if (ids.length === 0) throw new Error(`no runs of ${slug}`);
+  return join(slugDir(repo, slug), ids[ids.length - 1]!, 'journal.jsonl');
+}
+
+export async function records(repo: GitRepo, slug: string): Promise<JournalRecord[]> {
+  return (await readJournal(journalPath(repo, slug))).records;
+}
+
+// Data of every record of a type.
+export function ofType(rs: JournalRecord[], type: string): Array<Record<string, any>> {
+  return rs.filter((r) => r.type === type).map((r) => r.data as Record<string, any>);
+}
+
+// Waits (bounded) until some line of `file` satisfies `match`: waiting on an event the
+// coordinator writes, polled because it is another process's file.
+export async function waitForLine(file: string, match: (line: string) => boolean, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (existsSync(file) && readFileSync(file, 'utf8').split('\n').some(match)) return;
+    await sleep(50);
+  }
+  throw new Error(`waitForLine: nothing matched in ${file} within ${timeoutMs}ms`);
+}
+
+// Waits (bounded) until a journal of the slug exists and holds an event of `type`.
+export async function waitForEvent(repo: GitRepo, slug: string, type: string, timeoutMs = 60_000): Promise<string> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const ids = runIds(repo, slug);
+    if (ids.length > 0) {
+      const path = join(slugDir(repo, slug), ids[ids.length - 1]!, 'journal.jsonl');
+      if (existsSync(path) && readFileSync(path, 'utf8').includes(`"type":"${type}"`)) return path;
+    }
+    await sleep(50);
+  }
+  throw new Error(`waitForEvent: no ${type} event of ${slug} within ${timeoutMs}ms`);
+}
+
+// Every regular file under a directory (recursive).
+export function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  const stack = [dir];
+  while (stack.length > 0) {
+    const d = stack.pop()!;
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      const s = statSync(p, { throwIfNoEntry: false });
+      if (s === undefined) continue;
+      if (s.isDirectory()) stack.push(p);
+      else if (s.isFile()) out.push(p);
+    }
+  }
+  return out;
+}
+
+// Whether a pid names a live (non-zombie) process.
+export function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
