@@ -1,0 +1,227 @@
+// The writer through its library API: durability before resolve, group commit, poisoning,
+// terminal rules, size cap, repair on open, refusals of corrupt journals and bad paths.
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { tempDir, withTimeout } from '@runplan/test-fixtures';
+import { isLockHeld, JournalFailure, openWriter, readJournal, type JournalEvent, type JournalWriter } from '../src/index.js';
+import { recordingFs, writeSample } from './sample.js';
+
+const dir = tempDir('journal-writer-');
+test.after(() => dir.cleanup());
+
+async function open(path: string, options: Parameters<typeof openWriter>[1] = {}): Promise<JournalWriter> {
+  const opened = await openWriter(path, options);
+  if (!opened.ok) throw new Error(`${opened.error.reason}: ${opened.error.message}`);
+  return opened.value;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<JournalFailure> {
+  try {
+    await promise;
+  } catch (e) {
+    assert.instance(e, JournalFailure);
+    return e as JournalFailure;
+  }
+  throw new Error('expected a rejection');
+}
+
+test(
+  'each append resolves only after an fdatasync that followed its write; concurrent appends share one',
+  withTimeout(20_000, async () => {
+    const { fs, log } = recordingFs();
+    const writer = await open(join(dir.path, 'sync.jsonl'), { create: true, runId: 'sync', fs });
+    log.length = 0;
+    const appended = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => writer.append('tick', { i }).then((r) => (log.push({ op: 'resolved', seq: r.seq }), r))),
+    );
+    for (const record of appended) {
+      const resolvedAt = log.findIndex((e) => e.op === 'resolved' && e.seq === record.seq);
+      const writtenAt = log.findIndex((e) => e.op === 'write' && e.bytes.includes(`{"seq":${record.seq},`));
+      assert.ok(writtenAt >= 0 && writtenAt < resolvedAt, `seq ${record.seq} was written before it resolved`);
+      const synced = log.slice(writtenAt, resolvedAt).some((e) => e.op === 'fdatasync' && e.done);
+      assert.ok(synced, `seq ${record.seq}: an fdatasync returned between its write and its resolve`);
+    }
+    const syncs = log.filter((e) => e.op === 'fdatasync' && e.done).length;
+    assert.ok(syncs >= 1 && syncs <= 3, `group commit: 50 concurrent appends took ${syncs} fdatasyncs`);
+    // One at a time, every append pays its own fdatasync.
+    log.length = 0;
+    for (let i = 0; i < 5; i++) await writer.append('tick', { i });
+    assert.is(log.filter((e) => e.op === 'fdatasync' && e.done).length, 5);
+    assert.is(writer.lastSeq, 55);
+    await writer.close();
+  }),
+);
+
+test(
+  'a write error poisons the writer: that append and every later one fail with the original error',
+  withTimeout(10_000, async () => {
+    let armed = false;
+    const { fs, writeCount } = recordingFs({ failWrite: () => (armed ? Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }) : undefined) });
+    const path = join(dir.path, 'poison.jsonl');
+    const writer = await open(path, { create: true, runId: 'poison', fs });
+    await writer.append('ok', {});
+    armed = true;
+    const first = await rejection(writer.append('lost', {}));
+    assert.equal([first.reason, first.error.reason === 'io_error' && first.error.code], ['io_error', 'EIO']);
+    armed = false;
+    const writes = writeCount();
+    const later = await rejection(writer.append('after', {}));
+    assert.is(later, first, 'the very same failure');
+    assert.is(await rejection(writer.appendTerminal('run-failed', {})), first);
+    assert.is(writeCount(), writes, 'a poisoned writer never writes again');
+    await writer.close();
+    assert.not.ok(await isLockHeld(path));
+    const { records, status } = await readJournal(path);
+    assert.equal(status, { kind: 'clean' });
+    assert.equal(records.map((r) => r.type), ['journal-header', 'ok']);
+  }),
+);
+
+test(
+  'a short write then EFBIG (a file size limit) poisons; the file holds every acknowledged record',
+  withTimeout(10_000, async () => {
+    let limit = Infinity;
+    const path = join(dir.path, 'efbig.jsonl');
+    const base = recordingFs();
+    const fs = {
+      ...base.fs,
+      async write(fd: number, buffer: Buffer, offset: number, length: number) {
+        if (limit <= 0) throw Object.assign(new Error('EFBIG: file too large, write'), { code: 'EFBIG' });
+        const n = Math.min(length, limit);
+        limit -= n;
+        return base.fs.write(fd, buffer, offset, n);
+      },
+    };
+    const writer = await open(path, { create: true, runId: 'efbig', fs });
+    const acked = await writer.append('ok', { n: 1 });
+    limit = 30;
+    const failure = await rejection(writer.append('partial', { n: 2 }));
+    assert.is(failure.error.reason === 'io_error' && failure.error.code, 'EFBIG');
+    await rejection(writer.append('more', {}));
+    await writer.close();
+    const { records, status } = await readJournal(path);
+    assert.is(status.kind, 'torn_tail');
+    assert.is(records.at(-1)!.seq, acked.seq);
+  }),
+);
+
+test(
+  'one terminal record, nothing after it, also after reopening',
+  withTimeout(10_000, async () => {
+    const path = join(dir.path, 'terminal.jsonl');
+    const writer = await open(path, { create: true, runId: 'term' });
+    const done = await writer.appendTerminal('run-complete', { ok: true });
+    assert.is(done.terminal, true);
+    assert.ok(writer.terminal);
+    assert.is((await rejection(writer.appendTerminal('run-failed', {}))).reason, 'terminal');
+    assert.is((await rejection(writer.append('late', {}))).reason, 'terminal');
+    await writer.close();
+    const again = await open(path);
+    assert.ok(again.terminal);
+    assert.is((await rejection(again.append('late', {}))).reason, 'terminal');
+    await again.close();
+    assert.is((await readJournal(path)).records.length, 2);
+  }),
+);
+
+test(
+  'records over 1 MiB, bad types and the reserved header type are refused without poisoning',
+  withTimeout(10_000, async () => {
+    const path = join(dir.path, 'limits.jsonl');
+    const writer = await open(path, { create: true, runId: 'limits' });
+    const big = await rejection(writer.append('big', { blob: 'x'.repeat(1 << 20) }));
+    assert.is(big.reason, 'record_too_large');
+    assert.match(big.message, /1048576-byte limit/);
+    assert.is((await rejection(writer.append('has space', {}))).reason, 'bad_record');
+    assert.is((await rejection(writer.append('journal-header', {}))).reason, 'bad_record');
+    assert.is((await rejection(writer.append('x', [] as unknown as Record<string, unknown>))).reason, 'bad_record');
+    assert.is((await rejection(writer.append('x', { n: 10n as unknown as number }))).reason, 'bad_record');
+    const fine = await writer.append('fine', { blob: 'x'.repeat(1000) });
+    assert.is(fine.seq, 1, 'refused records used no seq');
+    await writer.close();
+    assert.equal((await readJournal(path)).status, { kind: 'clean' });
+  }),
+);
+
+test(
+  'opening a journal with a torn tail repairs it, keeps .broken, and journals that it did',
+  withTimeout(10_000, async () => {
+    const sample = await writeSample(dir.path, 'torn.jsonl');
+    writeFileSync(sample.path, Buffer.concat([sample.bytes, Buffer.from('0badf00d {"seq":5,"pr')]));
+    const events: JournalEvent[] = [];
+    const writer = await open(sample.path, { onEvent: (e) => events.push(e) });
+    assert.equal(writer.repaired, { truncatedAt: sample.bytes.length, brokenCopy: `${sample.path}.broken`, droppedBytes: 21 });
+    assert.ok(events.some((e) => e.type === 'journal-repaired'));
+    await writer.append('next', {});
+    await writer.close();
+    const { records, status } = await readJournal(sample.path);
+    assert.equal(status, { kind: 'clean' });
+    assert.equal(records.slice(5).map((r) => [r.seq, r.type]), [
+      [5, 'journal-repaired'],
+      [6, 'next'],
+    ]);
+    assert.is(readFileSync(`${sample.path}.broken`).length, sample.bytes.length + 21);
+  }),
+);
+
+test(
+  'opening a corrupt journal is refused, changes nothing, and releases the lock',
+  withTimeout(10_000, async () => {
+    const sample = await writeSample(dir.path, 'corrupt.jsonl');
+    const bytes = Buffer.from(sample.bytes);
+    bytes[sample.offsets[2]! + 20] = 0x7a;
+    writeFileSync(sample.path, bytes);
+    const opened = await openWriter(sample.path, {});
+    assert.ok(!opened.ok && opened.error.reason === 'corrupt');
+    if (!opened.ok && opened.error.reason === 'corrupt') {
+      assert.equal(opened.error.status.kind === 'corrupt' && [opened.error.status.offset, opened.error.status.seq], [sample.offsets[2], 2]);
+      assert.match(opened.error.message, /crc_mismatch/);
+    }
+    assert.equal(readFileSync(sample.path), bytes);
+    assert.not.ok(await isLockHeld(sample.path));
+    assert.not.ok(existsSync(`${sample.path}.broken`));
+  }),
+);
+
+test(
+  'bad paths are refused before anything is created (F10)',
+  withTimeout(10_000, async () => {
+    const sub = join(dir.path, 'paths');
+    mkdirSync(sub);
+    for (const path of ['', join(sub, 'undefined'), join(sub, 'undefined.db'), join(sub, 'missing-dir', 'j.jsonl'), sub, `${sub}/`]) {
+      const opened = await openWriter(path, { create: true });
+      assert.ok(!opened.ok && opened.error.reason === 'bad_path', `${path}: ${JSON.stringify(opened)}`);
+    }
+    assert.equal(readdirSync(sub), []);
+    const missing = await openWriter(join(sub, 'j.jsonl'), {});
+    assert.ok(!missing.ok && missing.error.reason === 'missing', 'create is opt-in');
+    assert.equal(readdirSync(sub), []);
+    const badId = await openWriter(join(sub, 'j.jsonl'), { create: true, runId: '../x' });
+    assert.ok(!badId.ok && badId.error.reason === 'bad_run_id');
+  }),
+);
+
+test(
+  'create + exclusive refuses an existing journal; a second writer in the same process is refused, then waits',
+  withTimeout(10_000, async () => {
+    const path = join(dir.path, 'excl.jsonl');
+    const first = await open(path, { create: true, exclusive: true, runId: 'one' });
+    assert.is(first.runId, 'one');
+    const refused = await openWriter(path, {});
+    assert.ok(!refused.ok && refused.error.reason === 'lock_held');
+    if (!refused.ok && refused.error.reason === 'lock_held') assert.is(refused.error.holder?.pid, process.pid);
+    const waiting = openWriter(path, { waitMs: 20_000 });
+    setTimeout(() => void first.close(), 100);
+    const second = await waiting;
+    assert.ok(second.ok, 'the waiter got the lock once the first closed');
+    if (second.ok) await second.value.close();
+    const exists = await openWriter(path, { create: true, exclusive: true, runId: 'two' });
+    assert.ok(!exists.ok && exists.error.reason === 'exists');
+    assert.not.ok(existsSync(`${path}.lock.json`), 'close removes the identity file');
+    assert.not.ok(await isLockHeld(path));
+  }),
+);
+
+test.run();
