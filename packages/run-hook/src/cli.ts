@@ -1,5 +1,218 @@
-// Placeholder until the run-hook CLI lands.
-export async function main(_argv: string[]): Promise<number> {
-  process.stderr.write('run-hook: not built yet\n');
-  return 2;
+import { readFileSync } from 'node:fs';
+import { cac } from 'cac';
+import { exitCodeFor, parseDuration, unreachable } from '@runplan/settle';
+import type { TemplateVars } from '@runplan/workdir';
+import type { HookOutcome, HookTier } from './outcome.js';
+import { executeHook, type HookRun } from './run.js';
+import { flattenVars, parseAssignment } from './vars.js';
+
+const EXIT_CODES = [
+  '  N    the hook exited N (0 only when it succeeded)',
+  '  124  the hook passed its deadline (--timeout) and was torn down',
+  '  125  run-hook itself failed: a usage error, a refused template or variable,',
+  '       or a teardown it could not verify (125 outranks 124)',
+  '  126  the hook could not be executed (permission)',
+  '  127  the hook was not found',
+  '  128+N  the hook was killed by signal N (or run-hook was interrupted by it)',
+].join('\n');
+
+/** A usage problem: reported as one line, exit 125, never a stack trace. */
+class UsageError extends Error {
+  override name = 'UsageError';
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface Request {
+  template: string[];
+  tier: HookTier;
+  timeoutMs?: number;
+  graceMs?: number;
+  cwd?: string;
+  vars: TemplateVars;
+  json: boolean;
+}
+
+// run-hook's entry point: parses argv, runs the hook, returns the exit code.
+export async function main(argv: string[]): Promise<number> {
+  process.stdout.on('error', () => {});
+  process.stderr.on('error', () => {});
+  let request: Request | undefined;
+  const cli = cac('run-hook');
+  cli
+    .command('[...template]', 'run a pre_run/post_run hook: render each argv element, exec it with the hook environment and a deadline')
+    .usage('[options] -- ARGV_TEMPLATE...')
+    .option('--tier <tier>', 'template tier and environment: pre_run or post_run', { default: 'pre_run' })
+    .option('--timeout <dur>', 'deadline for the hook (500ms, 30s, 10m, 2h)', { default: '10m' })
+    .option('--grace <dur>', 'after the deadline TERM, wait this long before KILL')
+    .option('--cwd <dir>', 'working directory of the hook')
+    .option('--var <name=value>', 'a template variable, e.g. --var run.id=r1 (repeatable; wins over --vars)')
+    .option('--vars <file>', 'a JSON object of variables (dotted names, or nested objects)')
+    .option('--json', 'after the hook is done, print its outcome as one JSON line on stdout')
+    .action((args: string[], options: Record<string, unknown>) => {
+      request = toRequest(args, options);
+    });
+  cli.help((sections) => [...sections, { title: 'Exit codes', body: EXIT_CODES }]);
+  try {
+    const parsed = cli.parse(['node', 'run-hook', ...argv], { run: false });
+    if (parsed.options.help) return 0;
+    await cli.runMatchedCommand();
+  } catch (error) {
+    if (error instanceof Error && (error.name === 'CACError' || error instanceof UsageError)) {
+      const reason = error instanceof UsageError ? error.reason : 'usage';
+      process.stderr.write(`run-hook: ${reason}: ${error.message}\n  hint: run-hook --help\n`);
+      return 125;
+    }
+    throw error;
+  }
+  if (!request) return 125;
+  return run(request);
+}
+
+// Runs the parsed request with interruption wired to SIGINT/SIGTERM/SIGHUP.
+async function run(request: Request): Promise<number> {
+  const controller = new AbortController();
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  // The abort reason names the signal, so settle reports it and the exit code is 128+N.
+  const onSignal = (name: NodeJS.Signals): void => controller.abort(name);
+  for (const name of signals) process.on(name, onSignal);
+  let result: HookRun;
+  try {
+    result = await executeHook(request.template, {
+      tier: request.tier,
+      vars: request.vars,
+      cwd: request.cwd,
+      timeoutMs: request.timeoutMs,
+      graceMs: request.graceMs,
+      signal: controller.signal,
+      stdout: process.stdout,
+      stderr: process.stderr,
+    });
+  } finally {
+    for (const name of signals) process.off(name, onSignal);
+  }
+  const { outcome } = result;
+  const line = stderrLine(outcome);
+  if (line) process.stderr.write(`run-hook: ${outcome.reason}: ${line}\n`);
+  if (request.json) {
+    // The JSON line must be a line of its own even when the hook's output did not end one.
+    const newline = outcome.stdoutTail !== '' && !outcome.stdoutTail.endsWith('\n') ? '\n' : '';
+    await new Promise<void>((resolve) => process.stdout.write(`${newline}${JSON.stringify(jsonOutcome(result))}\n`, () => resolve()));
+  }
+  return exitCode(result);
+}
+
+// The one exit-code mapping: settle's for anything executed, 125 for a refusal.
+function exitCode({ outcome, execution }: HookRun): number {
+  switch (outcome.reason) {
+    case 'template_refused':
+      return 125;
+    case 'ok':
+    case 'exited':
+    case 'signaled':
+    case 'timed_out':
+    case 'spawn_failed':
+    case 'interrupted':
+      return execution ? exitCodeFor(execution) : 125;
+    default:
+      return unreachable(outcome);
+  }
+}
+
+// What to tell a person on stderr; a plain nonzero exit speaks through the hook's own output.
+function stderrLine(outcome: HookOutcome): string | undefined {
+  switch (outcome.reason) {
+    case 'ok':
+      return undefined;
+    case 'exited':
+      return outcome.teardown?.result === 'failed' ? outcome.message : undefined;
+    case 'signaled':
+    case 'timed_out':
+    case 'spawn_failed':
+    case 'template_refused':
+    case 'interrupted':
+      return outcome.message;
+    default:
+      return unreachable(outcome);
+  }
+}
+
+function jsonOutcome({ outcome, refusal }: HookRun): object {
+  return refusal ? { ...outcome, refusal } : outcome;
+}
+
+// Turns cac's parse into a request, or throws a UsageError naming the bad option.
+function toRequest(args: string[], options: Record<string, unknown>): Request {
+  if (args.length > 0) {
+    throw new UsageError('usage', `unexpected ${JSON.stringify(String(args[0]))} before --; the hook argv goes after --`);
+  }
+  const template = ((options['--'] as unknown[] | undefined) ?? []).map(String);
+  if (template.length === 0) throw new UsageError('usage', 'no hook argv: give it after --, e.g. run-hook -- ./check');
+  const tier = single('tier', options.tier);
+  if (tier !== 'pre_run' && tier !== 'post_run') {
+    throw new UsageError('usage', `--tier ${JSON.stringify(tier)}: expected pre_run or post_run`);
+  }
+  const cwd = single('cwd', options.cwd);
+  return {
+    template,
+    tier,
+    timeoutMs: duration('timeout', options.timeout),
+    graceMs: duration('grace', options.grace),
+    ...(cwd === undefined ? {} : { cwd }),
+    vars: readVars(options),
+    json: options.json === true,
+  };
+}
+
+// The variables from --vars (a file) and then --var (each wins over the file).
+function readVars(options: Record<string, unknown>): TemplateVars {
+  const vars: Record<string, string | number> = {};
+  const file = single('vars', options.vars);
+  if (file !== undefined) {
+    let document: unknown;
+    try {
+      document = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (error) {
+      throw new UsageError('bad_vars_file', `--vars ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const flat = flattenVars(document, `--vars ${file}`);
+    if (!flat.ok) throw new UsageError(flat.error.reason, flat.error.message);
+    Object.assign(vars, flat.value);
+  }
+  for (const text of list(options.var)) {
+    const assignment = parseAssignment(text);
+    if (!assignment.ok) throw new UsageError(assignment.error.reason, assignment.error.message);
+    const [name, value] = assignment.value;
+    vars[name] = value;
+  }
+  return vars;
+}
+
+function duration(name: string, value: unknown): number | undefined {
+  const text = single(name, value);
+  if (text === undefined) return undefined;
+  const ms = parseDuration(text);
+  if (ms === undefined) throw new UsageError('usage', `--${name} ${JSON.stringify(text)}: expected a duration like 500ms, 30s, 10m, 2h`);
+  return ms;
+}
+
+// One value of an option that may be given once; mri turns numbers into numbers, so re-string.
+function single(name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (Array.isArray(value)) throw new UsageError('usage', `--${name} given ${value.length} times; give it once`);
+  if (value === true || value === false) throw new UsageError('usage', `--${name} needs a value`);
+  return String(value);
+}
+
+function list(value: unknown): string[] {
+  if (value === undefined) return [];
+  const values = Array.isArray(value) ? value : [value];
+  return values.map((v) => {
+    if (v === true || v === false) throw new UsageError('usage', '--var needs NAME=VALUE');
+    return String(v);
+  });
 }

@@ -1,1 +1,10 @@
-export const pending = true;
+export { afterPostRun, afterPreRun } from './decision.js';
+export type { PostRunDecision, PreRunDecision } from './decision.js';
+export { hookEnv, hookEnvVariables, HOOK_ENV_VARS } from './env.js';
+export { HOOK_FAILURE_REASONS, RUN_OUTCOMES } from './outcome.js';
+export type { HookFailureReason, HookOutcome, HookTier, RunOutcome, TeardownReport } from './outcome.js';
+export { DEFAULT_HOOK_TIMEOUT_MS, executeHook, runHook } from './run.js';
+export type { HookEvent, HookRun, RunHookOptions } from './run.js';
+export { HOOK_TAIL_BYTES, TailBuffer } from './tail.js';
+export { flattenVars, parseAssignment } from './vars.js';
+export type { VarsError } from './vars.js';

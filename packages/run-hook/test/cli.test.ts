@@ -1,0 +1,236 @@
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { isAlive, processIdentity, type ProcessIdentity } from '@runplan/settle';
+import { binPath, parseJsonLines, runBin, shFixture, tempDir, withTimeout } from '@runplan/test-fixtures';
+
+const bin = binPath('run-hook');
+
+// The environment the bin runs with: ours, plus stale hook variables a hook must never see.
+const staleEnv = { ...process.env, HARNESS_RUN_OUTCOME: 'success', HARNESS_RUN_ID: 'stale-run', HARNESS_TASK_ID: 'stale-task' };
+
+test(
+  'each argv element stays one argument through the bin, and stdout passes through byte-exact',
+  withTimeout(20_000, async () => {
+    const dir = tempDir();
+    try {
+      const elements = ['two words', `"q" 'q'`, 'a;touch INJECTED', '$(touch INJECTED)', 'line\nbreak', '{{run.id}}/{{run.attempt}}'];
+      const result = await runBin(bin, ['--var', 'run.id=r1', '--var', 'run.attempt=4', '--', shFixture('hook-args.sh'), ...elements], {
+        cwd: dir.path,
+      });
+      assert.is(result.exitCode, 0, result.stderr);
+      const expected = ['6', ...elements.slice(0, 5), 'r1/4'].map((s) => `${s}\0`).join('');
+      assert.is(result.stdout, expected);
+      assert.is(result.stderr, '');
+      assert.not.ok(existsSync(join(dir.path, 'INJECTED')));
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'an untrusted event.* variable is refused with exit 125, one line naming element and variable, and nothing spawned',
+  withTimeout(20_000, async () => {
+    const dir = tempDir();
+    try {
+      const marker = join(dir.path, 'ran');
+      const result = await runBin(bin, ['--tier', 'post_run', '--var', 'event.text=hi', '--', shFixture('hook-marker.sh'), marker, 'x{{ event.text }}']);
+      assert.is(result.exitCode, 125);
+      assert.is(result.stdout, '');
+      const lines = result.stderr.trimEnd().split('\n');
+      assert.is(lines.length, 1, result.stderr);
+      assert.match(lines[0]!, /^run-hook: template_refused: /);
+      assert.match(lines[0]!, 'event.text');
+      assert.match(lines[0]!, /element|argv\[2\]|\b2\b/);
+      assert.not.ok(existsSync(marker));
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'run.outcome is refused in pre_run (the default tier) and rendered in post_run',
+  withTimeout(20_000, async () => {
+    const dir = tempDir();
+    try {
+      const marker = join(dir.path, 'ran');
+      const refused = await runBin(bin, ['--var', 'run.outcome=success', '--', shFixture('hook-marker.sh'), marker, '{{run.outcome}}']);
+      assert.is(refused.exitCode, 125);
+      assert.match(refused.stderr, /^run-hook: template_refused: .*run\.outcome/);
+      assert.not.ok(existsSync(marker));
+      const allowed = await runBin(bin, ['--tier', 'post_run', '--var', 'run.outcome=success', '--', shFixture('hook-args.sh'), '{{run.outcome}}']);
+      assert.is(allowed.exitCode, 0, allowed.stderr);
+      assert.is(allowed.stdout, '1\0success\0');
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'stale HARNESS_* variables of the caller never reach the hook; --vars (nested) and --var set them',
+  withTimeout(20_000, async () => {
+    const dir = tempDir();
+    try {
+      const varsFile = join(dir.path, 'vars.json');
+      writeFileSync(varsFile, JSON.stringify({ run: { id: 'from-file', outcome: 'failed', exit_code: 3 }, task: { id: 'build' } }));
+      const result = await runBin(bin, ['--tier', 'post_run', '--vars', varsFile, '--var', 'run.id=r7', '--', shFixture('hook-env.sh')], { env: staleEnv });
+      assert.is(result.exitCode, 0, result.stderr);
+      assert.is(result.stdout, 'HARNESS_RUN_EXIT_CODE=3\nHARNESS_RUN_ID=r7\nHARNESS_RUN_OUTCOME=failed\nHARNESS_TASK_ID=build\n');
+      const bare = await runBin(bin, ['--', shFixture('hook-env.sh')], { env: staleEnv });
+      assert.is(bare.exitCode, 0, bare.stderr);
+      assert.is(bare.stdout, '');
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'exit codes: the hook’s own, 127 not found, 126 not executable, 128+N killed by a signal',
+  withTimeout(30_000, async () => {
+    const dir = tempDir();
+    try {
+      const marker = join(dir.path, 'ran');
+      assert.is((await runBin(bin, ['--', shFixture('hook-marker.sh'), marker, '3'])).exitCode, 3);
+      assert.is((await runBin(bin, ['--', shFixture('hook-marker.sh'), marker])).exitCode, 0);
+      const missing = await runBin(bin, ['--', join(dir.path, 'missing')]);
+      assert.is(missing.exitCode, 127);
+      assert.match(missing.stderr, /^run-hook: spawn_failed: /);
+      const plain = join(dir.path, 'not-executable');
+      writeFileSync(plain, '#!/bin/sh\nexit 0\n');
+      chmodSync(plain, 0o644);
+      assert.is((await runBin(bin, ['--', plain])).exitCode, 126);
+      const killed = await runBin(bin, ['--', '/bin/sh', '-c', 'kill -KILL $$']);
+      assert.is(killed.exitCode, 128 + 9);
+      assert.match(killed.stderr, /^run-hook: signaled: /);
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+// Polls for a pid file the fixture writes, and returns the identity of the process it names.
+async function waitForPid(file: string, done: () => boolean): Promise<ProcessIdentity | undefined> {
+  while (!done()) {
+    if (existsSync(file)) {
+      const identity = processIdentity(Number(readFileSync(file, 'utf8').trim()));
+      if (identity) return identity;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return undefined;
+}
+
+test(
+  'a timeout exits 124, kills the TERM-ignoring grandchild, and --json reports timed_out as the last line',
+  withTimeout(30_000, async () => {
+    const dir = tempDir();
+    try {
+      const pidFile = join(dir.path, 'grandchild.pid');
+      let settled = false;
+      const running = runBin(bin, ['--timeout', '2s', '--grace', '300ms', '--json', '--', shFixture('hook-tree.sh'), pidFile]).finally(
+        () => (settled = true),
+      );
+      const grandchild = await waitForPid(pidFile, () => settled);
+      const result = await running;
+      assert.is(result.exitCode, 124, result.stderr);
+      assert.ok(grandchild);
+      assert.not.ok(isAlive(grandchild!));
+      const lines = parseJsonLines(result.stdout) as { reason: string; ok: boolean }[];
+      assert.is(lines.length, 1);
+      assert.is(lines[0]!.reason, 'timed_out');
+      assert.match(result.stderr, /^run-hook: timed_out: /);
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  '--json prints the outcome as its own last line after the hook’s output; stderr passes through',
+  withTimeout(20_000, async () => {
+    const result = await runBin(bin, ['--json', '--', shFixture('hook-output.sh'), '2', '5']);
+    assert.is(result.exitCode, 5);
+    const lines = result.stdout.split('\n');
+    assert.is(lines.pop(), '');
+    assert.equal(lines.slice(0, 3), ['out 0', 'out 1', 'no newline at the end']);
+    assert.is(lines.length, 4);
+    const outcome = JSON.parse(lines[3]!) as Record<string, unknown>;
+    assert.is(outcome.reason, 'exited');
+    assert.is(outcome.exitCode, 5);
+    assert.is(outcome.stderrTail, 'err 0\nerr 1\n');
+    assert.is(result.stderr, 'err 0\nerr 1\n');
+  }),
+);
+
+test(
+  'SIGTERM to run-hook interrupts the hook and tears its tree down',
+  withTimeout(30_000, async () => {
+    const dir = tempDir();
+    try {
+      const pidFile = join(dir.path, 'grandchild.pid');
+      let pid = -1;
+      let settled = false;
+      const running = runBin(bin, ['--grace', '300ms', '--json', '--', shFixture('hook-tree.sh'), pidFile], { onSpawn: (p) => (pid = p) }).finally(
+        () => (settled = true),
+      );
+      const grandchild = await waitForPid(pidFile, () => settled);
+      assert.ok(grandchild);
+      process.kill(pid, 'SIGTERM');
+      const result = await running;
+      assert.is(result.exitCode, 128 + 15, result.stderr);
+      assert.is((parseJsonLines(result.stdout)[0] as { reason: string }).reason, 'interrupted');
+      assert.not.ok(isAlive(grandchild!));
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'usage errors exit 125 with one line and a hint, never a stack trace',
+  withTimeout(30_000, async () => {
+    const dir = tempDir();
+    try {
+      const badJson = join(dir.path, 'bad.json');
+      writeFileSync(badJson, '{"run": {"id": ["x"]}}');
+      const cases: [string[], RegExp][] = [
+        [[], /^run-hook: usage: no hook argv/],
+        [['--tier', 'workdir', '--', 'true'], /^run-hook: usage: --tier "workdir"/],
+        [['--timeout', '10', '--', 'true'], /^run-hook: usage: --timeout "10"/],
+        [['--var', 'noequals', '--', 'true'], /^run-hook: bad_assignment: /],
+        [['--vars', join(dir.path, 'missing.json'), '--', 'true'], /^run-hook: bad_vars_file: /],
+        [['--vars', badJson, '--', 'true'], /^run-hook: bad_vars_file: .*run\.id is an array/],
+        [['--bogus', '--', 'true'], /^run-hook: usage: Unknown option `--bogus`/],
+        [['true'], /^run-hook: usage: unexpected "true" before --/],
+      ];
+      for (const [args, expected] of cases) {
+        const result = await runBin(bin, args);
+        assert.is(result.exitCode, 125, `${args.join(' ')}: ${result.stderr}`);
+        assert.match(result.stderr, expected);
+        assert.is(result.stderr.split('\n').length, 3, result.stderr);
+        assert.match(result.stderr, /\n  hint: /);
+        assert.is.not(result.stderr.includes('    at '), true);
+      }
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  '--help lists the exit codes',
+  withTimeout(20_000, async () => {
+    const result = await runBin(bin, ['--help']);
+    assert.is(result.exitCode, 0);
+    assert.match(result.stdout, 'Exit codes');
+    assert.match(result.stdout, '124');
+    assert.match(result.stdout, '125');
+  }),
+);
+
+test.run();
