@@ -1,0 +1,267 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { envWithAgents, gateCounts, readLedger, readPids, tempDir, withTimeout } from '@runplan/test-fixtures';
+import { alive, ofType, records, runplan, setup } from './support.js';
+
+// The one receipt of a failed run.
+async function failedReceipt(f: ReturnType<typeof setup>, slug: string): Promise<Record<string, any>> {
+  const rs = await records(f.repo, slug);
+  const terminal = rs.filter((r) => r.terminal === true);
+  assert.is(terminal.length, 1, 'exactly one terminal record');
+  assert.is(terminal[0]!.type, 'run-failed');
+  return terminal[0]!.data as Record<string, any>;
+}
+
+test(
+  'pre_run fails: the command is never spawned, reason pre_run_failed, class environment',
+  withTimeout(60_000, async () => {
+    const f = setup('pre-run-fail');
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 1, r.stderr);
+      assert.is(readLedger(f.ledger).length, 0, 'the ledger proves no spawn');
+      const receipt = await failedReceipt(f, 'pre-run-fail');
+      assert.is(receipt.reason, 'pre_run_failed');
+      assert.is(receipt.class, 'environment');
+      assert.is(receipt.phase, 'pre_run');
+      assert.is(receipt.task, 'never');
+      assert.match(r.stderr, /pre_run_failed: task never, phase pre_run, class environment/);
+      assert.match(r.stderr, /evidence: .*pre_run\.log/);
+      const rs = await records(f.repo, 'pre-run-fail');
+      assert.is(ofType(rs, 'command-settled').length, 0);
+      assert.is(ofType(rs, 'post-run-done').length, 0, 'post_run does not run after a failed pre_run');
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  "a task's env value never reaches a hook",
+  withTimeout(60_000, async () => {
+    const plan = `slug = "hookenv"
+base = "main"
+[hooks]
+pre_run = ["env"]
+post_run = ["env"]
+[defaults]
+command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
+format = "claude-stream-json"
+[[tasks]]
+id = "envy"
+env = { GREETING = "hello-from-task-env" }
+prompt = """
+mock: env-to out/env.txt GREETING
+"""
+`;
+    const minimal = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
+    const f = setup(plan);
+    try {
+      const env = envWithAgents({ MOCK_LEDGER: f.ledger }, minimal);
+      const r = await runplan(['run', f.plan], { env });
+      assert.is(r.exitCode, 0, r.stderr);
+      assert.match(f.repo.fileAt('runplan/hookenv', 'out/env.txt') ?? '', /GREETING=hello-from-task-env/, 'the command got it');
+      const rs = await records(f.repo, 'hookenv');
+      for (const type of ['pre-run-done', 'post-run-done']) {
+        const log = readFileSync(ofType(rs, type)[0]!.evidence, 'utf8');
+        assert.match(log, /HARNESS_TASK_ID=envy/, `${type}: the hook env dump is there`);
+        assert.not.match(log, /hello-from-task-env/, `${type}: the task env is not`);
+        assert.not.match(log, /GREETING/);
+      }
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'post_run demotes a successful command: run fails, post_run_failed, nothing integrated',
+  withTimeout(60_000, async () => {
+    const f = setup('post-run-fail');
+    try {
+      const before = f.repo.head('main');
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 1, r.stderr);
+      const receipt = await failedReceipt(f, 'post-run-fail');
+      assert.is(receipt.reason, 'post_run_failed');
+      assert.is(receipt.class, 'gate');
+      assert.is(receipt.phase, 'post_run');
+      const rs = await records(f.repo, 'post-run-fail');
+      assert.is(ofType(rs, 'command-settled')[0]!.exitCode, 0);
+      assert.is(ofType(rs, 'integrated').length, 0);
+      assert.is(ofType(rs, 'checkpoint').length, 0);
+      assert.is(f.repo.head('runplan/post-run-fail'), before, 'the branch still points at base');
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'zero diff fails (class task, zero_diff) unless expect = "none"',
+  withTimeout(90_000, async () => {
+    const f = setup('zero-diff');
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 1, r.stderr);
+      const receipt = await failedReceipt(f, 'zero-diff');
+      assert.is(receipt.reason, 'zero_diff');
+      assert.is(receipt.class, 'task');
+      assert.is(receipt.phase, 'commit');
+    } finally {
+      f.cleanup();
+    }
+    const g = setup('zero-diff', { 'expect = "commit"': 'expect = "none"' });
+    try {
+      const r = await runplan(['run', g.plan], g);
+      assert.is(r.exitCode, 0, r.stderr);
+      assert.is(g.repo.head('runplan/zero-diff'), g.repo.head('main'));
+      const rs = await records(g.repo, 'zero-diff');
+      assert.is(ofType(rs, 'checkpoint').length, 1);
+      assert.is(ofType(rs, 'integrated')[0]!.mode, 'unchanged');
+    } finally {
+      g.cleanup();
+    }
+  }),
+);
+
+test(
+  'a failing gate: class gate, reason gate_failed, gate output kept as evidence',
+  withTimeout(60_000, async () => {
+    const f = setup('gate-fail');
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 1, r.stderr);
+      const receipt = await failedReceipt(f, 'gate-fail');
+      assert.is(receipt.class, 'gate');
+      assert.is(receipt.reason, 'gate_failed');
+      assert.is(receipt.phase, 'gates');
+      const gateLog = receipt.evidence.find((p: string) => p.endsWith('gate-1.log'));
+      assert.ok(gateLog, 'the gate log is named in the receipt');
+      assert.match(readFileSync(gateLog, 'utf8'), /gate says no: 2 checks failed/);
+      assert.match(r.stderr, /gate-1\.log/);
+      // A failed attempt's worktree stays as evidence.
+      const started = ofType(await records(f.repo, 'gate-fail'), 'attempt-started')[0]!;
+      assert.ok(existsSync(join(started.worktree, 'out', 'checked.txt')));
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'parallel tasks: the later one rebases onto the moved head and re-runs its gates',
+  withTimeout(60_000, async () => {
+    const scratch = tempDir('runplan-gates-');
+    const f = setup('parallel-rebase', {}, { MOCK_GATE_LEDGER: join(scratch.path, 'gates') });
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 0, r.stderr);
+      const rs = await records(f.repo, 'parallel-rebase');
+      const integrated = new Map(ofType(rs, 'integrated').map((d) => [d.taskId, d]));
+      assert.is(integrated.get('fast')!.mode, 'fast_forward');
+      assert.is(integrated.get('slow')!.mode, 'rebase');
+      assert.is(gateCounts(join(scratch.path, 'gates')).get('slow-gate'), 2, 'the gate ran again after the rebase');
+      assert.equal(ofType(rs, 'gates-done').map((d) => d.phase), ['gates', 'integrate']);
+      assert.is(f.repo.fileAt('runplan/parallel-rebase', 'out/fast.txt'), 'fast\n');
+      assert.is(f.repo.fileAt('runplan/parallel-rebase', 'out/slow.txt'), 'slow\n');
+      assert.is(f.repo.git(['rev-list', '--count', 'main..runplan/parallel-rebase']), '2');
+    } finally {
+      f.cleanup();
+      scratch.cleanup();
+    }
+  }),
+);
+
+test(
+  'an integration conflict: class integration, reason integration_conflict, branch keeps the first result',
+  withTimeout(60_000, async () => {
+    const f = setup('conflict');
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 1, r.stderr);
+      const receipt = await failedReceipt(f, 'conflict');
+      assert.is(receipt.class, 'integration');
+      assert.is(receipt.reason, 'integration_conflict');
+      assert.is(receipt.phase, 'integrate');
+      assert.is(receipt.task, 'right');
+      assert.is(f.repo.fileAt('runplan/conflict', 'README.md'), '# fixture repo, as left wants it\n');
+      assert.is(ofType(await records(f.repo, 'conflict'), 'checkpoint').length, 1);
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'landing fast-forwards the land branch; a branch moved by someone else is not forced',
+  withTimeout(90_000, async () => {
+    const f = setup('land');
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 0, r.stderr);
+      assert.is(f.repo.head('main'), f.repo.head('runplan/land'));
+      assert.is(f.repo.fileAt('main', 'out/second.txt'), 'second\n');
+      const rs = await records(f.repo, 'land');
+      assert.is(ofType(rs, 'landing-started').length, 1);
+      assert.is(ofType(rs, 'landed').length, 1);
+      assert.is(rs.at(-1)!.type, 'run-complete');
+      assert.is((rs.at(-1)!.data as Record<string, unknown>).landed, 'refs/heads/main');
+    } finally {
+      f.cleanup();
+    }
+    // Someone commits to main while the run works: landing must fail and leave main alone.
+    const g = setup('land');
+    try {
+      const moved = g.repo.commitFiles({ 'elsewhere.txt': 'x\n' }, 'someone else');
+      // base = "main" is resolved at start: point the plan at the old commit so main has moved on.
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(g.plan, readFileSync(g.plan, 'utf8').replace('base = "main"', `base = "${g.repo.head('main~1')}"`));
+      const r = await runplan(['run', g.plan], g);
+      assert.is(r.exitCode, 1, r.stderr);
+      const receipt = await failedReceipt(g, 'land');
+      assert.is(receipt.class, 'integration');
+      assert.is(receipt.reason, 'land_moved');
+      assert.is(receipt.phase, 'land');
+      assert.is(g.repo.head('main'), moved, 'main was not forced');
+    } finally {
+      g.cleanup();
+    }
+  }),
+);
+
+for (const [plan, reason] of [
+  ['deadline', 'timed_out'],
+  ['stall', 'stalled'],
+] as const) {
+  test(
+    `${plan}: a TERM-ignoring agent and its grandchild are both gone, class timeout (${reason})`,
+    withTimeout(90_000, async () => {
+      const scratch = tempDir('runplan-pids-');
+      const pids = join(scratch.path, 'pids');
+      const f = setup(plan, {}, { MOCK_PIDS: pids });
+      try {
+        const r = await runplan(['run', f.plan], f);
+        assert.is(r.exitCode, 1, r.stderr);
+        const receipt = await failedReceipt(f, plan);
+        assert.is(receipt.class, 'timeout');
+        assert.is(receipt.reason, reason);
+        assert.is(receipt.phase, 'command');
+        const agent = readLedger(f.ledger)[0]!;
+        const grandchildren = readPids(pids);
+        assert.ok(grandchildren.length >= 1, 'the agent started a grandchild');
+        assert.not.ok(alive(agent.pid), `agent ${agent.pid} is gone`);
+        for (const g of grandchildren) assert.not.ok(alive(g.pid), `grandchild ${g.pid} is gone`);
+        const settled = ofType(await records(f.repo, plan), 'command-settled')[0]!;
+        assert.is(settled.reason, reason);
+      } finally {
+        f.cleanup();
+        scratch.cleanup();
+      }
+    }),
+  );
+}
+
+test.run();
