@@ -124,7 +124,7 @@ export async function validatePlan(raw: unknown, file: string): Promise<Result<P
   const defaults = await readTaskKeys(r, defaultsTable, 'defaults', dir);
 
   const formats: { path: string; id: string; format: AgentFormat }[] = [];
-  const tasks = await readTasks(r, raw['tasks'], defaults, repair, dir, formats);
+  const tasks = await readTasks(r, raw['tasks'], defaults, repair, dir, formats, defaultsTable['command'] !== undefined);
 
   // Every task's format, also of tasks with other problems: the list is complete.
   for (const { path, id, format } of formats) {
@@ -304,6 +304,7 @@ async function readTasks(
   repair: RepairCaps,
   dir: string,
   formats: { path: string; id: string; format: AgentFormat }[],
+  defaultsGiveCommand: boolean,
 ): Promise<TaskSpec[]> {
   if (value === undefined) {
     r.problem('tasks', 'missing_key', 'a plan needs at least one [[tasks]] entry');
@@ -327,7 +328,7 @@ async function readTasks(
     needsAt.push({ index: i, needs });
     const own = await readTaskKeys(r, t, path, dir);
     formats.push({ path, id: id ?? `#${i}`, format: own.format ?? defaults.format ?? PLAN_DEFAULTS.format });
-    const task = await buildTask(r, t, path, id ?? `#${i}`, needs, own, defaults, repair, dir);
+    const task = await buildTask(r, t, path, id ?? `#${i}`, needs, own, defaults, repair, dir, defaultsGiveCommand);
     if (task && id !== undefined) tasks.push(task);
   }
   checkNeeds(r, needsAt, firstIndex);
@@ -383,10 +384,11 @@ async function buildTask(
   defaults: TaskKeys,
   planRepair: RepairCaps,
   dir: string,
+  defaultsGiveCommand: boolean,
 ): Promise<TaskSpec | undefined> {
   const at = (key: string): string => keyPath(path, key);
   const command = own.command ?? defaults.command;
-  if (!command && t['command'] === undefined) {
+  if (t['command'] === undefined && !defaultsGiveCommand) {
     r.problem(at('command'), 'missing_key', `task ${id} has no command and [defaults] gives none`);
   }
   let prompt = r.string(t['prompt'], at('prompt'));

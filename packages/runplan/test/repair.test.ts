@@ -202,6 +202,8 @@ test('classifyCommand: settle reason, agent state and the plan exit codes', () =
     [{ reason: 'exited', exitCode: 0 }, { ...ok, isError: true }, 'task/agent_error'],
     [{ reason: 'signaled', exitCode: null }, ok, 'task/signaled'],
     [{ reason: 'exited', exitCode: 3 }, ok, 'task/exited'],
+    [{ reason: 'exited', exitCode: 0 }, { ...ok, providerLimited: true }, undefined],
+    [{ reason: 'stalled', exitCode: null }, { ...ok, providerLimited: true }, 'provider/provider_limited'],
   ];
   for (const [execution, agent, expected] of cases) {
     const c = classifyCommand(execution, agent, task);
