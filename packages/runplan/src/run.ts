@@ -1,8 +1,8 @@
 import { rename } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { processIdentity } from '@runplan/settle';
-import { acquireLock, openWriter, repairJournal, validateJournal, type HeldLock, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
+import { processIdentity, teardownByTag } from '@runplan/settle';
+import { acquireLock, openWriter, readJournal, repairJournal, validateJournal, type HeldLock, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
 import { loadPlan, topologicalOrder } from './plan.js';
 import type { Plan, PlanProblem, TaskSpec } from './plan-types.js';
 import { planDigest, taskContractDigest } from './digest.js';
@@ -110,6 +110,7 @@ async function closePriorRuns(slug: SlugPaths, plan: Plan, req: RunRequest): Pro
   }
   const abandoned: string[] = [];
   for (const { run, corrupt, torn } of incomplete) {
+    const survivors = await endCrashedAttempts(run);
     if (corrupt) {
       const aside = `${run.dir}.corrupt-${compactUtc(new Date())}`;
       await rename(run.dir, aside);
@@ -124,7 +125,7 @@ async function closePriorRuns(slug: SlugPaths, plan: Plan, req: RunRequest): Pro
         logicalRunId: run.runId,
         class: 'abandoned',
         reason: 'abandoned',
-        message: 'closed by runplan run --fresh',
+        message: `closed by runplan run --fresh${survivors.length > 0 ? `; processes that survived teardown: ${survivors.join(' ')}` : ''}`,
         task: null,
         phase: null,
         evidence: [],
@@ -141,6 +142,33 @@ async function closePriorRuns(slug: SlugPaths, plan: Plan, req: RunRequest): Pro
     abandoned.push(run.runId);
   }
   return { ok: true, abandoned };
+}
+
+// Ends what is left of a dead coordinator's open attempts (attempt-started without
+// attempt-closed) by their journaled ownerTags; nothing else is touched. Returns survivors.
+async function endCrashedAttempts(run: RunPaths): Promise<number[]> {
+  let records: JournalRecord[];
+  try {
+    records = (await readJournal(run.journal)).records;
+  } catch {
+    return [];
+  }
+  const open = new Map<string, string>();
+  for (const r of records) {
+    const d = r.data as { taskId?: unknown; attempt?: unknown; ownerTag?: unknown };
+    const key = `${String(d.taskId)}.${String(d.attempt)}`;
+    if (r.type === 'attempt-started' && typeof d.ownerTag === 'string') open.set(key, d.ownerTag);
+    if (r.type === 'attempt-closed') open.delete(key);
+  }
+  const survivors: number[] = [];
+  for (const tag of open.values()) {
+    try {
+      survivors.push(...(await teardownByTag(tag, { graceMs: 2000 })).survivors);
+    } catch {
+      // A tag settle does not recognise names nothing we could have started.
+    }
+  }
+  return survivors;
 }
 
 // Test-only environment fail points (the crash sweep of issue 7 and the exit-5 path):

@@ -1,0 +1,180 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readLedger, runBin, withTimeout } from '@runplan/test-fixtures';
+import { alive, ofType, records, runIds, RUNPLAN, runplan, setup, waitForEvent } from './support.js';
+
+const HOLD = { MOCK_HOLD: 'only', MOCK_HOLD_SECONDS: '120' };
+
+// Kills whatever mock agents a test left running (a killed coordinator cannot).
+function killAgents(ledger: string): void {
+  for (const { pid } of readLedger(ledger)) {
+    try {
+      if (alive(pid)) process.kill(pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+test(
+  'a second run of the slug exits 4 at once naming the first; stop tears the attempt down: receipt interrupted, exit 143, status failed (interrupted)',
+  withTimeout(120_000, async () => {
+    const f = setup('single', {}, HOLD);
+    try {
+      let first = 0;
+      const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000, onSpawn: (pid) => (first = pid) });
+      await waitForEvent(f.repo, 'single', 'attempt-started');
+
+      const second = await runplan(['run', f.plan], f);
+      assert.is(second.exitCode, 4, second.stderr);
+      assert.match(second.stderr, new RegExp(`lock_held: .*pid ${first}\\b.*start time`));
+      assert.is(runIds(f.repo, 'single').length, 1, 'the second run wrote nothing');
+
+      const status = await runplan(['status', '--json'], f);
+      assert.is(status.exitCode, 0);
+      assert.is(JSON.parse(status.stdout.trim()).state, 'running');
+
+      const stop = await runplan(['stop', 'single', '--wait', '60s'], f);
+      assert.is(stop.exitCode, 0, stop.stderr);
+      const receiptLine = JSON.parse(stop.stdout.trim());
+      assert.is(receiptLine.type, 'run-failed');
+      assert.is(receiptLine.data.class, 'interrupted');
+
+      const r = await running;
+      assert.is(r.exitCode, 143, r.stderr);
+      assert.match(r.stderr, /interrupted/);
+      const agent = readLedger(f.ledger)[0]!;
+      assert.not.ok(alive(agent.pid), 'the agent was torn down');
+      const rs = await records(f.repo, 'single');
+      assert.is(rs.filter((x) => x.terminal === true).length, 1);
+      const closed = ofType(rs, 'attempt-closed')[0]!;
+      assert.is(closed.outcome, 'interrupted');
+      assert.ok(rs.findIndex((x) => x.type === 'attempt-closed') < rs.findIndex((x) => x.terminal === true), 'attempts end before the receipt');
+
+      const after = await runplan(['status'], f);
+      assert.match(after.stdout, /failed \(interrupted\)/);
+      const nothing = await runplan(['stop', 'single'], f);
+      assert.is(nothing.exitCode, 1);
+    } finally {
+      killAgents(f.ledger);
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'SIGINT twice: one receipt, exit 130',
+  withTimeout(120_000, async () => {
+    const f = setup('single', {}, HOLD);
+    try {
+      let pid = 0;
+      const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
+      await waitForEvent(f.repo, 'single', 'attempt-started');
+      process.kill(pid, 'SIGINT');
+      process.kill(pid, 'SIGINT');
+      const r = await running;
+      assert.is(r.exitCode, 130, r.stderr);
+      const rs = await records(f.repo, 'single');
+      const terminal = rs.filter((x) => x.terminal === true);
+      assert.is(terminal.length, 1);
+      assert.is((terminal[0]!.data as Record<string, unknown>).class, 'interrupted');
+      assert.is((terminal[0]!.data as Record<string, unknown>).signal, 'SIGINT');
+    } finally {
+      killAgents(f.ledger);
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'kill -9 of the coordinator: status says degraded (never running) with the command; run refuses (exit 3, names --fresh); --fresh abandons it and starts clean',
+  withTimeout(150_000, async () => {
+    const f = setup('single', {}, HOLD);
+    try {
+      let pid = 0;
+      const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
+      await waitForEvent(f.repo, 'single', 'attempt-started');
+      process.kill(pid, 'SIGKILL');
+      const r = await running;
+      assert.is(r.signal, 'SIGKILL');
+
+      const status = await runplan(['status', 'single', '--json'], f);
+      assert.is(status.exitCode, 0, status.stderr);
+      const row = JSON.parse(status.stdout.trim());
+      assert.is(row.state, 'degraded');
+      assert.is(row.resumeCommand, `runplan run ${f.plan}`);
+      const human = await runplan(['status'], f);
+      assert.match(human.stdout, /degraded/);
+      assert.not.match(human.stdout, /running/);
+      assert.ok(human.stderr.includes(`runplan run ${f.plan}`), human.stderr);
+
+      const ledgerBefore = readLedger(f.ledger).length;
+      const refused = await runplan(['run', f.plan], f);
+      assert.is(refused.exitCode, 3, refused.stderr);
+      assert.match(refused.stderr, /incomplete_run/);
+      assert.match(refused.stderr, /--fresh/);
+      assert.is(readLedger(f.ledger).length, ledgerBefore, 'nothing dispatched');
+      assert.is(runIds(f.repo, 'single').length, 1, 'nothing written');
+
+      const env = { ...f.env, MOCK_HOLD: '' };
+      const fresh = await runplan(['run', f.plan, '--fresh'], { env });
+      assert.is(fresh.exitCode, 0, fresh.stderr);
+      const orphan = readLedger(f.ledger)[0]!;
+      assert.not.ok(alive(orphan.pid), 'the crashed attempt was torn down by its ownerTag');
+      const ids = runIds(f.repo, 'single');
+      assert.is(ids.length, 2);
+      const { readJournal } = await import('@runplan/journal');
+      const { join } = await import('node:path');
+      const old = await readJournal(join(f.repo.path, '.git', 'runplan', 'single', ids[0]!, 'journal.jsonl'));
+      const oldTerminal = old.records.filter((x) => x.terminal === true);
+      assert.is(oldTerminal.length, 1);
+      assert.is((oldTerminal[0]!.data as Record<string, unknown>).class, 'abandoned');
+      const newer = await records(f.repo, 'single');
+      assert.equal(ofType(newer, 'run-started')[0]!.abandoned, [ids[0]]);
+      const after = await runplan(['status', '--json'], f);
+      const last = JSON.parse(after.stdout.trim());
+      assert.is(last.state, 'complete');
+      assert.is(last.runs, 2);
+    } finally {
+      killAgents(f.ledger);
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'the journal failing: attempts torn down, exit 5, no receipt, the run left incomplete',
+  withTimeout(60_000, async () => {
+    const f = setup('single', {}, { RUNPLAN_FAILPOINT: 'journal-error:command-settled' });
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 5, r.stderr);
+      assert.match(r.stderr, /^runplan: journal_failed: /m);
+      const rs = await records(f.repo, 'single');
+      assert.is(rs.filter((x) => x.terminal === true).length, 0);
+      const status = await runplan(['status', '--json'], f);
+      assert.is(JSON.parse(status.stdout.trim()).state, 'degraded');
+    } finally {
+      killAgents(f.ledger);
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'status of an unknown slug exits 1; status never takes the lock',
+  withTimeout(30_000, async () => {
+    const f = setup('single');
+    try {
+      const r = await runplan(['status', 'nope'], f);
+      assert.is(r.exitCode, 1);
+      assert.match(r.stderr, /no_such_slug/);
+      const none = await runplan(['status'], f);
+      assert.is(none.exitCode, 0);
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test.run();
