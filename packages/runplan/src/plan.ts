@@ -76,8 +76,9 @@ export function parsePlanText(text: string, file: string): Result<unknown, PlanP
 }
 
 // Validates a parsed plan document; `file` locates prompt_file and env_file.
-export async function validatePlan(raw: unknown, file: string): Promise<Result<Plan, PlanProblem[]>> {
+export async function validatePlan(raw: unknown, planFile: string): Promise<Result<Plan, PlanProblem[]>> {
   const r = new PlanReader();
+  const file = resolve(planFile);
   const dir = dirname(file);
   if (!isTable(raw)) {
     r.problem('', 'wrong_type', 'a plan must be a table of keys');
