@@ -4,7 +4,7 @@ export { render, renderArgv } from './render.js';
 export type { TemplateVars } from './render.js';
 export { isIdentifier, isUntrusted, knownVariables, variableSpec, RUN_OUTCOMES, TIERS } from './variables.js';
 export type { Tier, ValueClass, VariableSpec } from './variables.js';
-export { canonicalTemplate, holdingDirectory, isVarying, nameShape, parsePathTemplate } from './path-template.js';
+export { canonicalTemplate, holdingDirectory, isVarying, nameShape, parsePathTemplate, renderPath } from './path-template.js';
 export type { PathOptions, PathTemplate } from './path-template.js';
 export type { WorkdirError, WorkdirErrorReason } from './errors.js';
 export { MARK_FILE, parseMark, readMark } from './mark.js';

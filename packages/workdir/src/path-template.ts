@@ -89,6 +89,15 @@ export function renderElements(
 }
 
 /**
+ * The path a workdir template names for these values (`~` expanded), without creating
+ * anything: what a journal records before createRunDir runs.
+ */
+export function renderPath(text: string, vars: TemplateVars, opts: PathOptions = {}): Result<string, WorkdirError> {
+  const parsed = parsePathTemplate(text, opts);
+  return parsed.ok ? renderElements(parsed.value, vars) : parsed;
+}
+
+/**
  * The directory HOLDING the run directories: what a template means with no run in flight.
  * For a shared workdir it is the workdir itself.
  */

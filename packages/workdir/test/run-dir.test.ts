@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tempDir, withTimeout } from '@runplan/test-fixtures';
 import { processIdentity } from '@runplan/settle';
-import { createDataDir, createRunDir, holdingDirectory, MARK_FILE, parseMark } from '../src/index.js';
+import { createDataDir, createRunDir, holdingDirectory, MARK_FILE, parseMark, renderPath } from '../src/index.js';
 import { plantMark } from './support.js';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
@@ -177,6 +177,7 @@ test(
     try {
       const created = await createRunDir('~/runs/{{run.id}}', { 'run.id': 'r1' }, { home: tmp.path });
       assert.equal(created.ok && created.value.path, join(tmp.path, 'runs', 'r1'));
+      assert.equal(renderPath('~/runs/{{run.id}}', { 'run.id': 'r1' }, { home: tmp.path }), { ok: true, value: join(tmp.path, 'runs', 'r1') });
       assert.equal(holdingDirectory('~/runs/{{run.id}}', {}, { home: tmp.path }), { ok: true, value: join(tmp.path, 'runs') });
     } finally {
       tmp.cleanup();
