@@ -14,6 +14,7 @@ import {
   normalizeEvidence,
   recordFailure,
   retryPrompt,
+  decideRound,
   EVIDENCE_LINES,
   TRANSITIONS,
 } from '../src/repair.js';
@@ -255,6 +256,21 @@ test('a retry prompt carries the previous failure in a delimited section, masked
   assert.not.ok(long.includes('    | line 439\n'));
   assert.is(long.split('\n').filter((l) => l.startsWith('    | ')).length, EVIDENCE_LINES);
   assert.match(retryPrompt('p', { class: 'timeout', reason: 'timed_out', phase: 'command', attempt: 1, evidence: '' }), 'No output was captured.');
+});
+
+test('improve-verify rounds: done, next, stagnation, rounds_exhausted', () => {
+  const round = (over: Partial<Parameters<typeof decideRound>[0]>) => ({ round: 1, verifyPassed: false, treeChanged: true, verifyFingerprint: 'v1', ...over });
+  assert.equal(decideRound(round({ verifyPassed: true, treeChanged: false }), 3), { action: 'done' });
+  assert.equal(decideRound(round({}), 3), { action: 'next_round' });
+  assert.equal(decideRound(round({ round: 2, previousVerifyFingerprint: 'v1', verifyFingerprint: 'v2' }), 3), { action: 'next_round' });
+  const noChange = decideRound(round({ treeChanged: false }), 3);
+  assert.equal(noChange.action === 'stop' && [noChange.class, noChange.reason], ['stagnation', 'no_change']);
+  const repeated = decideRound(round({ round: 2, previousVerifyFingerprint: 'v1' }), 3);
+  assert.equal(repeated.action === 'stop' && [repeated.class, repeated.reason], ['stagnation', 'repeated_verify']);
+  const exhausted = decideRound(round({ round: 3, previousVerifyFingerprint: 'v0' }), 3);
+  assert.equal(exhausted.action === 'stop' && [exhausted.class, exhausted.reason], ['task', 'rounds_exhausted']);
+  assert.equal(decideRepair(failure('stagnation'), emptyHistory(), DEFAULT_CAPS).action, 'stop');
+  assert.equal(decideRepair(failure('task', 'x', { reason: 'rounds_exhausted' }), emptyHistory(), DEFAULT_CAPS).action, 'stop');
 });
 
 test.run();
