@@ -1,9 +1,10 @@
 import { tmpdir } from 'node:os';
 import type { SettleReason } from '@runplan/settle';
 import { canonicalJson, sha256Hex } from './digest.js';
-import type { AgentState } from './format/state.js';
+import { totalTokens } from './format/state.js';
+import type { AgentState, Usage } from './format/state.js';
 import { DEFAULT_CAPS } from './plan-types.js';
-import type { RepairCaps } from './plan-types.js';
+import type { Plan, RepairCaps } from './plan-types.js';
 
 export { DEFAULT_CAPS } from './plan-types.js';
 
@@ -349,4 +350,23 @@ export function decideRound(outcome: RoundOutcome, rounds: number): RoundDecisio
   }
   if (outcome.round >= rounds) return { action: 'stop', class: 'task', reason: 'rounds_exhausted', detail: `verify still fails after ${outcome.round} of ${rounds} rounds` };
   return { action: 'next_round' };
+}
+
+/**
+ * The slug's stop-loss: spent tokens (input + output + cache read + cache creation) and
+ * cost against `[budget]`. Undefined = within budget. Reaching the limit counts as spent:
+ * a run may not start another attempt with nothing left.
+ */
+export function budgetExceeded(
+  budget: Plan['budget'],
+  spent: { usage: Usage; costUsd: number },
+): { class: 'budget'; reason: 'max_tokens' | 'max_cost_usd'; detail: string } | undefined {
+  const tokens = totalTokens(spent.usage);
+  if (budget.maxTokens !== undefined && tokens >= budget.maxTokens) {
+    return { class: 'budget', reason: 'max_tokens', detail: `${tokens} tokens spent, budget.max_tokens = ${budget.maxTokens}` };
+  }
+  if (budget.maxCostUsd !== undefined && spent.costUsd >= budget.maxCostUsd) {
+    return { class: 'budget', reason: 'max_cost_usd', detail: `$${spent.costUsd.toFixed(4)} spent, budget.max_cost_usd = ${budget.maxCostUsd}` };
+  }
+  return undefined;
 }

@@ -15,6 +15,7 @@ import {
   recordFailure,
   retryPrompt,
   decideRound,
+  budgetExceeded,
   EVIDENCE_LINES,
   TRANSITIONS,
 } from '../src/repair.js';
@@ -271,6 +272,15 @@ test('improve-verify rounds: done, next, stagnation, rounds_exhausted', () => {
   assert.equal(exhausted.action === 'stop' && [exhausted.class, exhausted.reason], ['task', 'rounds_exhausted']);
   assert.equal(decideRepair(failure('stagnation'), emptyHistory(), DEFAULT_CAPS).action, 'stop');
   assert.equal(decideRepair(failure('task', 'x', { reason: 'rounds_exhausted' }), emptyHistory(), DEFAULT_CAPS).action, 'stop');
+});
+
+test('budget: tokens of all four kinds and cost, reaching the limit counts', () => {
+  const usage = { inputTokens: 10, outputTokens: 20, cacheReadTokens: 30, cacheCreationTokens: 40 };
+  assert.is(budgetExceeded({}, { usage, costUsd: 99 }), undefined);
+  assert.is(budgetExceeded({ maxTokens: 101, maxCostUsd: 1 }, { usage, costUsd: 0.5 }), undefined);
+  assert.is(budgetExceeded({ maxTokens: 100 }, { usage, costUsd: 0 })?.reason, 'max_tokens');
+  assert.is(budgetExceeded({ maxCostUsd: 0.5 }, { usage, costUsd: 0.5 })?.reason, 'max_cost_usd');
+  assert.is(budgetExceeded({ maxCostUsd: 0.5 }, { usage, costUsd: 0.5 })?.class, 'budget');
 });
 
 test.run();
