@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -147,6 +147,45 @@ test(
       assert.match(lines[0]!, /^workdir: exists_unmarked: /);
       assert.match(lines[1]!, `  hint: `);
       assert.match(lines[1]!, `rmdir ${join(tmp.path, 'runs', 'crashed')}`);
+    } finally {
+      tmp.cleanup();
+    }
+  }),
+);
+
+test(
+  'bin create: a symlink, a file, a bad mark or another template at the path exit 1; a relative template exits 2',
+  withTimeout(60_000, async () => {
+    const tmp = tempDir();
+    try {
+      const runs = join(tmp.path, 'runs');
+      plantMark(join(tmp.path, 'elsewhere'), { template: `${runs}/{{run.id}}`, runId: 'link', createdAt: at(0) });
+      mkdirSync(runs);
+      symlinkSync(join(tmp.path, 'elsewhere'), join(runs, 'link'));
+      writeFileSync(join(runs, 'file'), '');
+      mkdirSync(join(runs, 'garbled'));
+      writeFileSync(join(runs, 'garbled', MARK_FILE), '{');
+      plantMark(join(runs, 'foreign'), { template: `${runs}/{{task.id}}`, runId: 'foreign', createdAt: at(0) });
+      for (const [id, reason] of [
+        ['link', 'exists_not_directory'],
+        ['file', 'exists_not_directory'],
+        ['garbled', 'bad_mark'],
+        ['foreign', 'exists_other_template'],
+      ] as const) {
+        const result = await workdir(['create', `${runs}/{{run.id}}`, '--var', `run.id=${id}`]);
+        assert.is(result.exitCode, 1, id);
+        assert.match(stderrLines(result)[0]!, `workdir: ${reason}: ${join(runs, id)}`);
+      }
+      assert.ok(existsSync(join(tmp.path, 'elsewhere', MARK_FILE)));
+      const relative = await workdir(['create', 'runs/{{run.id}}', '--var', 'run.id=r'], undefined, tmp.path);
+      assert.is(relative.exitCode, 2);
+      assert.match(relative.stderr, /^workdir: not_absolute: /);
+      assert.not.ok(existsSync(join(tmp.path, 'runs', 'r')));
+      mkdirSync(join(tmp.path, 'w'));
+      symlinkSync(join(tmp.path, 'elsewhere'), join(tmp.path, 'w', '.harness-run'));
+      const linked = await workdir(['datadir', join(tmp.path, 'w'), '--run-id', 'r']);
+      assert.is(linked.exitCode, 1);
+      assert.match(linked.stderr, /^workdir: exists_not_directory: .*\.harness-run exists and is a symlink/);
     } finally {
       tmp.cleanup();
     }

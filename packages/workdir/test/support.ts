@@ -20,8 +20,11 @@ export function at(minutes: number): string {
 }
 
 // Runs the real workdir bin.
-export function workdir(args: string[], env?: NodeJS.ProcessEnv): Promise<BinResult> {
-  return runBin(binPath('workdir'), args, env === undefined ? {} : { env: { ...process.env, ...env } });
+export function workdir(args: string[], env?: NodeJS.ProcessEnv, cwd?: string): Promise<BinResult> {
+  return runBin(binPath('workdir'), args, {
+    ...(env === undefined ? {} : { env: { ...process.env, ...env } }),
+    ...(cwd === undefined ? {} : { cwd }),
+  });
 }
 
 // Runs the real workdir bin in a child whose umask is `mask` (see umask-child.ts).
