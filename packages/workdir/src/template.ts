@@ -81,11 +81,10 @@ export function parseTemplate(text: string): Result<Template, TemplateError> {
   return ok({ text, parts, variables });
 }
 
-// The variable names a template references (those parsed before any syntax error).
+// The variable names a template references; with a syntax error, every well-formed reference in it.
 export function templateVariables(text: string): string[] {
   const parsed = parseTemplate(text);
   if (parsed.ok) return parsed.value.variables;
-  // Names before the first error still count: parse the prefix that is well-formed.
   const names: string[] = [];
   for (const match of text.matchAll(/\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}/g)) {
     if (match[1] !== undefined && !names.includes(match[1])) names.push(match[1]);
