@@ -33,6 +33,7 @@ export interface TaskKeys {
   blockedExit?: number;
 }
 
+// `[repair]` or a task's `repair = {…}`: known keys only, each cap over `base`.
 export function readRepair(r: PlanReader, value: unknown, path: string, base: RepairCaps): RepairCaps {
   const table = r.table(value, path);
   if (!table) return { ...base, providerExitCodes: [...base.providerExitCodes] };
