@@ -6,8 +6,9 @@ import { createDataDir, createRunDir, render, renderArgv, type TemplateVars } fr
 import type { TaskSpec } from './plan-types.js';
 import { agentConsumer, initialAgentState, type AgentState } from './format/index.js';
 import { maskSecrets } from './secrets.js';
+import { classifyCommand, classifyGate, type FailureClass } from './repair.js';
 import { JournalFailure, type RunContext } from './context.js';
-import { ZERO_USAGE, type AttemptFailureData, type FailureClass, type CheckpointData, type GateResult, type Phase, type UsageTotals } from './events.js';
+import { ZERO_USAGE, type AttemptFailureData, type CheckpointData, type GateResult, type Phase, type UsageTotals } from './events.js';
 import { evidenceSink, fileTail, textTail, writeEvidence } from './evidence.js';
 import { compactUtc, attemptEvidenceDir, ensurePrivateDir } from './state.js';
 import { describeGitFailure, git, gitSettled, isAncestor, resolveCommit, scrubbedGitEnv, succeeded, updateRef, type GitRunContext } from './git.js';
@@ -307,32 +308,26 @@ class AttemptState {
     return { execution, failure: this.classifyCommand(execution, state, errorText, stderrTail) };
   }
 
-  // What the command's settlement means for the attempt (undefined: it succeeded).
+  // What the command's settlement means for the attempt (undefined: it succeeded). The
+  // class comes from repair.ts (the one classification); a transport error or survivors of
+  // teardown fail an otherwise clean exit.
   classifyCommand(execution: Execution, state: AgentState | undefined, error: string | null, tail: string): StepFailed | undefined {
     const { task } = this;
-    const code = execution.exitCode;
-    switch (execution.reason) {
-      case 'interrupted':
-        return fail('interrupted', 'interrupted', 'command', 'the run was interrupted');
-      case 'timed_out':
-        return fail('timeout', 'timed_out', 'command', `the command passed its deadline (${execution.deadlineMs ?? task.deadlineMs}ms)`, tail);
-      case 'stalled':
-        return fail('timeout', 'stalled', 'command', `the command wrote nothing for ${task.stallMs}ms`, tail);
-      case 'spawn_failed':
-        return fail('environment', 'spawn_failed', 'command', error ?? 'the command could not be started', tail);
-      case 'signaled':
-        return fail('task', 'signaled', 'command', `the command was killed by ${execution.signal}`, tail);
-      case 'exited':
-        break;
+    const c = classifyCommand(execution, state, task);
+    if (c !== undefined) {
+      const messages: Record<string, string> = {
+        interrupted: 'the run was interrupted',
+        timed_out: `the command passed its deadline (${execution.deadlineMs ?? task.deadlineMs}ms)`,
+        stalled: `the command wrote nothing for ${task.stallMs}ms`,
+        spawn_failed: error ?? 'the command could not be started',
+        signaled: `the command was killed by ${execution.signal}`,
+        blocked: `the agent is blocked: ${state?.blocked ?? `exit ${execution.exitCode}`}`,
+        provider_limited: `the provider refused (rate limit or overload), exit ${execution.exitCode}`,
+        agent_error: `the agent reported an error: ${state?.errorMessage ?? ''}`,
+        exited: `the command exited ${execution.exitCode}`,
+      };
+      return fail(c.class, c.reason, 'command', maskSecrets(messages[c.reason] ?? c.reason, this.ctx.secrets), tail);
     }
-    if (state?.blocked !== undefined || (task.blockedExit !== undefined && code === task.blockedExit)) {
-      return fail('needs_human', 'blocked', 'command', `the agent is blocked: ${state?.blocked ?? `exit ${code}`}`, tail);
-    }
-    if (state?.providerLimited || (code !== null && code !== 0 && task.repair.providerExitCodes.includes(code))) {
-      return fail('provider', 'provider_limited', 'command', `the provider refused (rate limit or overload), exit ${code}`, tail);
-    }
-    if (code !== 0) return fail('task', 'exited', 'command', `the command exited ${code}`, tail);
-    if (state?.isError) return fail('task', 'agent_error', 'command', `the agent reported an error: ${state.errorMessage ?? ''}`, tail);
     if (error !== null) return fail('task', 'transport_error', 'command', error, tail);
     if (execution.teardown.result === 'failed') {
       return fail('teardown', 'teardown_failed', 'command', `processes survived teardown: ${execution.teardown.survivors.join(' ')}`, tail);
@@ -368,16 +363,10 @@ class AttemptState {
       this.evidence.push(path);
       this.survivors.push(...gate.teardown.survivors);
       results.push({ argv: argv.value.map((a) => maskSecrets(a, ctx.secrets)), reason: gate.reason, exitCode: gate.exitCode, durationMs: gate.durationMs, evidence: path });
-      if (gate.reason === 'interrupted') {
-        failure = fail('interrupted', 'interrupted', phase, 'the run was interrupted during a gate');
-        break;
-      }
-      if (gate.reason === 'timed_out' || gate.reason === 'stalled') {
-        failure = fail('timeout', 'gate_timed_out', phase, `gate ${i + 1} (${argv.value[0]}) passed its deadline`, maskSecrets(textTail(output), ctx.secrets));
-        break;
-      }
-      if (!(gate.reason === 'exited' && gate.exitCode === 0)) {
-        failure = fail('gate', 'gate_failed', phase, `gate ${i + 1} (${argv.value.join(' ')}) ${gate.reason === 'exited' ? `exited ${gate.exitCode}` : gate.reason}`, maskSecrets(textTail(output), ctx.secrets));
+      const c = classifyGate(gate);
+      if (c !== undefined) {
+        const how = gate.reason === 'exited' ? `exited ${gate.exitCode}` : gate.reason;
+        failure = fail(c.class, c.reason, phase, `gate ${i + 1} (${argv.value.join(' ')}) ${how}`, maskSecrets(textTail(output), ctx.secrets));
         break;
       }
     }

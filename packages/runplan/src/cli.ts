@@ -36,7 +36,8 @@ export async function main(argv: string[]): Promise<number> {
 
   cli
     .command('run <plan>', 'Run a plan: the blocking coordinator (one foreground process)')
-    .option('--fresh', 'Close an incomplete run of the slug as abandoned and start a new one')
+    .option('--fresh', 'Close incomplete runs of the slug as abandoned and start a new one (no continuation)')
+    .option('--run <id>', 'Resume this incomplete run (when there are several)')
     .option('--jobs <n>', 'Tasks in flight at once (overrides the plan)')
     .option('--json', 'Print every journal record as a JSON line on stdout')
     .option('--repo <dir>', 'The git repository (default: the one containing the plan)')
@@ -174,6 +175,7 @@ async function runCommand(planFile: string, o: Record<string, unknown>, stdout: 
       ...(typeof o.stateDir === 'string' ? { stateDir: resolve(o.stateDir) } : {}),
       ...(jobs !== undefined ? { jobs } : {}),
       fresh: o.fresh === true,
+      ...(o.run !== undefined ? { run: String(o.run) } : {}),
       breakLock: o.breakLock === true,
       signal: controller.signal,
       onRecord: (r) => progress.record(r),

@@ -1,4 +1,7 @@
 import type { ProcessIdentity } from '@runplan/settle';
+import type { FailureClass } from './repair.js';
+
+export type { FailureClass };
 
 /**
  * The journal events of one logical run (DESIGN "Journal events"). The journal is the only
@@ -12,23 +15,6 @@ import type { ProcessIdentity } from '@runplan/settle';
  *   [landing-started → landed]
  *   run-complete | run-failed   (terminal, exactly one)
  */
-
-/** Failure classes (DESIGN "Failure classes and repair"); the same union repair.ts decides on. */
-export type FailureClass =
-  | 'task'
-  | 'gate'
-  | 'environment'
-  | 'provider'
-  | 'timeout'
-  | 'teardown'
-  | 'integration'
-  | 'stagnation'
-  | 'needs_human'
-  | 'budget'
-  | 'interrupted'
-  | 'abandoned'
-  | 'engine'
-  | 'invariant';
 
 /** Token usage as the agent reported it (zeros for formats that report nothing). */
 export interface UsageTotals {
@@ -66,6 +52,36 @@ export interface RunStartedData {
   coordinator: ProcessIdentity;
   /** Runs of this slug closed as `abandoned` (or renamed aside) by `--fresh` before this one. */
   abandoned: string[];
+  /** The failed run this one continues (its valid checkpoints are adopted), or null. */
+  continues: string | null;
+}
+
+/** A resumed coordinator took over an incomplete run whose coordinator died. */
+export interface CoordinatorCrashedData {
+  /** The dead coordinator, as its lock identity file named it (null: unknown). */
+  previous: ProcessIdentity | null;
+  /** This coordinator. */
+  coordinator: ProcessIdentity;
+  /** Attempts that were open, each ended by its ownerTag before anything else ran. */
+  crashed: Array<{ taskId: string; attempt: number; ownerTag: string; survivors: number[] }>;
+  /** The integration head the branch is reset to (the last valid checkpoint's result). */
+  head: string;
+  checkpoints: number;
+}
+
+/** Keys outside every completed task's contract changed between a crash and its resume. */
+export interface PlanAmendedData {
+  from: string;
+  to: string;
+  tasks: TaskDigest[];
+  jobs: number;
+}
+
+/** A checkpoint of the failed run this one continues, adopted without dispatching its task. */
+export interface CheckpointAdoptedData {
+  origin: string;
+  taskId: string;
+  checkpoint: CheckpointData;
 }
 
 export interface AttemptStartedData {
@@ -230,6 +246,9 @@ export interface RunFailedData {
 /** Every event the coordinator writes, by type. */
 export interface EventMap {
   'run-started': RunStartedData;
+  'coordinator-crashed': CoordinatorCrashedData;
+  'plan-amended': PlanAmendedData;
+  'checkpoint-adopted': CheckpointAdoptedData;
   'attempt-started': AttemptStartedData;
   'pre-run-done': HookDoneData;
   'command-settled': CommandSettledData;

@@ -1,13 +1,15 @@
 import { rename } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { processIdentity, teardownByTag } from '@runplan/settle';
-import { acquireLock, openWriter, readJournal, repairJournal, validateJournal, type HeldLock, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
+import { processIdentity, teardownByTag, type ProcessIdentity } from '@runplan/settle';
+import { acquireLock, openWriter, readJournal, type HeldLock, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
 import { loadPlan, topologicalOrder } from './plan.js';
 import type { Plan, PlanProblem, TaskSpec } from './plan-types.js';
 import { planDigest, taskContractDigest } from './digest.js';
 import { maskSecrets, planCopy, secretValues } from './secrets.js';
 import { runAttempt, type AttemptResult } from './attempt.js';
+import { inspectRuns, recoverRun, type PriorRun, type Refusal, type RecoveredRun } from './resume.js';
+import { decideAfterCrash, emptyHistory } from './repair.js';
 import { Integration, JournalFailure, type Emit, type RunContext } from './context.js';
 import { addUsage, ZERO_USAGE, type AttemptFailureData, type EventMap, type EventType, type RunCompleteData, type RunFailedData, type UsageTotals } from './events.js';
 import { commonDir, identityEnv, readRef, resolveCommit, toplevel, updateRef } from './git.js';
@@ -21,6 +23,8 @@ export interface RunRequest {
   stateDir?: string;
   jobs?: number;
   fresh?: boolean;
+  /** The incomplete run to resume when there are several. */
+  run?: string;
   breakLock?: boolean;
   /** Aborted by the CLI on SIGINT/SIGTERM; its `reason` is the signal name. */
   signal: AbortSignal;
@@ -77,39 +81,69 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
     return { kind: 'refused', reason: lock.error.reason, message: lock.error.message, ...(lock.error.reason === 'foreign_host' ? { hint: 'pass --break-lock if that host is gone' } : {}) };
   }
   try {
-    const prior = await closePriorRuns(slug, plan, req);
-    if (!prior.ok) return prior.end;
-    return await startRun(plan, repo, slug, runPaths(slug, runId), baseCommit, prior.abandoned, req);
+    const chosen = await chooseRun(slug, plan, repo, req, runId);
+    if (!chosen.ok) return chosen.end;
+    return await startRun(plan, repo, slug, chosen.value, baseCommit, req);
   } finally {
     await lock.value.release();
   }
 }
 
-// Finds runs of the slug that never wrote a receipt. Resume is not built yet, so an
-// incomplete run refuses (exit 3, nothing written) unless `--fresh` abandons it.
-async function closePriorRuns(slug: SlugPaths, plan: Plan, req: RunRequest): Promise<{ ok: true; abandoned: string[] } | { ok: false; end: RunEnd }> {
-  const incomplete: Array<{ run: RunPaths; corrupt: boolean; torn: boolean }> = [];
-  for (const id of await listRunIds(slug)) {
-    const run = runPaths(slug, id);
-    const v = await validateJournal(run.journal);
-    if (v.status.kind === 'corrupt') incomplete.push({ run, corrupt: true, torn: false });
-    else if (!v.terminal) incomplete.push({ run, corrupt: false, torn: v.status.kind === 'torn_tail' });
+/** What `run` does with the slug's earlier runs. */
+type Start =
+  | { mode: 'clean'; run: RunPaths; abandoned: string[] }
+  | { mode: 'resume'; run: RunPaths; recovered: RecoveredRun }
+  | { mode: 'continue'; run: RunPaths; origin: string; recovered: RecoveredRun };
+
+// Decides, read-only, between resuming the sole incomplete run, continuing a failed one,
+// and starting clean; `--fresh` abandons incomplete runs first. Any doubt refuses.
+async function chooseRun(slug: SlugPaths, plan: Plan, repo: string, req: RunRequest, runId: string): Promise<{ ok: true; value: Start } | { ok: false; end: RunEnd }> {
+  const prior = await inspectRuns(slug);
+  const incomplete = prior.filter((p) => p.kind === 'incomplete' || p.kind === 'corrupt');
+  const refused = (r: Refusal): { ok: false; end: RunEnd } => ({ ok: false, end: { kind: 'refused', ...r } });
+  if (req.fresh) {
+    const closed = await closePriorRuns(incomplete);
+    if (!closed.ok) return closed;
+    return { ok: true, value: { mode: 'clean', run: runPaths(slug, runId), abandoned: closed.abandoned } };
   }
-  if (incomplete.length === 0) return { ok: true, abandoned: [] };
-  if (!req.fresh) {
-    const ids = incomplete.map((i) => i.run.runId + (i.corrupt ? ' (corrupt journal)' : '')).join(', ');
-    return {
-      ok: false,
-      end: {
-        kind: 'refused',
-        reason: 'incomplete_run',
-        message: `slug ${plan.slug} has an incomplete run (${ids}) and resuming it is not supported yet`,
-        hint: `runplan run ${plan.file} --fresh   (closes it as abandoned and starts a new run)`,
-      },
-    };
+  if (req.run !== undefined) {
+    const target = incomplete.find((p) => p.paths.runId === req.run);
+    if (target === undefined) {
+      return refused({ reason: 'no_such_run', message: `slug ${plan.slug} has no incomplete run ${req.run}`, hint: 'runplan status' });
+    }
+    return resumeOf(target, plan, repo);
   }
+  if (incomplete.length > 1) {
+    const list = incomplete.map((p) => p.paths.runId).join(', ');
+    return refused({
+      reason: 'several_incomplete_runs',
+      message: `slug ${plan.slug} has ${incomplete.length} incomplete runs: ${list}`,
+      hint: `pick one: runplan run ${plan.file} --run ${incomplete[0]!.paths.runId}   (or --fresh to abandon them all)`,
+    });
+  }
+  if (incomplete.length === 1) return resumeOf(incomplete[0]!, plan, repo);
+  const last = prior.at(-1);
+  if (last !== undefined && last.kind === 'failed' && last.failedClass !== 'abandoned') {
+    const recovered = await recoverRun(last, plan, repo, 'continue');
+    if (!recovered.ok) return refused(recovered.error);
+    return { ok: true, value: { mode: 'continue', run: runPaths(slug, runId), origin: last.paths.runId, recovered: recovered.value } };
+  }
+  return { ok: true, value: { mode: 'clean', run: runPaths(slug, runId), abandoned: [] } };
+}
+
+async function resumeOf(target: PriorRun, plan: Plan, repo: string): Promise<{ ok: true; value: Start } | { ok: false; end: RunEnd }> {
+  const recovered = await recoverRun(target, plan, repo, 'resume');
+  if (!recovered.ok) return { ok: false, end: { kind: 'refused', ...recovered.error } };
+  return { ok: true, value: { mode: 'resume', run: target.paths, recovered: recovered.value } };
+}
+
+// `--fresh`: closes every incomplete run with a `run-failed` receipt of class abandoned
+// (after ending its crashed attempts by ownerTag); a corrupt journal cannot take a receipt,
+// so its directory is renamed aside.
+async function closePriorRuns(runs: PriorRun[]): Promise<{ ok: true; abandoned: string[] } | { ok: false; end: RunEnd }> {
+  const incomplete = runs.map((p) => ({ run: p.paths, corrupt: p.kind === 'corrupt' }));
   const abandoned: string[] = [];
-  for (const { run, corrupt, torn } of incomplete) {
+  for (const { run, corrupt } of incomplete) {
     const survivors = await endCrashedAttempts(run);
     if (corrupt) {
       const aside = `${run.dir}.corrupt-${compactUtc(new Date())}`;
@@ -117,7 +151,7 @@ async function closePriorRuns(slug: SlugPaths, plan: Plan, req: RunRequest): Pro
       abandoned.push(`${run.runId} (corrupt journal renamed to ${aside})`);
       continue;
     }
-    if (torn) await repairJournal(run.journal);
+    // openWriter repairs a torn tail (and journals that it did) before the receipt.
     const writer = await openWriter(run.journal, { create: false });
     if (!writer.ok) return { ok: false, end: { kind: 'refused', reason: writer.error.reason, message: `cannot close ${run.runId} as abandoned: ${writer.error.message}` } };
     try {
@@ -189,17 +223,22 @@ function maskDeep(value: unknown, secrets: readonly string[]): unknown {
   return value;
 }
 
-async function startRun(plan: Plan, repo: string, slug: SlugPaths, run: RunPaths, baseCommit: string, abandoned: string[], req: RunRequest): Promise<RunEnd> {
+async function startRun(plan: Plan, repo: string, slug: SlugPaths, start: Start, baseCommit: string, req: RunRequest): Promise<RunEnd> {
+  const { run } = start;
   const secrets = secretValues(plan);
   const digest = planDigest(plan);
   const contracts = new Map(plan.tasks.map((t) => [t.id, taskContractDigest(plan, t.id)]));
   await ensurePrivateDir(run.dir);
   await writeFileAtomic(run.planCopy, maskSecrets(JSON.stringify(planCopy(plan), null, 2), secrets) + '\n', { mode: 0o600 });
-  const opened = await openWriter(run.journal, { create: true, runId: run.runId });
-  if (!opened.ok) return { kind: 'journal_failed', message: opened.error.message, journal: run.journal };
+  const opened = await openWriter(run.journal, start.mode === 'resume' ? { create: false } : { create: true, runId: run.runId });
+  if (!opened.ok) {
+    if (start.mode === 'resume') return { kind: 'refused', reason: opened.error.reason, message: `cannot resume ${run.runId}: ${opened.error.message}`, hint: `runplan run ${plan.file} --fresh` };
+    return { kind: 'journal_failed', message: opened.error.message, journal: run.journal };
+  }
   const writer = opened.value;
+  const base = start.mode === 'clean' ? baseCommit : start.recovered.started.baseCommit;
   try {
-    return await new Coordinator(plan, repo, slug, run, baseCommit, writer, secrets, digest, contracts, req).drive(abandoned);
+    return await new Coordinator(plan, repo, slug, run, base, writer, secrets, digest, contracts, req).drive(start);
   } finally {
     await writer.close().catch(() => undefined);
   }
@@ -291,27 +330,34 @@ class Coordinator {
   }
   identity: Record<string, string> = {};
 
-  async drive(abandoned: string[]): Promise<RunEnd> {
+  async drive(start: Start): Promise<RunEnd> {
     this.identity = await identityEnv(this.repo);
     this.req.onStart?.({ runId: this.run.runId, journal: this.run.journal, slug: this.plan.slug, tasks: this.plan.tasks.map((t) => t.id) });
     try {
-      await this.emit('run-started', {
-        logicalRunId: this.run.runId,
-        slug: this.plan.slug,
-        planFile: this.plan.file,
-        planCopy: this.run.planCopy,
-        planDigest: this.planDigest,
-        tasks: this.plan.tasks.map((t) => ({ id: t.id, needs: t.needs, contractDigest: this.contracts.get(t.id)! })),
-        repo: this.repo,
-        stateDir: this.slug.stateRoot,
-        base: this.plan.base,
-        baseCommit: this.baseCommit,
-        branch: this.integration.branchRef,
-        jobs: this.jobs,
-        land: this.plan.land ?? null,
-        coordinator: processIdentity(process.pid) ?? { pid: process.pid, startTime: 0, bootId: 'unknown', host: 'unknown' },
-        abandoned,
-      });
+      if (start.mode === 'resume') {
+        const stop = await this.takeOver(start.recovered);
+        if (stop !== undefined) return stop;
+      } else {
+        await this.emit('run-started', {
+          logicalRunId: this.run.runId,
+          slug: this.plan.slug,
+          planFile: this.plan.file,
+          planCopy: this.run.planCopy,
+          planDigest: this.planDigest,
+          tasks: this.taskDigests(),
+          repo: this.repo,
+          stateDir: this.slug.stateRoot,
+          base: this.plan.base,
+          baseCommit: this.baseCommit,
+          branch: this.integration.branchRef,
+          jobs: this.jobs,
+          land: this.plan.land ?? null,
+          coordinator: this.me(),
+          abandoned: start.mode === 'clean' ? start.abandoned : [],
+          continues: start.mode === 'continue' ? start.origin : null,
+        });
+        if (start.mode === 'continue') await this.adopt(start.origin, start.recovered);
+      }
       const branch = await this.resetBranch();
       if (branch !== undefined) return await this.failed(branch, null, []);
       const end = await this.schedule();
@@ -327,19 +373,99 @@ class Coordinator {
     }
   }
 
+  me(): ProcessIdentity {
+    return processIdentity(process.pid) ?? { pid: process.pid, startTime: 0, bootId: 'unknown', host: 'unknown' };
+  }
+
+  taskDigests() {
+    return this.plan.tasks.map((t) => ({ id: t.id, needs: t.needs, contractDigest: this.contracts.get(t.id)! }));
+  }
+
+  // Loads what a journal proved: checkpoints (the tasks never dispatched again), attempt
+  // numbers, usage so far, and the integration head.
+  load(recovered: RecoveredRun): void {
+    for (const cp of recovered.checkpoints) this.checkpoints.set(cp.taskId, cp.id);
+    for (const [task, n] of recovered.attempts) this.attempts.set(task, n);
+    this.integration.head = recovered.head;
+    this.usage = recovered.usage;
+    this.costUsd = recovered.costUsd;
+  }
+
+  // Resume: record the crash, end the crashed attempts by their ownerTags (nothing else is
+  // touched), close their records, journal a plan amendment, then carry on from the last
+  // valid checkpoint. A task whose attempts keep dying with the coordinator ends as engine.
+  async takeOver(recovered: RecoveredRun): Promise<RunEnd | undefined> {
+    this.load(recovered);
+    const crashed: Array<{ taskId: string; attempt: number; ownerTag: string; survivors: number[] }> = [];
+    for (const a of recovered.open) {
+      let survivors: number[] = [];
+      try {
+        survivors = (await teardownByTag(a.ownerTag, { graceMs: 2000 })).survivors;
+      } catch {
+        // Not a tag settle made: nothing of ours carries it.
+      }
+      crashed.push({ ...a, survivors });
+    }
+    const dead = recovered.coordinator;
+    await this.emit('coordinator-crashed', { previous: dead, coordinator: this.me(), crashed, head: recovered.head, checkpoints: recovered.checkpoints.length });
+    let engine: { task: string; detail: string } | undefined;
+    for (const a of crashed) {
+      const crashes = recovered.crashes.get(a.taskId) ?? 0;
+      const decision = decideAfterCrash({ ...emptyHistory(), crashes });
+      await this.emit('attempt-closed', {
+        taskId: a.taskId,
+        attempt: a.attempt,
+        outcome: 'interrupted',
+        reason: 'coordinator_crashed',
+        class: 'engine',
+        phase: null,
+        failure: { class: 'engine', reason: 'coordinator_crashed', phase: 'run', message: 'the coordinator died during this attempt', evidenceTail: '' },
+        checkpointId: null,
+        evidence: [],
+        survivors: a.survivors,
+        durationMs: 0,
+      });
+      if (decision.action === 'stop') engine ??= { task: a.taskId, detail: decision.detail };
+      if (a.survivors.length > 0) engine ??= { task: a.taskId, detail: `processes of the crashed attempt survived teardown: ${a.survivors.join(' ')}` };
+    }
+    if (recovered.planDigest !== this.planDigest) {
+      await this.emit('plan-amended', { from: recovered.planDigest, to: this.planDigest, tasks: this.taskDigests(), jobs: this.jobs });
+    }
+    if (engine !== undefined) {
+      const survived = engine.detail.startsWith('processes');
+      return this.failed(
+        { class: survived ? 'teardown' : 'engine', reason: survived ? 'teardown_failed' : 'crash_cap_exhausted', phase: 'run', message: engine.detail, evidenceTail: '' },
+        engine.task,
+        [],
+      );
+    }
+    return undefined;
+  }
+
+  // Continuation: adopt each still-valid checkpoint of the failed run (its task is not dispatched).
+  async adopt(origin: string, recovered: RecoveredRun): Promise<void> {
+    this.load(recovered);
+    this.attempts.clear();
+    this.usage = ZERO_USAGE;
+    this.costUsd = 0;
+    for (const cp of recovered.checkpoints) await this.emit('checkpoint-adopted', { origin, taskId: cp.taskId, checkpoint: cp });
+  }
+
   get jobs(): number {
     return Math.max(1, this.req.jobs ?? this.plan.jobs);
   }
 
-  // Points the integration branch at the base commit (compare-and-swap on what it held).
+  // Points the integration branch at the integration head — the base commit, or the last
+  // valid checkpoint's result on a resume: the branch is a projection of the journal.
   async resetBranch(): Promise<AttemptFailureData | undefined> {
     const ref = this.integration.branchRef;
+    const head = this.integration.head;
     const old = (await readRef(this.repo, ref)) ?? null;
-    if (old !== this.baseCommit) {
-      const moved = await updateRef(this.repo, ref, this.baseCommit, old);
+    if (old !== head) {
+      const moved = await updateRef(this.repo, ref, head, old);
       if (!moved.ok) return { class: 'integration', reason: 'branch_moved', phase: 'run', message: `${ref} moved while starting: ${moved.error.message}`, evidenceTail: '' };
     }
-    await this.emit('branch-updated', { taskId: null, attempt: null, branch: ref, from: old, to: this.baseCommit });
+    await this.emit('branch-updated', { taskId: null, attempt: null, branch: ref, from: old, to: head });
     return undefined;
   }
 
@@ -359,7 +485,7 @@ class Coordinator {
   async schedule(): Promise<RunEnd> {
     const order = topologicalOrder(this.plan);
     const byId = new Map(this.plan.tasks.map((t) => [t.id, t]));
-    const waiting = new Set(order);
+    const waiting = new Set(order.filter((id) => !this.checkpoints.has(id)));
     const inFlight = new Map<string, Promise<Settled>>();
     let failure: { failure: AttemptFailureData; task: string; evidence: string[] } | undefined;
     let survivors: { task: string; pids: number[] } | undefined;

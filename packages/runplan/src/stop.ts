@@ -27,13 +27,18 @@ export async function stopSlug(stateRoot: string, slug: string, waitMs: number):
     if (Date.now() - started >= waitMs) return { kind: 'still_running', holder, waitedMs: Date.now() - started };
     await sleep(100);
   }
-  const runId = typeof holder.runId === 'string' ? holder.runId : (await listRunIds(paths)).at(-1);
-  if (runId === undefined) return { kind: 'stopped', holder, receipt: undefined, journal: undefined };
-  const journal = runPaths(paths, runId).journal;
-  try {
-    const { records } = await readJournal(journal);
-    return { kind: 'stopped', holder, receipt: records.find((r) => r.terminal === true), journal };
-  } catch {
-    return { kind: 'stopped', holder, receipt: undefined, journal };
+  // The receipt it wrote: the newest terminal record among the slug's runs (a resumed run
+  // keeps its older id, so the lock's run id is only a hint).
+  let best: { receipt: JournalRecord; journal: string } | undefined;
+  for (const id of await listRunIds(paths)) {
+    const journal = runPaths(paths, id).journal;
+    try {
+      const { records } = await readJournal(journal);
+      const receipt = records.find((r) => r.terminal === true);
+      if (receipt !== undefined && (best === undefined || receipt.ts >= best.receipt.ts)) best = { receipt, journal };
+    } catch {
+      // A corrupt journal holds no receipt we could print.
+    }
   }
+  return { kind: 'stopped', holder, receipt: best?.receipt, journal: best?.journal };
 }

@@ -1,0 +1,209 @@
+import { readJournal, type JournalRecord, type JournalStatus } from '@runplan/journal';
+import type { ProcessIdentity } from '@runplan/settle';
+import type { Plan } from './plan-types.js';
+import { taskContractDigest } from './digest.js';
+import { checkpointId } from './attempt.js';
+import { addUsage, ZERO_USAGE, type CheckpointData, type RunStartedData, type UsageTotals } from './events.js';
+import { isAncestor, missingObjects } from './git.js';
+import { listRunIds, runPaths, type RunPaths, type SlugPaths } from './state.js';
+
+/**
+ * Reading a slug's earlier runs back from their journals and git, read-only: which runs
+ * exist and how they ended, and — for a resume or a continuation — which checkpoints are
+ * still valid. A resume refuses on any doubt (the caller exits 3 having written nothing);
+ * a continuation adopts the longest valid prefix of the checkpoint chain.
+ *
+ * A checkpoint is valid when its id is the sha256 of its key fields, its task is in the
+ * plan with the same contract digest, its dependency ids are the checkpoints of its needs,
+ * its base is the previous checkpoint's result (the run's base commit for the first), both
+ * commits exist, and the result descends from the base.
+ */
+export type PriorKind = 'complete' | 'failed' | 'incomplete' | 'corrupt';
+
+export interface PriorRun {
+  paths: RunPaths;
+  kind: PriorKind;
+  records: JournalRecord[];
+  status: JournalStatus;
+  /** The class of a `run-failed` receipt. */
+  failedClass: string | null;
+}
+
+export interface Refusal {
+  reason: string;
+  message: string;
+  hint?: string;
+}
+
+/** An attempt that started and never closed: a crashed coordinator's leftover. */
+export interface OpenAttempt {
+  taskId: string;
+  attempt: number;
+  ownerTag: string;
+}
+
+export interface RecoveredRun {
+  started: RunStartedData;
+  /** Valid checkpoints in chain order (adopted ones included). */
+  checkpoints: CheckpointData[];
+  /** The last valid result: where the integration branch is reset to. */
+  head: string;
+  /** Highest attempt number per task, so new attempts get fresh numbers and directories. */
+  attempts: Map<string, number>;
+  open: OpenAttempt[];
+  /** Attempts lost to coordinator crashes so far, per task. */
+  crashes: Map<string, number>;
+  /** The plan digest last journaled (run-started or the latest plan-amended). */
+  planDigest: string;
+  /** The last coordinator that drove the run (run-started, then each coordinator-crashed). */
+  coordinator: ProcessIdentity | null;
+  usage: UsageTotals;
+  costUsd: number;
+  attemptsTotal: number;
+}
+
+// Every run of the slug, oldest first, with how it ended.
+export async function inspectRuns(slug: SlugPaths): Promise<PriorRun[]> {
+  const runs: PriorRun[] = [];
+  for (const id of await listRunIds(slug)) {
+    const paths = runPaths(slug, id);
+    let records: JournalRecord[] = [];
+    let status: JournalStatus;
+    try {
+      const read = await readJournal(paths.journal);
+      records = read.records;
+      status = read.status;
+    } catch (e) {
+      status = { kind: 'corrupt', offset: 0, seq: null, reason: e instanceof Error ? e.message : String(e) } as JournalStatus;
+    }
+    const terminal = records.find((r) => r.terminal === true);
+    const kind: PriorKind =
+      status.kind === 'corrupt' ? 'corrupt' : terminal === undefined ? 'incomplete' : terminal.type === 'run-complete' ? 'complete' : 'failed';
+    const cls = terminal !== undefined ? (terminal.data as { class?: unknown }).class : undefined;
+    runs.push({ paths, kind, records, status, failedClass: typeof cls === 'string' ? cls : null });
+  }
+  return runs;
+}
+
+// The checkpoints a journal holds, in order: its own and the ones it adopted.
+function checkpointsOf(records: JournalRecord[]): CheckpointData[] {
+  const out: CheckpointData[] = [];
+  for (const r of records) {
+    if (r.type === 'checkpoint') out.push(r.data as unknown as CheckpointData);
+    if (r.type === 'checkpoint-adopted') out.push((r.data as { checkpoint: CheckpointData }).checkpoint);
+  }
+  return out;
+}
+
+// Recovers a run's state. `resume`: every doubt is a refusal. `continue`: the valid prefix.
+export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode: 'resume' | 'continue'): Promise<{ ok: true; value: RecoveredRun } | { ok: false; error: Refusal }> {
+  const id = prior.paths.runId;
+  const fresh = `runplan run ${plan.file} --fresh`;
+  const refuse = (reason: string, message: string, hint = fresh) => ({ ok: false as const, error: { reason, message, hint } });
+  if (prior.status.kind === 'corrupt') {
+    const s = prior.status;
+    return refuse('journal_corrupt', `the journal of run ${id} is corrupt at offset ${s.offset} (seq ${s.seq ?? '?'}): ${s.reason}: ${prior.paths.journal}`);
+  }
+  const startedRecord = prior.records.find((r) => r.type === 'run-started');
+  if (startedRecord === undefined) return refuse('run_unreadable', `run ${id} has no run-started record: ${prior.paths.journal}`);
+  const started = startedRecord.data as unknown as RunStartedData;
+
+  const all = checkpointsOf(prior.records);
+  const shas = [...new Set(all.flatMap((c) => [c.baseCommit, c.resultCommit]).concat(started.baseCommit))];
+  const missing = new Set(await missingObjects(repo, shas));
+  const byTask = new Map(plan.tasks.map((t) => [t.id, t]));
+  const valid: CheckpointData[] = [];
+  const ids = new Map<string, string>();
+  let head = started.baseCommit;
+  if (missing.has(head)) return refuse('commit_missing', `the base commit ${head} of run ${id} is missing from ${repo}`);
+
+  for (const cp of all) {
+    const problem = await checkpointProblem(cp, plan, byTask, ids, head, missing, repo);
+    if (problem !== undefined) {
+      if (mode === 'continue') break;
+      return refuse(problem.reason, `run ${id}: ${problem.message}`, problem.hint ?? fresh);
+    }
+    valid.push(cp);
+    ids.set(cp.taskId, cp.id);
+    head = cp.resultCommit;
+  }
+
+  const attempts = new Map<string, number>();
+  const openMap = new Map<string, OpenAttempt>();
+  const crashes = new Map<string, number>();
+  let usage = ZERO_USAGE;
+  let costUsd = 0;
+  let attemptsTotal = 0;
+  let planDigest = started.planDigest;
+  let coordinator: ProcessIdentity | null = started.coordinator ?? null;
+  for (const r of prior.records) {
+    const d = r.data as Record<string, unknown>;
+    const key = `${String(d.taskId)}.${String(d.attempt)}`;
+    switch (r.type) {
+      case 'attempt-started':
+        attemptsTotal++;
+        attempts.set(String(d.taskId), Math.max(attempts.get(String(d.taskId)) ?? 0, Number(d.attempt)));
+        openMap.set(key, { taskId: String(d.taskId), attempt: Number(d.attempt), ownerTag: String(d.ownerTag) });
+        break;
+      case 'attempt-closed':
+        openMap.delete(key);
+        if (d.reason === 'coordinator_crashed') crashes.set(String(d.taskId), (crashes.get(String(d.taskId)) ?? 0) + 1);
+        break;
+      case 'command-settled':
+        if (d.usage !== null && typeof d.usage === 'object') usage = addUsage(usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
+        if (typeof d.costUsd === 'number') costUsd += d.costUsd;
+        break;
+      case 'coordinator-crashed':
+        coordinator = (d.coordinator as ProcessIdentity | undefined) ?? coordinator;
+        break;
+      case 'plan-amended':
+        if (typeof d.to === 'string') planDigest = d.to;
+        break;
+      default:
+        break;
+    }
+  }
+  return {
+    ok: true,
+    value: { started, checkpoints: valid, head, attempts, open: [...openMap.values()], crashes, planDigest, coordinator, usage, costUsd, attemptsTotal },
+  };
+}
+
+// Why a checkpoint cannot be trusted (undefined: it can).
+async function checkpointProblem(
+  cp: CheckpointData,
+  plan: Plan,
+  byTask: Map<string, Plan['tasks'][number]>,
+  ids: Map<string, string>,
+  head: string,
+  missing: Set<string>,
+  repo: string,
+): Promise<Refusal | undefined> {
+  const recomputed = checkpointId(cp);
+  if (recomputed !== cp.id) return { reason: 'checkpoint_invalid', message: `the checkpoint of task ${cp.taskId} does not match its id (${cp.id.slice(0, 12)} vs ${recomputed.slice(0, 12)})` };
+  const task = byTask.get(cp.taskId);
+  if (task === undefined) return { reason: 'task_removed', message: `completed task ${cp.taskId} is no longer in ${plan.file}`, hint: 'restore the task in the plan, or start over with --fresh' };
+  if (ids.has(cp.taskId)) return { reason: 'checkpoint_invalid', message: `task ${cp.taskId} has two checkpoints` };
+  const digest = taskContractDigest(plan, cp.taskId);
+  if (digest !== cp.taskContractDigest) {
+    return {
+      reason: 'contract_changed',
+      message: `completed task ${cp.taskId} changed its contract: journaled ${cp.taskContractDigest.slice(0, 16)}, plan now ${digest.slice(0, 16)}`,
+      hint: `restore ${plan.file} as it was, or start over: runplan run ${plan.file} --fresh`,
+    };
+  }
+  const expectedDeps = task.needs.map((n) => ids.get(n));
+  if (expectedDeps.some((d) => d === undefined) || JSON.stringify(expectedDeps) !== JSON.stringify(cp.dependencyCheckpointIds)) {
+    return { reason: 'dependency_mismatch', message: `the checkpoint of task ${cp.taskId} names dependency checkpoints that are not the valid checkpoints of its needs (${task.needs.join(', ')})` };
+  }
+  if (cp.baseCommit !== head) {
+    return { reason: 'not_descendant', message: `the checkpoint of task ${cp.taskId} builds on ${cp.baseCommit.slice(0, 12)}, not on the previous result ${head.slice(0, 12)}` };
+  }
+  for (const sha of [cp.baseCommit, cp.resultCommit]) {
+    if (missing.has(sha)) return { reason: 'commit_missing', message: `commit ${sha} of task ${cp.taskId}'s checkpoint is missing from the repository` };
+  }
+  if (cp.resultCommit !== cp.baseCommit && (await isAncestor(repo, cp.baseCommit, cp.resultCommit)) !== true) {
+    return { reason: 'not_descendant', message: `the result ${cp.resultCommit.slice(0, 12)} of task ${cp.taskId} does not descend from its predecessor ${cp.baseCommit.slice(0, 12)}` };
+  }
+  return undefined;
+}
