@@ -2,5 +2,5 @@ export { fixture, shFixture, runBin, binPath, parseJsonLines, tempDir, withTimeo
 export type { BinResult, TempDir } from './helpers.js';
 export { agentsPath, envWithAgents, fixturePlan, gitEnv, gitRepo, plansPath, writePlan } from './git.js';
 export type { GitRepo, GitRepoOptions, WritePlanOptions } from './git.js';
-export { dispatchCounts, gateCounts, readLedger, readPids, savedPrompts } from './ledger.js';
-export type { LedgerEntry } from './ledger.js';
+export { dispatchCounts, gateCounts, readGateEnv, readLedger, readPids, savedPrompts } from './ledger.js';
+export type { GateEnvEntry, LedgerEntry } from './ledger.js';

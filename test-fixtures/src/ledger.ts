@@ -61,3 +61,21 @@ export function savedPrompts(dir: string, task: string): string[] {
     .sort((a, b) => a.n - b.n)
     .map(({ name }) => readFileSync(join(dir, name), 'utf8'));
 }
+
+/** One `--env NAME` record of mock-gate in $MOCK_GATE_ENV; `value` undefined = unset. */
+export interface GateEnvEntry {
+  label: string;
+  name: string;
+  value: string | undefined;
+}
+
+// What environment each mock-gate run (gate or hook) saw, from $MOCK_GATE_ENV.
+export function readGateEnv(file: string): GateEnvEntry[] {
+  if (!existsSync(file)) return [];
+  const entries: GateEnvEntry[] = [];
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const match = /^(\S+) ([A-Za-z_][A-Za-z0-9_]*)(?:=(.*)| unset)$/.exec(line);
+    if (match) entries.push({ label: match[1]!, name: match[2]!, value: match[3] });
+  }
+  return entries;
+}

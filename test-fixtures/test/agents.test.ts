@@ -9,6 +9,7 @@ import {
   gateCounts,
   gitRepo,
   parseJsonLines,
+  readGateEnv,
   readLedger,
   readPids,
   runBin,
@@ -368,6 +369,30 @@ test(
       const usage = await gate(['--frob']);
       assert.is(usage.exitCode, 2);
       assert.equal(gateCounts(gateLedger), new Map([['g1', 2], ['gate', 1]]));
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'mock-gate --env records the environment a hook or gate got (value, or unset)',
+  withTimeout(20_000, async () => {
+    const dir = tempDir();
+    try {
+      const file = join(dir.path, 'env');
+      const gate = join(agentsPath(), 'mock-gate');
+      await runBin(gate, ['--label', 'post_run', '--env', 'GREETING', '--env', 'SECRET_X', '0'], {
+        env: envWithAgents({ MOCK_GATE_ENV: file, GREETING: 'a b=c', SECRET_X: undefined }),
+      });
+      assert.equal(readGateEnv(file), [
+        { label: 'post_run', name: 'GREETING', value: 'a b=c' },
+        { label: 'post_run', name: 'SECRET_X', value: undefined },
+      ]);
+      const printed = await runBin(gate, ['--env', 'GREETING', '0'], { env: envWithAgents({ GREETING: 'hi' }) });
+      assert.is(printed.stdout, 'gate GREETING=hi\n');
+      const bad = await runBin(gate, ['--env', 'not-a-name', '0'], { env: envWithAgents() });
+      assert.is(bad.exitCode, 2);
     } finally {
       dir.cleanup();
     }
