@@ -96,7 +96,8 @@ async function inspectExisting(
   try {
     info = await lstat(leaf);
   } catch (error) {
-    if (isCode(error, 'ENOENT')) return 'absent';
+    // ENOTDIR: a parent is a file; mkdir names it as the failure.
+    if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return 'absent';
     return err({ reason: 'read_failed', path: leaf, message: `cannot inspect ${leaf}: ${errorCode(error)}` });
   }
   if (info.isSymbolicLink() || !info.isDirectory()) {
