@@ -201,14 +201,26 @@ async function append(argv: string[], file: string, options: { terminal?: boolea
   }
 }
 
-// One record per JSON line on stdin, group-committed; prints each seq once it is durable.
-// With --terminal the last line is the terminal record. A bad line stops the input: the
-// records before it stay appended (their seqs are printed) and the exit code is 2.
+// One record per JSON line on stdin, group-committed; prints each seq, in order, as soon as
+// it is durable. With --terminal the last line is the terminal record. A bad line stops
+// the input: the records before it stay appended (their seqs are printed), exit code 2.
 async function appendStdinLines(writer: JournalWriter, type: string, terminal: boolean): Promise<number> {
-  const inFlight: Promise<JournalRecord>[] = [];
-  const settleOldest = async () => {
-    const record = await inFlight.shift()!;
-    process.stdout.write(`${record.seq}\n`);
+  let printed: Promise<void> = Promise.resolve();
+  let outstanding = 0;
+  let failure: unknown;
+  const track = (pending: Promise<JournalRecord>) => {
+    pending.catch(() => {}); // awaited in order below; a poisoned writer rejects them all
+    outstanding += 1;
+    printed = printed.then(async () => {
+      try {
+        const record = await pending;
+        if (failure === undefined) process.stdout.write(`${record.seq}\n`);
+      } catch (e) {
+        failure ??= e;
+      } finally {
+        outstanding -= 1;
+      }
+    });
   };
   let held: Record<string, unknown> | undefined;
   let lineNumber = 0;
@@ -216,6 +228,7 @@ async function appendStdinLines(writer: JournalWriter, type: string, terminal: b
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of lines) {
     lineNumber += 1;
+    if (failure !== undefined) break;
     if (line.trim() === '') continue;
     let data: Record<string, unknown>;
     try {
@@ -225,18 +238,18 @@ async function appendStdinLines(writer: JournalWriter, type: string, terminal: b
       break;
     }
     if (terminal) {
-      if (held !== undefined) inFlight.push(writer.append(type, held));
+      if (held !== undefined) track(writer.append(type, held));
       held = data;
-    } else inFlight.push(writer.append(type, data));
-    // Surface a poisoned writer at once, and keep memory bounded.
-    while (inFlight.length > 256) await settleOldest();
+    } else track(writer.append(type, data));
+    if (outstanding > 256) await printed; // bounded memory
   }
   lines.close();
-  if (!badLine && terminal) {
+  if (!badLine && failure === undefined && terminal) {
     if (held === undefined) throw new UsageError('--terminal needs a record: pass --data JSON or a JSON line on stdin');
-    inFlight.push(writer.appendTerminal(type, held));
+    track(writer.appendTerminal(type, held));
   }
-  while (inFlight.length > 0) await settleOldest();
+  await printed;
+  if (failure !== undefined) throw failure;
   if (badLine) return fail({ ...badLine.error, path: writer.path });
   return 0;
 }

@@ -212,7 +212,7 @@ export async function acquireLock(path: string, options: AcquireLockOptions): Pr
       options.onEvent?.({ type: 'lock-waiting', path, ...(holder ? { holder } : {}) });
     }
     await sleep(Math.min(delay + Math.floor(Math.random() * delay), Math.max(1, deadline - Date.now())));
-    delay = Math.min(delay * 2, 250);
+    delay = Math.min(delay * 2, 100);
   }
 }
 

@@ -1,0 +1,336 @@
+// The journal bin as a user meets it: exit codes, messages, locks between processes,
+// file size limits and concurrent appenders.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { bootId, processIdentity } from '@runplan/settle';
+import { binPath, parseJsonLines, runBin, shFixture, tempDir, withTimeout } from '@runplan/test-fixtures';
+import { isLockHeld, readJournal, validateJournal } from '../src/index.js';
+import { writeSample } from './sample.js';
+
+const bin = binPath('journal');
+const dir = tempDir('journal-cli-');
+test.after(() => dir.cleanup());
+let n = 0;
+const fresh = (name = 'j') => join(dir.path, `${name}-${++n}.jsonl`);
+const journal = (args: string[], input?: string) => runBin(bin, args, input === undefined ? {} : { input });
+
+interface Holder {
+  child: ChildProcess;
+  pid: number;
+  exited: Promise<unknown>;
+}
+
+const holders: ChildProcess[] = [];
+// A failed assertion must not leave a holder (stopped, even) behind.
+test.after.each(() => {
+  for (const child of holders.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      child.kill('SIGCONT');
+    }
+  }
+});
+
+// A `journal append` that holds the writer lock while its stdin stays open; resolves
+// once its first record is durable (it printed the seq), so it surely holds the lock.
+async function spawnHolder(file: string): Promise<Holder> {
+  const child = spawn(process.execPath, [bin, 'append', file, '--type', 'hold', '--wait', '30s'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  holders.push(child);
+  const exited = once(child, 'exit');
+  child.stdin!.on('error', () => {});
+  child.stdin!.write('{"hold":1}\n');
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('\n')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`holder exited ${code} before holding the lock`)));
+  });
+  return { child, pid: child.pid!, exited };
+}
+
+test(
+  '--help lists the commands and every exit code; usage errors exit 2 with one line, no stack',
+  withTimeout(20_000, async () => {
+    const help = await journal(['--help']);
+    assert.is(help.exitCode, 0);
+    for (const word of ['init', 'append', 'cat', 'validate', 'repair', 'holder', 'Exit codes']) assert.match(help.stdout, word);
+    for (const code of [0, 1, 2, 3, 4]) assert.match(help.stdout, new RegExp(`^  ${code}  `, 'm'));
+    for (const args of [[], ['frobnicate'], ['append', fresh(), '--type', 'x', '--bogus'], ['append', fresh()], ['init', fresh()], ['append', fresh(), '--type', 'x', '--wait', '10']]) {
+      const result = await journal(args);
+      assert.is(result.exitCode, 2, args.join(' '));
+      assert.match(result.stderr, /^journal: usage: /, args.join(' '));
+      assert.not.match(result.stderr, /\n\s+at /);
+    }
+  }),
+);
+
+test(
+  'init, append (--data and stdin lines), cat with --type and --since',
+  withTimeout(20_000, async () => {
+    const file = fresh();
+    assert.is((await journal(['init', file, '--run-id', '0042'])).exitCode, 0);
+    const again = await journal(['init', file, '--run-id', 'x']);
+    assert.is(again.exitCode, 3);
+    assert.match(again.stderr, /^journal: exists: /);
+    const one = await journal(['append', file, '--type', 'task-done', '--data', '{"task":"a"}']);
+    assert.equal([one.exitCode, one.stdout], [0, '1\n']);
+    const many = await journal(['append', file, '--type', 'note'], '{"n":1}\n\n{"n":2}\n{"n":3}\n');
+    assert.equal([many.exitCode, many.stdout], [0, '2\n3\n4\n']);
+    const all = parseJsonLines((await journal(['cat', file])).stdout) as { seq: number; type: string; data: Record<string, unknown> }[];
+    assert.equal(all.map((r) => r.seq), [0, 1, 2, 3, 4]);
+    assert.equal(all[0]!.data['runId'], '0042', 'string options are taken as typed');
+    const notes = parseJsonLines((await journal(['cat', file, '--type', 'note', '--since', '3'])).stdout) as { seq: number }[];
+    assert.equal(notes.map((r) => r.seq), [3, 4]);
+    // The stored line is `<crc> <json>`; cat prints exactly the JSON.
+    assert.is(readFileSync(file, 'utf8').split('\n')[1]!.slice(9), JSON.stringify(all[1]));
+  }),
+);
+
+test(
+  'append creates a missing journal unless --no-create; a bad stdin line stops with exit 2 after the good ones',
+  withTimeout(20_000, async () => {
+    const missing = fresh();
+    const refused = await journal(['append', missing, '--type', 'x', '--data', '{}', '--no-create']);
+    assert.equal([refused.exitCode, existsSync(missing)], [2, false]);
+    assert.match(refused.stderr, /^journal: missing: /);
+    const created = await journal(['append', missing, '--type', 'x', '--data', '{}', '--run-id', 'r-7']);
+    assert.equal([created.exitCode, created.stdout], [0, '1\n']);
+    assert.is((await readJournal(missing)).records[0]!.data['runId'], 'r-7');
+    const bad = await journal(['append', missing, '--type', 'x'], '{"ok":1}\nnot json\n{"ok":2}\n');
+    assert.equal([bad.exitCode, bad.stdout], [2, '2\n']);
+    assert.match(bad.stderr, /^journal: bad_record: stdin line 2 is not JSON/);
+    const badPath = await journal(['append', join(dir.path, 'no-such-dir', 'j.jsonl'), '--type', 'x', '--data', '{}']);
+    assert.is(badPath.exitCode, 2);
+    assert.match(badPath.stderr, /^journal: bad_path: /);
+  }),
+);
+
+test(
+  'validate: 0 clean, 1 torn tail, 3 corrupt naming byte offset and seq; --json says the same',
+  withTimeout(20_000, async () => {
+    const sample = await writeSample(dir.path, `v-${++n}.jsonl`);
+    const clean = await journal(['validate', sample.path]);
+    assert.equal([clean.exitCode, clean.stdout], [0, `${sample.path}: clean: 5 records, last seq 4\n`]);
+    const last = sample.offsets.at(-1)!;
+    writeFileSync(sample.path, sample.bytes.subarray(0, last + 30));
+    const torn = await journal(['validate', sample.path]);
+    assert.is(torn.exitCode, 1);
+    assert.match(torn.stderr, `journal: torn_tail: ${sample.path} has a torn tail at byte ${last}`);
+    assert.match(torn.stderr, `hint: journal repair ${sample.path}`);
+    const bytes = Buffer.from(sample.bytes);
+    bytes[sample.offsets[3]! + 40] = bytes[sample.offsets[3]! + 40]! ^ 0x01;
+    writeFileSync(sample.path, bytes);
+    const bad = await journal(['validate', sample.path, '--json']);
+    assert.is(bad.exitCode, 3);
+    assert.match(bad.stderr, `journal: corrupt: ${sample.path} is corrupt at byte ${sample.offsets[3]} (seq 3): crc_mismatch`);
+    const verdict = JSON.parse(bad.stdout) as Record<string, unknown>;
+    assert.equal([verdict['status'], verdict['offset'], verdict['seq'], verdict['reason'], verdict['lastSeq']], ['corrupt', sample.offsets[3], 3, 'crc_mismatch', 2]);
+    const nothing = await journal(['validate', join(dir.path, 'absent.jsonl')]);
+    assert.is(nothing.exitCode, 2);
+  }),
+);
+
+test(
+  'repair cuts a torn tail (keeps FILE.broken, journals it); refuses corruption and changes nothing',
+  withTimeout(20_000, async () => {
+    const sample = await writeSample(dir.path, `r-${++n}.jsonl`);
+    const torn = Buffer.concat([sample.bytes, Buffer.from('1234abcd {"seq":5,"prev":"')]);
+    writeFileSync(sample.path, torn);
+    const repaired = await journal(['repair', sample.path]);
+    assert.is(repaired.exitCode, 0, repaired.stderr);
+    assert.match(repaired.stdout, `cut 26 torn bytes at byte ${sample.bytes.length}`);
+    assert.equal(readFileSync(`${sample.path}.broken`), torn);
+    assert.is((await journal(['validate', sample.path])).exitCode, 0);
+    const { records } = await readJournal(sample.path);
+    assert.is(records.at(-1)!.type, 'journal-repaired');
+    assert.is((await journal(['repair', sample.path])).stdout, `${sample.path}: clean, nothing to repair\n`);
+
+    const corrupt = Buffer.from(readFileSync(sample.path));
+    corrupt[sample.offsets.at(-1)! + 30] = corrupt[sample.offsets.at(-1)! + 30]! ^ 0x02;
+    writeFileSync(sample.path, corrupt);
+    const refused = await journal(['repair', sample.path]);
+    assert.is(refused.exitCode, 3);
+    assert.match(refused.stderr, /^journal: corrupt: .* \(seq 4\): crc_mismatch/);
+    assert.equal(readFileSync(sample.path), corrupt, 'nothing changed');
+    const append = await journal(['append', sample.path, '--type', 'x', '--data', '{}']);
+    assert.is(append.exitCode, 3, 'append refuses a corrupt journal');
+    assert.equal(readFileSync(sample.path), corrupt);
+  }),
+);
+
+test(
+  'CRLF and BOM from an editor get a clear error; append refuses after a terminal record',
+  withTimeout(20_000, async () => {
+    const sample = await writeSample(dir.path, `e-${++n}.jsonl`);
+    writeFileSync(sample.path, sample.bytes.toString('utf8').replaceAll('\n', '\r\n'));
+    const crlf = await journal(['validate', sample.path]);
+    assert.is(crlf.exitCode, 3);
+    assert.match(crlf.stderr, /crlf: the line ends with CR: the file was saved with CRLF line endings \(by an editor\?\)/);
+    writeFileSync(sample.path, Buffer.concat([Buffer.from('\ufeff'), sample.bytes]));
+    const bom = await journal(['validate', sample.path]);
+    assert.is(bom.exitCode, 3);
+    assert.match(bom.stderr, /at byte 0 .*bom: the file starts with a UTF-8 byte order mark/);
+
+    const file = fresh();
+    assert.is((await journal(['append', file, '--type', 'run-complete', '--terminal', '--data', '{"ok":true}'])).exitCode, 0);
+    const late = await journal(['append', file, '--type', 'late', '--data', '{}']);
+    assert.is(late.exitCode, 3);
+    assert.match(late.stderr, /^journal: terminal: /);
+    const second = await journal(['append', file, '--type', 'run-failed', '--terminal', '--data', '{}']);
+    assert.is(second.exitCode, 3);
+    const { records } = await readJournal(file);
+    assert.equal(records.map((r) => [r.type, r.terminal ?? false]), [
+      ['journal-header', false],
+      ['run-complete', true],
+    ]);
+    const viaStdin = fresh();
+    const t = await journal(['append', viaStdin, '--type', 'e', '--terminal'], '{"i":1}\n{"i":2}\n');
+    assert.equal([t.exitCode, t.stdout], [0, '1\n2\n']);
+    assert.equal((await readJournal(viaStdin)).records.map((r) => r.terminal ?? false), [false, false, true]);
+  }),
+);
+
+test(
+  '20 concurrent journal append processes produce 20 contiguous records',
+  withTimeout(120_000, async () => {
+    const file = fresh('concurrent');
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => runBin(bin, ['append', file, '--type', 'worker-done', '--data', JSON.stringify({ worker: i }), '--wait', '100s'], { timeoutMs: 110_000 })),
+    );
+    for (const r of results) assert.is(r.exitCode, 0, r.stderr);
+    const seqs = results.map((r) => Number(r.stdout.trim())).sort((a, b) => a - b);
+    assert.equal(seqs, Array.from({ length: 20 }, (_, i) => i + 1), 'every process got its own seq');
+    const { records, status } = await readJournal(file);
+    assert.equal(status, { kind: 'clean' });
+    assert.equal(records.map((r) => r.seq), Array.from({ length: 21 }, (_, i) => i));
+    assert.equal(records.slice(1).map((r) => r.data['worker']).sort((a, b) => Number(a) - Number(b)), Array.from({ length: 20 }, (_, i) => i));
+  }),
+);
+
+test(
+  'a second writer is refused while the first lives (naming pid and start time), and takes over at once after kill -9',
+  withTimeout(60_000, async () => {
+    const file = fresh('lock');
+    const holder = await spawnHolder(file);
+    const startTime = processIdentity(holder.pid)!.startTime;
+    const refused = await journal(['append', file, '--type', 'x', '--data', '{}', '--wait', '300ms']);
+    assert.is(refused.exitCode, 4);
+    assert.match(refused.stderr, `journal: lock_held: ${file} is held by pid ${holder.pid} (start time ${startTime})`);
+    const who = await journal(['holder', file]);
+    assert.is(who.exitCode, 0);
+    assert.equal([JSON.parse(who.stdout).pid, JSON.parse(who.stdout).startTime], [holder.pid, startTime]);
+    holder.child.kill('SIGKILL');
+    await holder.exited;
+    const taken = await journal(['append', file, '--type', 'x', '--data', '{}', '--wait', '0s']);
+    assert.is(taken.exitCode, 0, taken.stderr);
+    assert.is(taken.stdout, '2\n');
+    assert.equal((await validateJournal(file)).status, { kind: 'clean' });
+  }),
+);
+
+test(
+  'a holder stopped with SIGSTOP still holds: not taken over; holder names it',
+  withTimeout(60_000, async () => {
+    const file = fresh('stopped');
+    const holder = await spawnHolder(file);
+    try {
+      holder.child.kill('SIGSTOP');
+      const refused = await journal(['append', file, '--type', 'x', '--data', '{}', '--wait', '1s']);
+      assert.is(refused.exitCode, 4);
+      assert.match(refused.stderr, `held by pid ${holder.pid}`);
+      const repair = await journal(['repair', file, '--wait', '200ms']);
+      assert.is(repair.exitCode, 4, 'repair waits for the writer lock too');
+      const who = await journal(['holder', file]);
+      assert.equal([who.exitCode, JSON.parse(who.stdout).pid], [0, holder.pid]);
+    } finally {
+      holder.child.kill('SIGCONT');
+    }
+    holder.child.stdin!.end();
+    await holder.exited;
+    assert.is(holder.child.exitCode, 0);
+    assert.is((await journal(['append', file, '--type', 'x', '--data', '{}', '--wait', '0s'])).exitCode, 0);
+  }),
+);
+
+test(
+  'holder never takes the lock: nobody → exit 1, nothing bound, no identity written',
+  withTimeout(20_000, async () => {
+    const file = fresh('holder');
+    assert.is((await journal(['init', file, '--run-id', 'h'])).exitCode, 0);
+    for (let i = 0; i < 3; i++) {
+      const who = await journal(['holder', file]);
+      assert.equal([who.exitCode, who.stdout], [1, '']);
+      assert.match(who.stderr, /^journal: not_held: nobody holds the writer lock/);
+    }
+    assert.not.ok(existsSync(`${file}.lock.json`));
+    assert.not.ok(await isLockHeld(file));
+    assert.is((await journal(['append', file, '--type', 'x', '--data', '{}', '--wait', '0s'])).exitCode, 0);
+  }),
+);
+
+test(
+  'a lock taken on another host is refused (exit 4) unless --break-lock',
+  withTimeout(20_000, async () => {
+    const file = fresh('foreign');
+    assert.is((await journal(['init', file, '--run-id', 'f'])).exitCode, 0);
+    const other = { pid: 4312, startTime: 77, bootId: bootId(), host: `not-${hostname()}`, acquiredAt: '2026-11-29T07:41:00.000Z' };
+    writeFileSync(`${file}.lock.json`, JSON.stringify(other));
+    const refused = await journal(['append', file, '--type', 'x', '--data', '{}', '--wait', '0s']);
+    assert.is(refused.exitCode, 4);
+    assert.match(refused.stderr, /^journal: foreign_host: .* pid 4312 \(start time 77\) on not-/);
+    assert.match(refused.stderr, /hint: .*--break-lock/);
+    const broken = await journal(['append', file, '--type', 'x', '--data', '{}', '--break-lock']);
+    assert.is(broken.exitCode, 0, broken.stderr);
+  }),
+);
+
+test(
+  'EFBIG (ulimit -f) poisons the writer; the file validates up to the last acknowledged record',
+  withTimeout(60_000, async () => {
+    const file = fresh('efbig');
+    assert.is((await journal(['init', file, '--run-id', 'big'])).exitCode, 0);
+    const lines = Array.from({ length: 200 }, (_, i) => JSON.stringify({ i, pad: 'x'.repeat(40) })).join('\n');
+    // 8 blocks of 512 bytes: the journal cannot grow past 4096 bytes.
+    const limited = await runBin(shFixture('journal-ulimit-fsize.sh'), ['8', process.execPath, bin, 'append', file, '--type', 'fill'], { input: `${lines}\n` });
+    assert.is(limited.exitCode, 3, limited.stderr);
+    assert.match(limited.stderr, /^journal: io_error: appending to .* failed: EFBIG/);
+    const acked = limited.stdout.trim().split('\n').filter(Boolean).map(Number);
+    assert.ok(acked.length > 0 && acked.length < 200);
+    assert.equal(acked, Array.from({ length: acked.length }, (_, i) => i + 1), 'acknowledged in order');
+    const verdict = await validateJournal(file);
+    assert.ok(verdict.status.kind !== 'corrupt', JSON.stringify(verdict.status));
+    assert.ok(verdict.lastSeq >= acked.at(-1)!, 'every acknowledged record is in the valid prefix');
+    // Without the limit the next writer repairs the tail and carries on.
+    const after = await journal(['append', file, '--type', 'after', '--data', '{}']);
+    assert.is(after.exitCode, 0, after.stderr);
+    assert.equal((await validateJournal(file)).status, { kind: 'clean' });
+  }),
+);
+
+test(
+  'cat of a corrupt journal prints nothing (exit 3); cat into a closed pipe does not crash',
+  withTimeout(30_000, async () => {
+    const sample = await writeSample(dir.path, `c-${++n}.jsonl`, 3000);
+    const head = spawn(process.execPath, [bin, 'cat', sample.path], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    head.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    head.stdout.once('data', () => head.stdout.destroy());
+    const [code] = (await once(head, 'exit')) as [number | null];
+    assert.equal([code, stderr], [0, '']);
+    const bytes = Buffer.from(sample.bytes);
+    bytes[sample.offsets[2000]! + 30] = bytes[sample.offsets[2000]! + 30]! ^ 0x04;
+    writeFileSync(sample.path, bytes);
+    const cat = await journal(['cat', sample.path]);
+    assert.equal([cat.exitCode, cat.stdout], [3, '']);
+    assert.match(cat.stderr, /\(seq 2000\)/);
+  }),
+);
+
+test.run();
