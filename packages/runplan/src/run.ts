@@ -206,11 +206,23 @@ async function endCrashedAttempts(run: RunPaths): Promise<number[]> {
 }
 
 // Test-only environment fail points (the crash sweep of issue 7 and the exit-5 path):
-// RUNPLAN_FAILPOINT=kill-after:<event-type> SIGKILLs the coordinator once that event is
-// durable; RUNPLAN_FAILPOINT=journal-error:<event-type> makes that append fail.
-function failPoint(): { kind: 'kill-after' | 'journal-error'; type: string } | undefined {
-  const m = /^(kill-after|journal-error):([a-z-]+)$/.exec(process.env.RUNPLAN_FAILPOINT ?? '');
-  return m ? { kind: m[1] as 'kill-after' | 'journal-error', type: m[2]! } : undefined;
+// RUNPLAN_FAILPOINT=kill-after:<event-type>[:<task>] SIGKILLs the coordinator once that
+// event (of that task) is durable; RUNPLAN_FAILPOINT=journal-error:<event-type>[:<task>]
+// makes that append fail as a full disk would.
+interface FailPoint {
+  kind: 'kill-after' | 'journal-error';
+  type: string;
+  task: string | undefined;
+}
+
+function failPoint(): FailPoint | undefined {
+  const m = /^(kill-after|journal-error):([a-z-]+)(?::([A-Za-z0-9._-]+))?$/.exec(process.env.RUNPLAN_FAILPOINT ?? '');
+  return m ? { kind: m[1] as FailPoint['kind'], type: m[2]!, task: m[3] } : undefined;
+}
+
+function hits(fp: FailPoint | undefined, kind: FailPoint['kind'], type: string, data: unknown): boolean {
+  if (fp === undefined || fp.kind !== kind || fp.type !== type) return false;
+  return fp.task === undefined || (data as { taskId?: unknown }).taskId === fp.task;
 }
 
 // Deep copy of event data with every secret value masked in every string.
@@ -275,6 +287,7 @@ class Coordinator {
     this.receipt = new ReceiptGuard(async (type, data) => {
       const record = await this.writer.appendTerminal(type, maskDeep(data, this.secrets) as Record<string, unknown>);
       this.observe(record);
+      if (hits(this.fail, 'kill-after', type, data)) process.kill(process.pid, 'SIGKILL');
     });
     if (req.signal.aborted) this.abort.abort(req.signal.reason);
     else req.signal.addEventListener('abort', () => this.abort.abort(req.signal.reason), { once: true });
@@ -286,7 +299,7 @@ class Coordinator {
     if (this.journalError) throw new JournalFailure(this.journalError.message);
     let record: JournalRecord;
     try {
-      if (this.fail?.kind === 'journal-error' && this.fail.type === type) throw new Error(`fail point journal-error:${type}`);
+      if (hits(this.fail, 'journal-error', type, data)) throw new Error(`fail point journal-error:${type}`);
       record = await this.writer.append(type, maskDeep(data, this.secrets) as Record<string, unknown>);
     } catch (e) {
       this.journalError = e instanceof Error ? e : new Error(String(e));
@@ -294,7 +307,7 @@ class Coordinator {
       throw new JournalFailure(this.journalError.message);
     }
     this.observe(record);
-    if (this.fail?.kind === 'kill-after' && this.fail.type === type) process.kill(process.pid, 'SIGKILL');
+    if (hits(this.fail, 'kill-after', type, data)) process.kill(process.pid, 'SIGKILL');
   };
 
   observe(record: JournalRecord): void {

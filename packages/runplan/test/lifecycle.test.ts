@@ -87,7 +87,7 @@ test(
 );
 
 test(
-  'kill -9 of the coordinator: status says degraded (never running) with the command; run refuses (exit 3, names --fresh); --fresh abandons it and starts clean',
+  'kill -9 of the coordinator: status says degraded (never running) with the command; --fresh abandons it (crashed attempt torn down) and starts clean',
   withTimeout(150_000, async () => {
     const f = setup('single', {}, HOLD);
     try {
@@ -107,14 +107,6 @@ test(
       assert.match(human.stdout, /degraded/);
       assert.not.match(human.stdout, /running/);
       assert.ok(human.stderr.includes(`runplan run ${f.plan}`), human.stderr);
-
-      const ledgerBefore = readLedger(f.ledger).length;
-      const refused = await runplan(['run', f.plan], f);
-      assert.is(refused.exitCode, 3, refused.stderr);
-      assert.match(refused.stderr, /incomplete_run/);
-      assert.match(refused.stderr, /--fresh/);
-      assert.is(readLedger(f.ledger).length, ledgerBefore, 'nothing dispatched');
-      assert.is(runIds(f.repo, 'single').length, 1, 'nothing written');
 
       const env = { ...f.env, MOCK_HOLD: '' };
       const fresh = await runplan(['run', f.plan, '--fresh'], { env });

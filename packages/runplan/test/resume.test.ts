@@ -1,0 +1,384 @@
+import { cpSync, existsSync, readdirSync, readFileSync, truncateSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { dispatchCounts, readLedger, readPids, runBin, tempDir, withTimeout } from '@runplan/test-fixtures';
+import { openWriter, readJournal } from '@runplan/journal';
+import { checkpointId } from '../src/attempt.js';
+import { alive, journalPath, ofType, records, RUNPLAN, runIds, runplan, setup, slugDir, waitForLine } from './support.js';
+
+// Two tasks in a chain, a gate on the second, landing on main: every kind of event.
+const CHAIN = `slug = "chain"
+base = "main"
+land = "main"
+[defaults]
+command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
+format = "claude-stream-json"
+grace = "1s"
+[[tasks]]
+id = "a"
+prompt = """
+First part.
+mock: write out/a.txt a
+"""
+[[tasks]]
+id = "b"
+needs = ["a"]
+prompt = """
+Second part.
+mock: write out/b.txt b
+mock: commit b: done
+"""
+gates = [["mock-gate", "--exists", "out/b.txt", "0"]]
+`;
+
+function killAgents(ledger: string, pids?: string): void {
+  const all = readLedger(ledger).map((e) => e.pid);
+  if (pids !== undefined) all.push(...readPids(pids).map((p) => p.pid));
+  for (const pid of all) {
+    try {
+      if (alive(pid)) process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+}
+
+// Runs the chain plan with a fail point that SIGKILLs the coordinator; returns the journal then.
+async function crashAt(f: ReturnType<typeof setup>, point: string): Promise<void> {
+  const r = await runplan(['run', f.plan], { env: { ...f.env, RUNPLAN_FAILPOINT: `kill-after:${point}` } });
+  assert.is(r.signal, 'SIGKILL', `crashed at ${point}: ${r.stderr}`);
+}
+
+test(
+  'the 13-task plan: kill -9 while t07 runs, then resume: t01–t06 dispatched once, the orphan gone, t07 again, one run, one receipt',
+  withTimeout(180_000, async () => {
+    const scratch = tempDir('runplan-hold-');
+    const f = setup('thirteen', {}, { MOCK_HOLD: 't07:1', MOCK_HOLD_SECONDS: '120' });
+    try {
+      let pid = 0;
+      const running = runBin(RUNPLAN, ['run', f.plan, '--jobs', '1'], { env: f.env, timeoutMs: 170_000, onSpawn: (p) => (pid = p) });
+      await waitForLine(f.ledger, (l) => l.startsWith('t07 '), 150_000);
+      process.kill(pid, 'SIGKILL');
+      await running;
+      const orphan = readLedger(f.ledger).find((e) => e.task === 't07')!;
+      assert.ok(alive(orphan.pid), 'the crashed attempt is still running before the resume');
+
+      const r = await runplan(['run', f.plan, '--jobs', '1'], f, 170_000);
+      assert.is(r.exitCode, 0, r.stderr);
+      assert.not.ok(alive(orphan.pid), 'the orphaned attempt was ended');
+      const counts = dispatchCounts(f.ledger);
+      for (const id of ['t01', 't02', 't03', 't04', 't05', 't06']) assert.is(counts.get(id), 1, `${id} dispatched once`);
+      assert.is(counts.get('t07'), 2);
+      for (const id of ['t08', 't09', 't10', 't11', 't12', 't13']) assert.is(counts.get(id), 1);
+      assert.is(runIds(f.repo, 'thirteen').length, 1, 'one logical run');
+      const rs = await records(f.repo, 'thirteen');
+      assert.is(rs.filter((x) => x.terminal === true).length, 1);
+      assert.is(rs.at(-1)!.type, 'run-complete');
+      const crashed = ofType(rs, 'coordinator-crashed');
+      assert.is(crashed.length, 1);
+      assert.equal(crashed[0]!.crashed.map((c: { taskId: string }) => c.taskId), ['t07']);
+      assert.is(crashed[0]!.previous.pid, pid);
+      for (const id of ['t01', 't07', 't13']) assert.ok(f.repo.fileAt('runplan/thirteen', `out/${id}.txt`));
+    } finally {
+      killAgents(f.ledger);
+      f.cleanup();
+      scratch.cleanup();
+    }
+  }),
+);
+
+test(
+  'crash-point sweep: SIGKILL after each kind of event, then resume: same branch content as an uninterrupted run, no checkpointed task dispatched twice',
+  withTimeout(300_000, async () => {
+    const reference = setup(CHAIN);
+    let tree: string;
+    try {
+      const r = await runplan(['run', reference.plan], reference);
+      assert.is(r.exitCode, 0, r.stderr);
+      tree = reference.repo.git(['rev-parse', 'runplan/chain^{tree}']);
+      assert.is(reference.repo.git(['rev-parse', 'main^{tree}']), tree);
+    } finally {
+      reference.cleanup();
+    }
+    const points = [
+      'attempt-started:a',
+      'command-settled:a',
+      'gates-done:b',
+      'checkpoint:a',
+      'branch-updated:a',
+      'landing-started',
+      'landed',
+      'run-complete',
+    ];
+    for (const point of points) {
+      const f = setup(CHAIN);
+      try {
+        await crashAt(f, point);
+        const before = await records(f.repo, 'chain');
+        const checkpointed = new Set(ofType(before, 'checkpoint').map((c) => c.taskId as string));
+        if (point !== 'run-complete') {
+          const r = await runplan(['run', f.plan], f);
+          assert.is(r.exitCode, 0, `${point}: ${r.stderr}`);
+        }
+        assert.is(f.repo.git(['rev-parse', 'runplan/chain^{tree}']), tree, `${point}: branch content`);
+        assert.is(f.repo.git(['rev-parse', 'main^{tree}']), tree, `${point}: landed content`);
+        const counts = dispatchCounts(f.ledger);
+        for (const task of checkpointed) assert.is(counts.get(task), 1, `${point}: ${task} was checkpointed and must not run again`);
+        const rs = await records(f.repo, 'chain');
+        assert.is(rs.filter((x) => x.terminal === true).length, 1, `${point}: one receipt`);
+        assert.is(rs.at(-1)!.type, 'run-complete');
+        assert.is(runIds(f.repo, 'chain').length, 1);
+      } finally {
+        killAgents(f.ledger);
+        f.cleanup();
+      }
+    }
+  }),
+);
+
+test(
+  'a corrupt middle record: exit 3 naming offset and seq, nothing dispatched; --fresh renames it aside and starts clean',
+  withTimeout(120_000, async () => {
+    const f = setup(CHAIN);
+    try {
+      await crashAt(f, 'checkpoint:b');
+      const journal = journalPath(f.repo, 'chain');
+      const text = readFileSync(journal, 'utf8');
+      const lines = text.split('\n');
+      lines[3] = lines[3]!.replace('"attempt"', '"attempX"');
+      writeFileSync(journal, lines.join('\n'));
+      const ledgerBefore = readLedger(f.ledger).length;
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 3, r.stderr);
+      assert.match(r.stderr, /journal_corrupt: .*offset \d+ \(seq \d+\)/);
+      assert.match(r.stderr, /--fresh/);
+      assert.is(readLedger(f.ledger).length, ledgerBefore, 'nothing dispatched');
+      const status = await runplan(['status', '--json'], f);
+      assert.is(status.exitCode, 0);
+      assert.is(JSON.parse(status.stdout.trim()).state, 'corrupt');
+
+      const fresh = await runplan(['run', f.plan, '--fresh'], f);
+      assert.is(fresh.exitCode, 0, fresh.stderr);
+      assert.ok(readdirSync(slugDir(f.repo, 'chain')).some((n) => /\.corrupt-\d{8}T\d{6}Z$/.test(n)), 'renamed aside');
+      const started = ofType(await records(f.repo, 'chain'), 'run-started')[0]!;
+      assert.match(started.abandoned[0], /corrupt journal renamed/);
+    } finally {
+      killAgents(f.ledger);
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'a torn tail resumes, and the repair is journaled',
+  withTimeout(120_000, async () => {
+    const f = setup(CHAIN);
+    try {
+      await crashAt(f, 'checkpoint:a');
+      const journal = journalPath(f.repo, 'chain');
+      truncateSync(journal, statSync(journal).size - 7);
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 0, r.stderr);
+      const rs = await records(f.repo, 'chain');
+      assert.ok(rs.some((x) => x.type === 'journal-repaired'), 'repair recorded');
+      assert.is(rs.at(-1)!.type, 'run-complete');
+    } finally {
+      killAgents(f.ledger);
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  "a checkpoint's result commit unreachable and pruned: exit 3, nothing dispatched",
+  withTimeout(120_000, async () => {
+    const f = setup(CHAIN);
+    try {
+      await crashAt(f, 'checkpoint:a');
+      const cp = ofType(await records(f.repo, 'chain'), 'checkpoint')[0]!;
+      const started = ofType(await records(f.repo, 'chain'), 'attempt-started')[0]!;
+      f.repo.git(['worktree', 'remove', '--force', started.worktree]);
+      f.repo.git(['reflog', 'expire', '--expire=now', '--all']);
+      f.repo.git(['gc', '--quiet', '--prune=now']);
+      assert.is(f.repo.head(cp.resultCommit), undefined, 'the commit is gone');
+      const ledgerBefore = readLedger(f.ledger).length;
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 3, r.stderr);
+      assert.match(r.stderr, /commit_missing: .*task a/);
+      assert.is(readLedger(f.ledger).length, ledgerBefore);
+    } finally {
+      killAgents(f.ledger);
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'a forged checkpoint whose result does not descend from its predecessor: exit 3',
+  withTimeout(120_000, async () => {
+    const f = setup(CHAIN);
+    try {
+      await crashAt(f, 'branch-updated:a');
+      const rs = await records(f.repo, 'chain');
+      const a = ofType(rs, 'checkpoint')[0]!;
+      const b = ofType(rs, 'run-started')[0]!.tasks.find((t: { id: string }) => t.id === 'b');
+      f.repo.git(['checkout', '-q', '-b', 'elsewhere', 'main']);
+      const unrelated = f.repo.commitFiles({ 'forged.txt': 'x\n' }, 'not a descendant of a');
+      const key = {
+        logicalRunId: a.logicalRunId,
+        planDigest: a.planDigest,
+        taskId: 'b',
+        taskContractDigest: b.contractDigest,
+        dependencyCheckpointIds: [a.id],
+        baseCommit: a.resultCommit,
+        resultCommit: unrelated,
+      };
+      const writer = await openWriter(journalPath(f.repo, 'chain'), { create: false });
+      assert.ok(writer.ok);
+      if (writer.ok) {
+        await writer.value.append('checkpoint', { id: checkpointId(key), ...key, attempt: 1 });
+        await writer.value.close();
+      }
+      const ledgerBefore = readLedger(f.ledger).length;
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 3, r.stderr);
+      assert.match(r.stderr, /not_descendant: .*task b/);
+      assert.is(readLedger(f.ledger).length, ledgerBefore);
+    } finally {
+      killAgents(f.ledger);
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  "a completed task's prompt edited: exit 3 naming it and both digests; --fresh then works",
+  withTimeout(120_000, async () => {
+    const f = setup(CHAIN);
+    try {
+      await crashAt(f, 'attempt-started:b');
+      writeFileSync(f.plan, readFileSync(f.plan, 'utf8').replace('First part.', 'First part, reworded.'));
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 3, r.stderr);
+      assert.match(r.stderr, /contract_changed: .*completed task a changed its contract: journaled [0-9a-f]{16}, plan now [0-9a-f]{16}/);
+      assert.match(r.stderr, /--fresh/);
+      const fresh = await runplan(['run', f.plan, '--fresh'], f);
+      assert.is(fresh.exitCode, 0, fresh.stderr);
+      assert.is(runIds(f.repo, 'chain').length, 2);
+    } finally {
+      killAgents(f.ledger);
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'raising jobs after a crash resumes, journaled as plan-amended',
+  withTimeout(120_000, async () => {
+    const f = setup(CHAIN);
+    try {
+      await crashAt(f, 'checkpoint:a');
+      writeFileSync(f.plan, readFileSync(f.plan, 'utf8').replace('land = "main"', 'land = "main"\njobs = 4'));
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 0, r.stderr);
+      const rs = await records(f.repo, 'chain');
+      const amended = ofType(rs, 'plan-amended');
+      assert.is(amended.length, 1);
+      assert.is(amended[0]!.jobs, 4);
+      assert.is(dispatchCounts(f.ledger).get('a'), 1);
+    } finally {
+      killAgents(f.ledger);
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'two incomplete runs: exit 3 listing both; --run ID resumes the named one',
+  withTimeout(120_000, async () => {
+    const f = setup(CHAIN);
+    try {
+      await crashAt(f, 'checkpoint:a');
+      const [first] = runIds(f.repo, 'chain');
+      const second = first!.replace(/-[0-9a-f]{4}$/, '-ffff');
+      cpSync(join(slugDir(f.repo, 'chain'), first!), join(slugDir(f.repo, 'chain'), second), { recursive: true });
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 3, r.stderr);
+      assert.match(r.stderr, /several_incomplete_runs/);
+      assert.ok(r.stderr.includes(first!) && r.stderr.includes(second), r.stderr);
+      assert.match(r.stderr, /--run /);
+      const picked = await runplan(['run', f.plan, '--run', first!], f);
+      assert.is(picked.exitCode, 0, picked.stderr);
+      const done = await readJournal(join(slugDir(f.repo, 'chain'), first!, 'journal.jsonl'));
+      assert.is(done.records.at(-1)!.type, 'run-complete');
+    } finally {
+      killAgents(f.ledger);
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'a stuck worker (TERM-ignoring, with a grandchild) of a killed coordinator is gone before the new attempt starts',
+  withTimeout(120_000, async () => {
+    const scratch = tempDir('runplan-stuck-');
+    const pids = join(scratch.path, 'pids');
+    const f = setup('stuck-once', {}, { MOCK_PIDS: pids });
+    try {
+      let pid = 0;
+      const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
+      await waitForLine(pids, (l) => /grandchild \d+/.test(l));
+      process.kill(pid, 'SIGKILL');
+      await running;
+      const old = [readLedger(f.ledger)[0]!.pid, ...readPids(pids).map((p) => p.pid)];
+      for (const p of old) assert.ok(alive(p), `${p} still runs before the resume`);
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 0, r.stderr);
+      for (const p of old) assert.not.ok(alive(p), `${p} was ended`);
+      const rs = await records(f.repo, 'stuck-once');
+      const crashedAt = rs.findIndex((x) => x.type === 'coordinator-crashed');
+      const retried = rs.findIndex((x) => x.type === 'attempt-started' && (x.data as { attempt: number }).attempt === 2);
+      assert.ok(crashedAt >= 0 && crashedAt < retried, 'teardown is recorded before the new attempt starts');
+      assert.equal(ofType(rs, 'coordinator-crashed')[0]!.crashed[0].survivors, []);
+    } finally {
+      killAgents(f.ledger, pids);
+      f.cleanup();
+      scratch.cleanup();
+    }
+  }),
+);
+
+test(
+  'stop, then run: a continuation adopts the finished tasks (no redispatch) and runs the rest',
+  withTimeout(120_000, async () => {
+    const f = setup(CHAIN, {}, { MOCK_HOLD: 'b', MOCK_HOLD_SECONDS: '100' });
+    try {
+      const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000 });
+      await waitForLine(f.ledger, (l) => l.startsWith('b '));
+      const stop = await runplan(['stop', 'chain'], f);
+      assert.is(stop.exitCode, 0, stop.stderr);
+      assert.is((await running).exitCode, 143);
+      const r = await runplan(['run', f.plan], { env: { ...f.env, MOCK_HOLD: '' } });
+      assert.is(r.exitCode, 0, r.stderr);
+      const ids = runIds(f.repo, 'chain');
+      assert.is(ids.length, 2);
+      const rs = await records(f.repo, 'chain');
+      assert.is(ofType(rs, 'run-started')[0]!.continues, ids[0]);
+      assert.equal(ofType(rs, 'checkpoint-adopted').map((c) => c.taskId), ['a']);
+      const counts = dispatchCounts(f.ledger);
+      assert.is(counts.get('a'), 1, 'a was adopted, not redispatched');
+      assert.is(counts.get('b'), 2);
+      assert.ok(f.repo.fileAt('main', 'out/b.txt'));
+      const status = JSON.parse((await runplan(['status', '--json'], f)).stdout.trim());
+      assert.is(status.runs, 2);
+      assert.is(status.state, 'complete');
+      assert.ok(existsSync(journalPath(f.repo, 'chain')));
+    } finally {
+      killAgents(f.ledger);
+      f.cleanup();
+    }
+  }),
+);
+
+test.run();
