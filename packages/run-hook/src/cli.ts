@@ -56,7 +56,12 @@ export async function main(argv: string[]): Promise<number> {
     .action((args: string[], options: Record<string, unknown>) => {
       request = toRequest(args, options);
     });
-  cli.help((sections) => [...sections, { title: 'Exit codes', body: EXIT_CODES }]);
+  // One command and no subcommands: cac's command listing would only repeat the usage line.
+  cli.help((sections) => [
+    { body: 'run-hook: run one pre_run/post_run argv hook (never a shell) with the hook environment and a deadline' },
+    ...sections.slice(1).filter((section) => section.title !== 'Commands' && !section.title?.startsWith('For more info')),
+    { title: 'Exit codes', body: EXIT_CODES },
+  ]);
   try {
     const parsed = cli.parse(['node', 'run-hook', ...argv], { run: false });
     if (parsed.options.help) return 0;
@@ -131,6 +136,8 @@ function stderrLine(outcome: HookOutcome): string | undefined {
     case 'exited':
       return outcome.teardown?.result === 'failed' ? outcome.message : undefined;
     case 'signaled':
+      // As in a shell pipeline, a hook ended by SIGPIPE (`run-hook -- cmd | head -1`) is not news.
+      return outcome.signal === 'SIGPIPE' ? undefined : outcome.message;
     case 'timed_out':
     case 'spawn_failed':
     case 'template_refused':

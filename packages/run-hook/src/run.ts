@@ -1,4 +1,4 @@
-import { err, stream, unreachable, type Execution, type Result, type SettleEvent } from '@runplan/settle';
+import { err, isAlive, processIdentity, stream, unreachable, type Execution, type ProcessIdentity, type Result, type SettleEvent } from '@runplan/settle';
 import { renderArgv, type TemplateError, type TemplateVars } from '@runplan/workdir';
 import { hookEnv, hookEnvVariables } from './env.js';
 import type { HookOutcome, HookTier } from './outcome.js';
@@ -67,6 +67,7 @@ export async function executeHook(argvTemplate: readonly string[], opts: RunHook
   opts.onEvent?.({ type: 'hook-started', tier, argv });
   const stdout = new TailSink(opts.stdout);
   const stderr = new TailSink(opts.stderr);
+  let hook: ProcessIdentity | undefined;
   const { execution } = await stream(
     {
       argv,
@@ -77,10 +78,17 @@ export async function executeHook(argvTemplate: readonly string[], opts: RunHook
       graceMs: opts.graceMs,
       signal: opts.signal,
       ownerTag: opts.ownerTag,
-      onEvent: (event) => opts.onEvent?.({ type: 'settle', tier, event }),
+      onEvent: (event) => {
+        if (event.type === 'spawned') hook = processIdentity(event.pid);
+        opts.onEvent?.({ type: 'settle', tier, event });
+      },
     },
     undefined,
-    (output) => drainInto(output, stdout),
+    async (output) => {
+      // A broken passthrough surfaces only when the hook wrote more, and that write would
+      // have earned it SIGPIPE on a real pipe; our pipe to it is a socket, so we deliver it.
+      if ((await drainInto(output, stdout)) === 'broken' && hook && isAlive(hook)) process.kill(hook.pid, 'SIGPIPE');
+    },
   );
   const outcome = hookOutcome(execution, argv, stdout.tail.text(), stderr.tail.text(), tier);
   opts.onEvent?.({ type: 'hook-settled', tier, outcome });

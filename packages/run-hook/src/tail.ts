@@ -52,6 +52,8 @@ export class TailBuffer {
  */
 export class TailSink extends Writable {
   readonly tail: TailBuffer;
+  /** The destination failed (`run-hook -- cmd | head -1`) and was dropped. */
+  broken = false;
   private destination: NodeJS.WritableStream | undefined;
 
   constructor(destination?: NodeJS.WritableStream, limit = HOOK_TAIL_BYTES) {
@@ -101,6 +103,7 @@ export class TailSink extends Writable {
 
   private readonly dropDestination = (): void => {
     const destination = this.destination;
+    if (destination) this.broken = true;
     this.destination = undefined;
     destination?.removeListener('error', this.dropDestination);
     // A late EPIPE from a write already in flight must not crash the process.
@@ -111,17 +114,21 @@ export class TailSink extends Writable {
 /**
  * Reads a hook's stdout into a sink's tail (and its passthrough), waiting for a congested
  * destination unless the source goes away first: settle ends the source when the hook is
- * torn down, and a stuck reader of our stdout must never hold a deadline open. Never
- * throws: what arrived before a teardown is the evidence, the outcome says why it stopped.
+ * torn down, and a stuck reader of our stdout must never hold a deadline open. When the
+ * passthrough breaks (`run-hook -- cmd | head -1`) it stops reading, so the hook sees EPIPE
+ * as it would have without us in the pipe. Never throws: what arrived before a teardown is
+ * the evidence, the outcome says why it stopped.
  */
-export async function drainInto(source: Readable, sink: TailSink): Promise<void> {
+export async function drainInto(source: Readable, sink: TailSink): Promise<'done' | 'broken'> {
   const gone = once(source, 'close').catch(() => {});
   try {
     for await (const chunk of source) {
       sink.tail.push(chunk as Buffer);
       if (sink.passOn(chunk as Buffer)) await sink.drained(gone);
+      if (sink.broken) return 'broken';
     }
   } catch {
     // the source was destroyed under us: the hook is settled and nothing more will come
   }
+  return sink.broken ? 'broken' : 'done';
 }

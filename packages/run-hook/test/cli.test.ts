@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -188,6 +190,19 @@ test(
     } finally {
       dir.cleanup();
     }
+  }),
+);
+
+test(
+  'a reader that closes our stdout ends the hook with SIGPIPE, as in a shell pipeline (| head -1)',
+  withTimeout(30_000, async () => {
+    const child = spawn(process.execPath, [bin, '--', 'yes'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdout.once('data', () => child.stdout.destroy());
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.is(code, 128 + 13, stderr);
+    assert.is(stderr, '');
   }),
 );
 
