@@ -196,12 +196,12 @@ const FIRST_ATTEMPT: Record<string, number> = {
 test(
   'the small plans\' prompts run through mock-agent with the exit codes their comments promise',
   withTimeout(120_000, async () => {
-    for (const [name, expected] of Object.entries(FIRST_ATTEMPT)) {
-      const plan = load(name);
-      const repo = gitRepo();
-      try {
+    // One repo for all: only exit codes are compared, and creating repos is not free.
+    const repo = gitRepo();
+    try {
+      for (const [name, expected] of Object.entries(FIRST_ATTEMPT)) {
         const codes: (number | null)[] = [];
-        for (const task of plan.tasks) {
+        for (const task of load(name).tasks) {
           const r = await runBin(join(agentsPath(), (task.command ?? ['mock-agent'])[0]!), [task.id, '1'], {
             cwd: repo.path,
             env: envWithAgents(),
@@ -211,9 +211,9 @@ test(
           codes.push(r.exitCode);
         }
         assert.is(codes[0], expected, `${name}: first task's exit code`);
-      } finally {
-        repo.cleanup();
       }
+    } finally {
+      repo.cleanup();
     }
   }),
 );
