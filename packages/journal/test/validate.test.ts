@@ -44,6 +44,7 @@ test(
       const torn = sample.bytes.subarray(0, cut);
       writeFileSync(path, torn);
       const { records, status } = await readJournal(path);
+      assert.equal((await validateJournal(path)).status, status, `cut at ${cut}: validation without parsing agrees`);
       assert.is(records.length, last, `cut at ${cut}`);
       if (cut === start) {
         assert.equal(status, { kind: 'clean' }, `cut at ${cut}`);
@@ -78,6 +79,7 @@ test(
           writeFileSync(path, bytes);
           const { records, status } = await readJournal(path);
           const where = `line ${lineIndex} byte ${at - start} mask ${mask}`;
+          assert.equal((await validateJournal(path)).status, status, `${where}: validation without parsing agrees`);
           const found = corrupt(status, where);
           assert.ok(records.length <= lineIndex, `${where}: no record from the flipped line is returned`);
           assert.ok(found.offset >= sample.offsets[lineIndex - 1]! && found.offset <= start, `${where}: offset ${found.offset} names the flipped line`);
@@ -154,6 +156,7 @@ test(
     for (const [what, lines, expected] of cases) {
       writeFileSync(path, Buffer.concat(lines));
       const { status } = await readJournal(path);
+      assert.equal((await validateJournal(path)).status, status, `${what}: validation without parsing agrees`);
       const found = corrupt(status, what);
       const offset = lines.slice(0, expected.offsetLine).reduce((n, l) => n + l.length, 0);
       assert.equal([found.offset, found.seq, found.reason], [offset, expected.seq, expected.reason], what);
@@ -179,6 +182,7 @@ test(
       [after, 'after_terminal'],
     ] as const) {
       writeFileSync(path, Buffer.concat([sample.bytes, t1, extra]));
+      assert.equal((await validateJournal(path)).status, (await readJournal(path)).status);
       const found = corrupt((await readJournal(path)).status, reason);
       assert.equal([found.reason, found.seq, found.offset], [reason, 6, sample.bytes.length + t1.length]);
     }
