@@ -275,8 +275,9 @@ export async function runChild<R>(
   const fed: Promise<PromptFailure | undefined> =
     prompt && child.stdin ? feedPrompt(prompt, child.stdin, (n) => (bytesIn += n)) : Promise.resolve(undefined);
   if (!child.stdin) releasePrompt(prompt);
+  // A prompt cut off by a teardown we asked for is its consequence, not a transport error.
   void fed.then((failure) => {
-    if (failure && !closingOut) record(promptError(failure, exitInfo !== undefined));
+    if (failure && !closingOut && !requested) record(promptError(failure, exitInfo !== undefined));
   });
 
   const ownedNow = () => findOwned(ownership, proc);

@@ -1,0 +1,312 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { runBin, tempDir, withTimeout } from '@runplan/test-fixtures';
+import type { SettleReport } from '../src/report.js';
+import { alive, killQuietly, pidsIn, settleBin, sh, startSettle, taggedAlive } from './support.js';
+
+const MiB = 1024 * 1024;
+const settle = (args: string[], input?: string | Buffer) => runBin(settleBin, args, input === undefined ? {} : { input });
+
+// Runs the bin with --report into a temp dir and returns the result and the parsed report.
+async function settleReporting(args: string[], input?: string) {
+  const dir = tempDir();
+  try {
+    const path = join(dir.path, 'report.json');
+    const r = await settle(['--report', path, ...args], input);
+    const report = JSON.parse(readFileSync(path, 'utf8')) as SettleReport;
+    assert.equal(readdirSync(dir.path), ['report.json'], 'no temp file left behind');
+    return { r, report };
+  } finally {
+    dir.cleanup();
+  }
+}
+
+test(
+  'the child’s exit code, stdout and stderr pass through',
+  withTimeout(20_000, async () => {
+    const r = await settle(['--', 'sh', '-c', 'echo out; echo err >&2; exit 7']);
+    assert.is(r.exitCode, 7);
+    assert.is(r.stdout, 'out\n');
+    assert.is(r.stderr, 'err\n');
+  }),
+);
+
+test(
+  'settle’s stdin goes to the child; --env and --cwd apply',
+  withTimeout(20_000, async () => {
+    const dir = tempDir();
+    try {
+      const r = await settle(['--cwd', dir.path, '--env', 'GREETING=hi there', '--env', 'EMPTY=', '--', 'sh', '-c', 'cat; echo "$GREETING|$EMPTY|$(pwd)"'], 'from stdin\n');
+      assert.is(r.exitCode, 0);
+      assert.is(r.stdout, `from stdin\nhi there||${dir.path}\n`);
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'a split UTF-8 character and 64 MiB of random binary pass through byte-exact',
+  withTimeout(60_000, async () => {
+    const split = await settle(['--', sh('split-utf8.sh')]);
+    assert.equal([...split.stdoutBytes], [0xe2, 0x82, 0xac, 0x0a]);
+    const big = await settle(['--', sh('random-binary.sh'), String(64 * MiB)]);
+    assert.is(big.exitCode, 0);
+    assert.is(big.stdoutBytes.length, 64 * MiB);
+    assert.is(createHash('sha256').update(big.stdoutBytes).digest('hex'), big.stderr.trim());
+  }),
+);
+
+test(
+  '10 MB written then an immediate exit: nothing truncated through the bin',
+  withTimeout(30_000, async () => {
+    const r = await settle(['--', sh('write-then-exit.sh'), '10000000']);
+    assert.is(r.exitCode, 0);
+    assert.is(r.stdoutBytes.length, 10_000_000);
+    const expected = Buffer.alloc(10_000_000);
+    for (let at = 0; at < expected.length; at += 17) Buffer.from('0123456789abcdef\n').copy(expected, at);
+    assert.ok(r.stdoutBytes.equals(expected));
+  }),
+);
+
+test(
+  'a child that ignores SIGTERM: 124 at deadline + grace, report says escalated',
+  withTimeout(30_000, async () => {
+    const { r, report } = await settleReporting(['--deadline', '300ms', '--grace', '300ms', '--', sh('ignore-term.sh')]);
+    const [pid] = pidsIn(r.stdout);
+    killQuietly(pid);
+    assert.is(r.exitCode, 124);
+    assert.match(r.stderr, /^settle: timed_out: .*ignore-term\.sh still running at the --deadline of 300ms; teardown escalated/);
+    assert.is(report.reason, 'timed_out');
+    assert.is(report.settleExitCode, 124);
+    assert.is(report.signal, 'SIGKILL');
+    assert.is(report.deadlineMs, 300);
+    assert.is(report.graceMs, 300);
+    assert.is(report.teardown.result, 'escalated');
+    assert.ok(report.teardown.signalled.includes(pid!));
+    assert.equal(report.teardown.survivors, []);
+    assert.is(report.error, null);
+    assert.is(report.bytesOut, r.stdoutBytes.length);
+    assert.not.ok(alive(pid!));
+    assert.equal(taggedAlive(report.tag), []);
+  }),
+);
+
+test(
+  'a child that exits 0 on TERM after the deadline still makes settle exit 124',
+  withTimeout(30_000, async () => {
+    const { r, report } = await settleReporting(['--deadline', '300ms', '--', sh('exit0-on-term.sh')]);
+    assert.is(r.exitCode, 124);
+    assert.is(report.reason, 'timed_out');
+    assert.is(report.exitCode, 0);
+  }),
+);
+
+test(
+  'exit 0 while a setsid grandchild holds stdout: settle returns, grandchild dead, held pipe in the report',
+  withTimeout(30_000, async () => {
+    const { r, report } = await settleReporting(['--grace', '500ms', '--', sh('setsid-holds-stdout.sh'), 'ignore-term']);
+    const [grandchild] = pidsIn(r.stdout);
+    killQuietly(grandchild);
+    assert.is(r.exitCode, 0);
+    assert.ok(report.teardown.heldPipe);
+    assert.is(report.teardown.result, 'escalated');
+    assert.not.ok(alive(grandchild!));
+  }),
+);
+
+test(
+  'a deadline reaches a grandchild in the same group; a double-forking daemon is ended after exit',
+  withTimeout(30_000, async () => {
+    const group = await settle(['--deadline', '300ms', '--grace', '500ms', '--', sh('group-grandchild.sh')]);
+    const [grandchild] = pidsIn(group.stdout);
+    const daemonRun = await settle(['--grace', '300ms', '--', sh('double-fork-daemon.sh')]);
+    const [daemon] = pidsIn(daemonRun.stdout);
+    killQuietly(grandchild);
+    killQuietly(daemon);
+    assert.is(group.exitCode, 124);
+    assert.not.ok(alive(grandchild!));
+    assert.is(daemonRun.exitCode, 0);
+    assert.ok(daemon);
+    assert.not.ok(alive(daemon!));
+  }),
+);
+
+test(
+  '--input to a child that closes stdin at once: EPIPE in the report, the child’s own exit code',
+  withTimeout(30_000, async () => {
+    const dir = tempDir();
+    try {
+      const prompt = join(dir.path, 'prompt.txt');
+      writeFileSync(prompt, Buffer.alloc(MiB, 'x'));
+      const { r, report } = await settleReporting(['--input', prompt, '--', sh('close-stdin.sh'), '0.3']);
+      assert.is(r.exitCode, 0);
+      assert.is(r.stdout, 'closed\n');
+      assert.equal(report.error, { code: 'EPIPE', where: 'stdin', message: report.error?.message ?? '' });
+      assert.ok(report.bytesIn < MiB);
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  '--input to a child that never reads and never exits: the deadline fires; `true` with a large --input exits 0',
+  withTimeout(60_000, async () => {
+    const dir = tempDir();
+    try {
+      const prompt = join(dir.path, 'prompt.txt');
+      writeFileSync(prompt, Buffer.alloc(8 * MiB, 'x'));
+      const stuck = await settle(['--input', prompt, '--deadline', '500ms', '--grace', '300ms', '--', sh('never-read-stdin.sh')]);
+      assert.is(stuck.exitCode, 124);
+      for (let i = 0; i < 5; i++) {
+        const r = await settle(['--input', prompt, '--', 'true']);
+        assert.is(r.exitCode, 0);
+      }
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'not found 127, not executable 126, missing --cwd or --input 125, each with one line',
+  withTimeout(30_000, async () => {
+    const dir = tempDir();
+    try {
+      const script = join(dir.path, 'script.sh');
+      writeFileSync(script, '#!/bin/sh\necho hi\n');
+      chmodSync(script, 0o644);
+      const missing = await settle(['--', join(dir.path, 'nope')]);
+      assert.is(missing.exitCode, 127);
+      assert.match(missing.stderr, /^settle: spawn_failed: cannot run ".*nope": .*ENOENT\n  hint: /);
+      const denied = await settle(['--', script]);
+      assert.is(denied.exitCode, 126);
+      assert.match(denied.stderr, /^settle: spawn_failed: .*EACCES/);
+      const nowhere = await settle(['--cwd', join(dir.path, 'gone'), '--', 'true']);
+      assert.is(nowhere.exitCode, 125);
+      assert.match(nowhere.stderr, /^settle: spawn_failed: cwd .*gone does not exist/);
+      const noInput = await settle(['--input', join(dir.path, 'gone.txt'), '--', 'cat']);
+      assert.is(noInput.exitCode, 125);
+      assert.match(noInput.stderr, /^settle: spawn_failed: cannot open input .*gone\.txt: ENOENT/);
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'killed by SIGSEGV exits 139, by SIGKILL 137',
+  withTimeout(30_000, async () => {
+    assert.is((await settle(['--', sh('kill-self.sh'), 'SEGV'])).exitCode, 139);
+    assert.is((await settle(['--', sh('kill-self.sh'), 'KILL'])).exitCode, 137);
+  }),
+);
+
+test(
+  'settle receiving SIGTERM (SIGINT) tears the child’s tree down and exits 143 (130)',
+  withTimeout(30_000, async () => {
+    for (const [signal, code] of [
+      ['SIGTERM', 143],
+      ['SIGINT', 130],
+    ] as const) {
+      const run = startSettle(['--grace', '300ms', '--', sh('ignore-term.sh')]);
+      const pid = Number(await run.firstLine);
+      run.child.kill(signal);
+      const exit = await run.exit;
+      killQuietly(pid);
+      assert.is(exit.code, code);
+      assert.match(exit.stderr, new RegExp(`^settle: interrupted: ${signal} received; teardown escalated`));
+      assert.not.ok(alive(pid), 'the child is dead');
+    }
+  }),
+);
+
+test(
+  'settle nested in settle: the outer deadline reaches the innermost TERM-ignoring command',
+  withTimeout(60_000, async () => {
+    const r = await settle(['--deadline', '4s', '--grace', '500ms', '--', process.execPath, settleBin, '--grace', '60s', '--', sh('ignore-term.sh')]);
+    const [innermost] = pidsIn(r.stdout);
+    killQuietly(innermost);
+    assert.ok(innermost, 'the innermost command started');
+    assert.is(r.exitCode, 124);
+    assert.not.ok(alive(innermost!));
+  }),
+);
+
+test(
+  '--stall: no output for that long exits 124',
+  withTimeout(30_000, async () => {
+    const { r, report } = await settleReporting(['--stall', '300ms', '--grace', '300ms', '--', sh('sleeper.sh')]);
+    assert.is(r.exitCode, 124);
+    assert.match(r.stderr, /^settle: stalled: /);
+    assert.is(report.reason, 'stalled');
+    assert.is(report.stallMs, 300);
+  }),
+);
+
+test(
+  '--signal picks the first signal of the teardown',
+  withTimeout(30_000, async () => {
+    const { report } = await settleReporting(['--deadline', '200ms', '--signal', 'HUP', '--', sh('sleeper.sh')]);
+    assert.is(report.signal, 'SIGHUP');
+  }),
+);
+
+test(
+  'a reader that closes settle’s stdout (`| head -1`) ends a flooding child with SIGPIPE: settle never hangs',
+  withTimeout(30_000, async () => {
+    const child = spawn(process.execPath, [settleBin, '--', sh('flood.sh')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.once('data', () => child.stdout.destroy());
+    const [code] = await once(child, 'exit');
+    assert.is(code, 141);
+  }),
+);
+
+test(
+  'usage errors exit 125 with one line and a hint; nothing runs',
+  withTimeout(30_000, async () => {
+    const dir = tempDir();
+    try {
+      const marker = join(dir.path, 'ran');
+      const cases: [string[], RegExp][] = [
+        [['--deadline', '5x', '--', 'touch', marker], /^settle: usage: --deadline 5x is not a duration/],
+        [['--grace', '5', '--', 'touch', marker], /^settle: usage: --grace 5 is not a duration/],
+        [['--bogus', '--', 'touch', marker], /^settle: usage: unknown option --bogus/],
+        [['--signal', 'NOPE', '--', 'touch', marker], /^settle: usage: --signal NOPE is not a signal/],
+        [['--env', 'NOEQUALS', '--', 'touch', marker], /^settle: usage: --env NOEQUALS is not K=V/],
+        [['--deadline', '1s'], /^settle: usage: no command/],
+        [['--'], /^settle: usage: no command after --/],
+        [['touch', marker], /^settle: usage: put -- before the command/],
+        [['--report', join(dir.path, 'missing', 'r.json'), '--', 'touch', marker], /^settle: report_unwritable: /],
+      ];
+      for (const [args, message] of cases) {
+        const r = await settle(args);
+        assert.is(r.exitCode, 125, args.join(' '));
+        assert.match(r.stderr, message);
+        assert.not.match(r.stderr, /at .*\.js:\d+/, 'no stack trace');
+      }
+      assert.not.ok(existsSync(marker), 'nothing ran');
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  '--help lists every option and the exit codes',
+  withTimeout(20_000, async () => {
+    const r = await settle(['--help']);
+    assert.is(r.exitCode, 0);
+    for (const word of ['--deadline', '--grace', '--signal', '--stall', '--input', '--report', '--cwd', '--env', '124', '125', '126', '127', '128+N']) {
+      assert.ok(r.stdout.includes(word), word);
+    }
+  }),
+);
+
+test.run();
