@@ -1,8 +1,8 @@
-import { err, isAlive, processIdentity, stream, unreachable, type Execution, type ProcessIdentity, type Result, type SettleEvent } from '@runplan/settle';
+import { err, formatDuration, isAlive, processIdentity, stream, unreachable, type Execution, type ProcessIdentity, type Result, type SettleEvent } from '@runplan/settle';
 import { renderArgv, type TemplateError, type TemplateVars } from '@runplan/workdir';
 import { hookEnv, hookEnvVariables } from './env.js';
-import type { HookOutcome, HookTier } from './outcome.js';
-import { drainInto, HOOK_TAIL_BYTES, TailSink } from './tail.js';
+import type { HookFailureReason, HookOutcome, HookTier } from './outcome.js';
+import { drainInto, TailSink } from './tail.js';
 
 /** The default hook deadline (DESIGN.md "Hooks"). */
 export const DEFAULT_HOOK_TIMEOUT_MS = 10 * 60_000;
@@ -128,34 +128,42 @@ function refusedOutcome(error: TemplateError): HookOutcome {
 
 // Maps settle's execution onto a hook outcome: only an exit 0 is ok.
 function hookOutcome(execution: Execution, argv: string[], stdoutTail: string, stderrTail: string, tier: HookTier): HookOutcome {
-  const { exitCode, signal, durationMs } = execution;
+  const { exitCode, signal, durationMs, teardown } = execution;
   const evidence = { durationMs, stdoutTail, stderrTail, argv };
-  const teardown = execution.teardown.result === 'none' ? {} : { teardown: execution.teardown };
-  const failed = { ok: false as const, exitCode, signal, ...evidence, ...teardown };
-  const name = `${tier} hook ${argv[0] ?? ''}`;
+  const name = `${tier} hook ${argv[0] ?? '(empty argv)'}`;
+  const survivors = teardown.result === 'failed' ? `; survivors: ${teardown.survivors.join(', ')}` : '';
+  const fail = (reason: HookFailureReason, message: string): HookOutcome => ({
+    ok: false,
+    reason,
+    exitCode,
+    signal,
+    ...evidence,
+    message: message + survivors,
+    ...(teardown.result === 'none' ? {} : { teardown }),
+  });
   switch (execution.reason) {
     case 'exited':
       // Exit 0 with processes left that teardown could not end is not ok: a hook that
       // leaves unkillable leftovers has not put the run in a known state.
-      if (exitCode === 0 && execution.teardown.result !== 'failed') return { ok: true, reason: 'ok', exitCode: 0, ...evidence };
-      if (exitCode === 0) {
-        return { ...failed, reason: 'exited', message: `${name} exited 0 but left processes teardown could not end: ${execution.teardown.survivors.join(', ')}` };
-      }
-      return { ...failed, reason: 'exited', message: `${name} exited ${exitCode}` };
+      if (exitCode === 0 && teardown.result !== 'failed') return { ok: true, reason: 'ok', exitCode: 0, ...evidence };
+      if (exitCode === 0) return fail('exited', `${name} exited 0 but left processes teardown could not end`);
+      return fail('exited', `${name} exited ${exitCode}`);
     case 'signaled':
-      return { ...failed, reason: 'signaled', message: `${name} was killed by ${signal}` };
+      return fail('signaled', `${name} was killed by ${signal}`);
     case 'timed_out':
-      return { ...failed, reason: 'timed_out', message: `${name} passed its deadline after ${durationMs}ms and was torn down (${execution.teardown.result})` };
+      return fail('timed_out', `${name} passed its ${deadline(execution)} deadline and was torn down (${teardown.result})`);
     case 'stalled':
       // runHook never asks for a stall deadline; should settle report one, it is a deadline.
-      return { ...failed, reason: 'timed_out', message: `${name} stalled and was torn down (${execution.teardown.result})` };
+      return fail('timed_out', `${name} stalled and was torn down (${teardown.result})`);
     case 'spawn_failed':
-      return { ...failed, reason: 'spawn_failed', message: `${name} could not be started: ${execution.error?.message ?? 'unknown error'}` };
+      return fail('spawn_failed', `${name} could not be started: ${execution.error?.message ?? 'unknown error'}`);
     case 'interrupted':
-      return { ...failed, reason: 'interrupted', message: `${name} was interrupted` };
+      return fail('interrupted', `${name} was interrupted${execution.interruptSignal ? ` by ${execution.interruptSignal}` : ''}`);
     default:
       return unreachable(execution.reason);
   }
 }
 
-export { HOOK_TAIL_BYTES };
+function deadline(execution: Execution): string {
+  return execution.deadlineMs === undefined ? '' : formatDuration(execution.deadlineMs);
+}
