@@ -15,15 +15,22 @@ export function plansPath(): string {
   return join(root, 'plans');
 }
 
+// Variables that point git at some other repository or index: inherited from a parent
+// (a git hook running the tests), they would make every fixture repo someone else's.
+const GIT_REDIRECTS = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_PREFIX', 'GIT_NAMESPACE'];
+
 // An environment whose PATH starts with test-fixtures/agents, so plans can name
-// `mock-agent`, `mock-gate` and `mock-verify` bare. `extra` wins over the base; an
-// `undefined` value removes the variable.
+// `mock-agent`, `mock-gate` and `mock-verify` bare. git is made hermetic (no system or
+// global config, no inherited GIT_DIR & co.) so fixture repos behave the same on every
+// machine. `extra` wins over all of that; an `undefined` value removes the variable.
 export function envWithAgents(
   extra: Record<string, string | undefined> = {},
   base: NodeJS.ProcessEnv = process.env,
 ): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(base)) if (value !== undefined) env[name] = value;
+  for (const [name, value] of Object.entries(base)) if (value !== undefined && !GIT_REDIRECTS.includes(name)) env[name] = value;
+  env['GIT_CONFIG_NOSYSTEM'] = '1';
+  env['GIT_CONFIG_GLOBAL'] = '/dev/null';
   for (const [name, value] of Object.entries(extra)) {
     if (value === undefined) delete env[name];
     else env[name] = value;

@@ -107,6 +107,11 @@ test('envWithAgents puts test-fixtures/agents first on PATH; undefined removes a
   assert.is(env['KEEP'], 'k');
   assert.not.ok('HOME' in env);
   assert.is(envWithAgents({ PATH: '/opt/x' })['PATH'], `${agentsPath()}${delimiter}/opt/x`);
+  const hermetic = envWithAgents({}, { PATH: '/bin', GIT_DIR: '/elsewhere/.git', GIT_INDEX_FILE: '/x' });
+  assert.not.ok('GIT_DIR' in hermetic || 'GIT_INDEX_FILE' in hermetic);
+  assert.is(hermetic['GIT_CONFIG_GLOBAL'], '/dev/null');
+  assert.is(hermetic['GIT_CONFIG_NOSYSTEM'], '1');
+  assert.not.ok('GIT_CONFIG_GLOBAL' in envWithAgents({ GIT_CONFIG_GLOBAL: undefined }));
   const found = execFileSync('sh', ['-c', 'command -v mock-agent'], { env: envWithAgents(), encoding: 'utf8' }).trim();
   assert.is(found, join(agentsPath(), 'mock-agent'));
 });
