@@ -152,7 +152,14 @@ function statusJson(file: string, scan: ScanResult): Record<string, unknown> {
 }
 
 function reportStatus(file: string, status: JournalStatus): void {
-  if (status.kind === 'torn_tail') say('torn_tail', describeStatus(file, status), `journal repair ${file} keeps a .broken copy and cuts the torn line`);
+  if (status.kind === 'torn_tail')
+    say(
+      'torn_tail',
+      describeStatus(file, status),
+      status.detail === 'empty'
+        ? `it holds nothing: remove it, or journal append ${file} writes its header`
+        : `journal repair ${file} keeps a .broken copy and cuts the torn line`,
+    );
   if (status.kind === 'corrupt') say('corrupt', describeStatus(file, status), `the journal fails closed; nothing was changed; inspect it with: cut -c10- ${file} | jq -c .`);
 }
 

@@ -12,7 +12,7 @@ export type JournalStatus =
       kind: 'torn_tail';
       /** Byte offset where the torn final line starts; the valid prefix ends here. */
       offset: number;
-      /** `no_newline` or `nul_bytes` (zero-filled blocks). */
+      /** `no_newline`, `nul_bytes` (zero-filled sectors) or `empty` (no header at all). */
       detail?: string;
     }
   | {
@@ -52,6 +52,7 @@ export function describeStatus(path: string, status: JournalStatus): string {
     case 'clean':
       return `${path} is clean`;
     case 'torn_tail':
+      if (status.detail === 'empty') return `${path} is empty: not even its header was written (a crash while creating it)`;
       return `${path} has a torn tail at byte ${status.offset} (${status.detail === 'nul_bytes' ? 'zero-filled bytes' : 'the last line has no newline'}: a crash mid-write)`;
     case 'corrupt':
       return `${path} is corrupt at byte ${status.offset} (${status.seq === null ? `expected seq ${status.expectedSeq}` : `seq ${status.seq}`}): ${status.reason}: ${status.detail}`;
