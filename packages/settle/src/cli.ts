@@ -233,7 +233,9 @@ export async function main(argv: string[]): Promise<number> {
       code = 125;
     }
   }
-  await flushStdout(execution.graceMs);
+  // A reader that never reads must not keep settle alive: pending writes to a pipe hold the
+  // event loop open, so past grace the only way out is to exit with the code already decided.
+  if (!(await flushStdout(execution.graceMs))) process.exit(code);
   return code;
 }
 
@@ -245,17 +247,17 @@ function isDirectory(path: string): boolean {
   }
 }
 
-// Gives a slow reader `grace` to take what we already wrote; a reader that never reads
-// does not keep settle alive past it.
-async function flushStdout(graceMs: number): Promise<void> {
+// Gives a slow reader `grace` to take what we already wrote; false when it did not.
+async function flushStdout(graceMs: number): Promise<boolean> {
   const out = process.stdout;
-  if (out.writableLength === 0 || out.destroyed) return;
-  const flushed = await new Promise<boolean>((resolve) => {
+  if (out.writableLength === 0 || out.destroyed) return true;
+  return new Promise<boolean>((resolve) => {
     const timer = setTimeout(() => resolve(false), graceMs);
-    out.once('drain', () => {
+    const done = () => {
       clearTimeout(timer);
       resolve(true);
-    });
+    };
+    out.once('drain', done);
+    out.once('error', done);
   });
-  if (!flushed) out.destroy();
 }

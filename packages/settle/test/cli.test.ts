@@ -269,6 +269,31 @@ test(
 );
 
 test(
+  'a reader that never reads cannot keep settle alive past the deadline and a few graces',
+  withTimeout(60_000, async () => {
+    const child = spawn(process.execPath, [settleBin, '--deadline', '500ms', '--grace', '300ms', '--', sh('flood.sh')], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    child.stdout.pause(); // never read: settle's own writes back up
+    const [code] = await once(child, 'exit');
+    child.stdout.destroy();
+    assert.is(code, 124);
+  }),
+);
+
+test(
+  'a child killed by SIGKILL from outside: settle exits 137',
+  withTimeout(30_000, async () => {
+    const run = startSettle(['--', sh('sleeper.sh')]);
+    const pid = Number(await run.firstLine);
+    process.kill(pid, 'SIGKILL');
+    const exit = await run.exit;
+    assert.is(exit.code, 137);
+    assert.is(exit.stderr, '');
+  }),
+);
+
+test(
   'usage errors exit 125 with one line and a hint; nothing runs',
   withTimeout(30_000, async () => {
     const dir = tempDir();
