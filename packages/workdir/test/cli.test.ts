@@ -173,8 +173,8 @@ test(
         ['foreign', 'exists_other_template'],
       ] as const) {
         const result = await workdir(['create', `${runs}/{{run.id}}`, '--var', `run.id=${id}`]);
-        assert.is(result.exitCode, 1, id);
-        assert.match(stderrLines(result)[0]!, `workdir: ${reason}: ${join(runs, id)}`);
+        assert.is(result.exitCode, 1, `${id}: ${result.stderr}`);
+        assert.match(stderrLines(result)[0]!, `workdir: ${reason}: ${join(runs, id)}`, result.stderr);
       }
       assert.ok(existsSync(join(tmp.path, 'elsewhere', MARK_FILE)));
       const relative = await workdir(['create', 'runs/{{run.id}}', '--var', 'run.id=r'], undefined, tmp.path);
@@ -212,7 +212,7 @@ test(
       ];
       for (const [args, reason, named] of cases) {
         const result = await workdir(args);
-        assert.is(result.exitCode, 2, args.join(' '));
+        assert.is(result.exitCode, 2, `${args.join(' ')}: ${result.stderr}`);
         const lines = stderrLines(result);
         assert.match(lines[0]!, `workdir: ${reason}: `);
         assert.match(lines[0]!, named);
@@ -314,8 +314,8 @@ test(
       ];
       for (const [args, expected] of cases) {
         const result = await workdir(args);
-        assert.is(result.exitCode, 2, args.join(' '));
-        assert.match(result.stderr, expected);
+        assert.is(result.exitCode, 2, `${args.join(' ')}: ${result.stderr}`);
+        assert.match(result.stderr, expected, result.stderr);
         assert.is(result.stdout, '');
       }
       assert.ok(existsSync(join(tmp.path, 'r1', 'tree', MARK_FILE)));
@@ -371,16 +371,16 @@ test(
       const numeric = await workdir(['datadir', tmp.path, '--run-id', '0042']);
       assert.is(numeric.stdout, `${join(base, '0042')}\n`);
       const missingId = await workdir(['datadir', tmp.path]);
-      assert.is(missingId.exitCode, 2);
+      assert.is(missingId.exitCode, 2, missingId.stderr);
       assert.match(missingId.stderr, /^workdir: usage: datadir needs --run-id ID/);
       const badId = await workdir(['datadir', tmp.path, '--run-id', '..']);
-      assert.is(badId.exitCode, 2);
+      assert.is(badId.exitCode, 2, badId.stderr);
       assert.match(badId.stderr, /^workdir: bad_identifier: /);
       const zero = await workdir(['datadir', tmp.path, '--run-id', 'e', '--keep-runs', '0']);
-      assert.is(zero.exitCode, 2);
+      assert.is(zero.exitCode, 2, zero.stderr);
       assert.match(zero.stderr, /^workdir: bad_retain: /);
       const missing = await workdir(['datadir', join(tmp.path, 'nope'), '--run-id', 'e']);
-      assert.is(missing.exitCode, 1);
+      assert.is(missing.exitCode, 1, missing.stderr);
       assert.match(missing.stderr, /^workdir: workdir_missing: /);
       assert.not.ok(existsSync(join(tmp.path, 'nope')));
       assert.not.ok(existsSync(join(base, 'e')));
@@ -406,8 +406,8 @@ test(
     ];
     for (const args of cases) {
       const result = await workdir(args);
-      assert.is(result.exitCode, 2, args.join(' '));
-      assert.match(result.stderr, /^workdir: [a-z_]+: /, args.join(' '));
+      assert.is(result.exitCode, 2, `${args.join(' ')}: ${result.stderr}`);
+      assert.match(result.stderr, /^workdir: [a-z_]+: /, result.stderr);
       assert.is(stderrLines(result).length, 1, result.stderr);
       assert.not.match(result.stderr, /\n\s+at /);
     }

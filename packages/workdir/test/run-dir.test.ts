@@ -202,6 +202,24 @@ test(
   }),
 );
 
+test('parseMark accepts only whole marks', () => {
+  const whole = { template: '/t/{{run.id}}', runId: 'r', createdAt: '2026-11-29T07:55:00.000Z', creator: { pid: 1, startTime: 2, bootId: 'b', host: 'h' } };
+  assert.equal(parseMark(JSON.stringify(whole)), whole);
+  assert.equal(parseMark(JSON.stringify({ ...whole, kind: 'datadir' }))?.kind, 'datadir');
+  const broken: unknown[] = [
+    { ...whole, kind: 'other' },
+    { ...whole, createdAt: 'yesterday' },
+    { ...whole, runId: 7 },
+    { ...whole, creator: { pid: 1 } },
+    { ...whole, creator: null },
+    { template: '/t' },
+    [],
+    null,
+  ];
+  for (const value of broken) assert.is(parseMark(JSON.stringify(value)), undefined, JSON.stringify(value));
+  assert.is(parseMark('{"template":'), undefined);
+});
+
 test('holdingDirectory: the parent of the varying element, with and without harness constants', () => {
   assert.equal(holdingDirectory('/srv/{{harness.name}}/runs/{{run.id}}.{{run.attempt}}', { 'harness.name': 'nightly' }), {
     ok: true,
