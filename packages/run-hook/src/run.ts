@@ -127,7 +127,7 @@ function refusedOutcome(error: TemplateError): HookOutcome {
 }
 
 // Maps settle's execution onto a hook outcome: only an exit 0 is ok.
-function hookOutcome(execution: Execution, argv: string[], stdoutTail: string, stderrTail: string, tier: HookTier): HookOutcome {
+export function hookOutcome(execution: Execution, argv: string[], stdoutTail: string, stderrTail: string, tier: HookTier): HookOutcome {
   const { exitCode, signal, durationMs, teardown } = execution;
   const evidence = { durationMs, stdoutTail, stderrTail, argv };
   const name = `${tier} hook ${argv[0] ?? '(empty argv)'}`;

@@ -14,7 +14,7 @@ const staleEnv = { ...process.env, HARNESS_RUN_OUTCOME: 'success', HARNESS_RUN_I
 
 test(
   'each argv element stays one argument through the bin, and stdout passes through byte-exact',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
       const elements = ['two words', `"q" 'q'`, 'a;touch INJECTED', '$(touch INJECTED)', 'line\nbreak', '{{run.id}}/{{run.attempt}}'];
@@ -34,7 +34,7 @@ test(
 
 test(
   'an untrusted event.* variable is refused with exit 125, one line naming element and variable, and nothing spawned',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
       const marker = join(dir.path, 'ran');
@@ -55,7 +55,7 @@ test(
 
 test(
   'run.outcome is refused in pre_run (the default tier) and rendered in post_run',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
       const marker = join(dir.path, 'ran');
@@ -74,7 +74,7 @@ test(
 
 test(
   'stale HARNESS_* variables of the caller never reach the hook; --vars (nested) and --var set them',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
       const varsFile = join(dir.path, 'vars.json');
@@ -93,7 +93,7 @@ test(
 
 test(
   'exit codes: the hook’s own, 127 not found, 126 not executable, 128+N killed by a signal',
-  withTimeout(30_000, async () => {
+  withTimeout(90_000, async () => {
     const dir = tempDir();
     try {
       const marker = join(dir.path, 'ran');
@@ -129,12 +129,12 @@ async function waitForPid(file: string, done: () => boolean): Promise<ProcessIde
 
 test(
   'a timeout exits 124, kills the TERM-ignoring grandchild, and --json reports timed_out as the last line',
-  withTimeout(30_000, async () => {
+  withTimeout(90_000, async () => {
     const dir = tempDir();
     try {
       const pidFile = join(dir.path, 'grandchild.pid');
       let settled = false;
-      const running = runBin(bin, ['--timeout', '2s', '--grace', '300ms', '--json', '--', shFixture('hook-tree.sh'), pidFile]).finally(
+      const running = runBin(bin, ['--timeout', '4s', '--grace', '300ms', '--json', '--', shFixture('hook-tree.sh'), pidFile]).finally(
         () => (settled = true),
       );
       const grandchild = await waitForPid(pidFile, () => settled);
@@ -154,7 +154,7 @@ test(
 
 test(
   '--json prints the outcome as its own last line after the hook’s output; stderr passes through',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const result = await runBin(bin, ['--json', '--', shFixture('hook-output.sh'), '2', '5']);
     assert.is(result.exitCode, 5);
     const lines = result.stdout.split('\n');
@@ -171,7 +171,7 @@ test(
 
 test(
   'SIGTERM to run-hook interrupts the hook and tears its tree down',
-  withTimeout(30_000, async () => {
+  withTimeout(90_000, async () => {
     const dir = tempDir();
     try {
       const pidFile = join(dir.path, 'grandchild.pid');
@@ -195,7 +195,7 @@ test(
 
 test(
   'a reader that closes our stdout ends the hook with SIGPIPE, as in a shell pipeline (| head -1)',
-  withTimeout(30_000, async () => {
+  withTimeout(90_000, async () => {
     const child = spawn(process.execPath, [bin, '--', 'yes'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
@@ -208,7 +208,7 @@ test(
 
 test(
   'usage errors exit 125 with one line and a hint, never a stack trace',
-  withTimeout(30_000, async () => {
+  withTimeout(90_000, async () => {
     const dir = tempDir();
     try {
       const badJson = join(dir.path, 'bad.json');
@@ -239,7 +239,7 @@ test(
 
 test(
   '--help lists the exit codes',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const result = await runBin(bin, ['--help']);
     assert.is(result.exitCode, 0);
     assert.match(result.stdout, 'Exit codes');

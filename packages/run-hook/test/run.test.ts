@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { isAlive, processIdentity, type ProcessIdentity } from '@runplan/settle';
+import { isAlive, newOwnerTag, processIdentity, tagVariable, type ProcessIdentity } from '@runplan/settle';
 import { shFixture, tempDir, withTimeout } from '@runplan/test-fixtures';
 import { HOOK_TAIL_BYTES, runHook, type HookEvent } from '../src/index.js';
 
@@ -30,7 +30,7 @@ const awkward = [
 
 test(
   'each argv element stays one argument, whatever it holds',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
       const workdir = join(dir.path, 'a dir; $(touch INJECTED) `x`');
@@ -51,7 +51,7 @@ test(
 
 test(
   'an untrusted event.* variable is refused and nothing is spawned',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
       const marker = join(dir.path, 'ran');
@@ -83,7 +83,7 @@ test(
 
 test(
   'run.outcome is refused in pre_run and rendered in post_run',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
       const marker = join(dir.path, 'ran');
@@ -105,7 +105,7 @@ test(
 
 test(
   'a stale HARNESS_* in the parent environment never reaches a hook; the hook variables come from the vars',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const baseEnv = {
       ...process.env,
       HARNESS_RUN_OUTCOME: 'success',
@@ -156,7 +156,7 @@ test(
 
 test(
   'a hook variable the template language refuses is refused even when argv does not name it',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
       const marker = join(dir.path, 'ran');
@@ -183,12 +183,12 @@ async function waitForPid(file: string, done: () => boolean): Promise<ProcessIde
 
 test(
   'a timeout kills the whole tree, including a TERM-ignoring grandchild, and reports timed_out',
-  withTimeout(30_000, async () => {
+  withTimeout(90_000, async () => {
     const dir = tempDir();
     try {
       const pidFile = join(dir.path, 'grandchild.pid');
       let settled = false;
-      const running = runHook([shFixture('hook-tree.sh'), pidFile], { tier: 'post_run', vars: {}, timeoutMs: 2000, graceMs: 300 }).finally(
+      const running = runHook([shFixture('hook-tree.sh'), pidFile], { tier: 'post_run', vars: {}, timeoutMs: 4000, graceMs: 300 }).finally(
         () => (settled = true),
       );
       const grandchild = await waitForPid(pidFile, () => settled);
@@ -206,7 +206,7 @@ test(
 
 test(
   'a nonzero exit is an exited outcome with its code and the stream tails as evidence',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const outcome = await runHook([shFixture('hook-output.sh'), '3', '7'], { tier: 'pre_run', vars: {} });
     assert.is(outcome.reason, 'exited');
     assert.is(outcome.exitCode, 7);
@@ -218,7 +218,7 @@ test(
 
 test(
   'stream tails stay bounded however much a hook writes',
-  withTimeout(30_000, async () => {
+  withTimeout(90_000, async () => {
     const outcome = await runHook([shFixture('hook-output.sh'), '20000'], { tier: 'pre_run', vars: {} });
     assert.is(outcome.reason, 'ok');
     assert.ok(Buffer.byteLength(outcome.stdoutTail) <= HOOK_TAIL_BYTES);
@@ -230,7 +230,7 @@ test(
 
 test(
   'a hook that cannot be started is spawn_failed',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
       const outcome = await runHook([join(dir.path, 'no-such-hook')], { tier: 'pre_run', vars: {} });
@@ -244,7 +244,7 @@ test(
 
 test(
   'a hook killed by a signal is signaled',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const outcome = await runHook(['/bin/sh', '-c', 'kill -KILL $$'], { tier: 'pre_run', vars: {} });
     assert.is(outcome.reason, 'signaled');
     assert.is(outcome.ok ? null : outcome.signal, 'SIGKILL');
@@ -253,7 +253,7 @@ test(
 
 test(
   'aborting the signal interrupts the hook and tears its tree down',
-  withTimeout(30_000, async () => {
+  withTimeout(90_000, async () => {
     const dir = tempDir();
     try {
       const pidFile = join(dir.path, 'grandchild.pid');
@@ -279,7 +279,7 @@ test(
 
 test(
   'the hook runs in cwd',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
       const outcome = await runHook(['/bin/pwd'], { tier: 'pre_run', vars: {}, cwd: dir.path });
@@ -287,6 +287,40 @@ test(
     } finally {
       dir.cleanup();
     }
+  }),
+);
+
+test(
+  'a hook that exits 0 but leaves a process holding its stdout is ok, and the leftover is ended',
+  withTimeout(90_000, async () => {
+    const dir = tempDir();
+    try {
+      const pidFile = join(dir.path, 'sleeper.pid');
+      const outcome = await runHook([shFixture('hook-leftover.sh'), pidFile], { tier: 'post_run', vars: {}, graceMs: 300 });
+      assert.is(outcome.reason, 'ok', JSON.stringify(outcome));
+      assert.is(outcome.stdoutTail, 'started\n');
+      const pid = Number(readFileSync(pidFile, 'utf8').trim());
+      assert.is(processIdentity(pid), undefined, `leftover ${pid} is gone (or a zombie)`);
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'the hook carries the caller\'s owner tag, and its milestones and settle\'s events are reported in order',
+  withTimeout(60_000, async () => {
+    const tag = newOwnerTag();
+    const events: HookEvent[] = [];
+    const outcome = await runHook(['/usr/bin/env'], { tier: 'pre_run', vars: { 'run.id': 'r1' }, ownerTag: tag, onEvent: (e) => events.push(e) });
+    assert.is(outcome.reason, 'ok');
+    assert.ok(outcome.stdoutTail.split('\n').includes(`${tagVariable(tag)}=1`), 'owner tag in the hook environment');
+    const types = events.map((e) => (e.type === 'settle' ? `settle:${e.event.type}` : e.type));
+    assert.is(types[0], 'hook-started');
+    assert.ok(types.includes('settle:spawned'));
+    assert.is(types.at(-1), 'hook-settled');
+    const settled = events.at(-1);
+    assert.ok(settled?.type === 'hook-settled' && settled.outcome === outcome);
   }),
 );
 
