@@ -154,7 +154,7 @@ test('no two tasks that may run at once write the same file (every plan but conf
 
 test(
   'thirteen through the real mock agent, in dependency order: every file and the chain in order',
-  withTimeout(120_000, async () => {
+  withTimeout(300_000, async () => {
     const repo = gitRepo();
     const dir = tempDir();
     try {
@@ -195,7 +195,7 @@ const FIRST_ATTEMPT: Record<string, number> = {
 
 test(
   'the small plans\' prompts run through mock-agent with the exit codes their comments promise',
-  withTimeout(120_000, async () => {
+  withTimeout(300_000, async () => {
     // One repo for all: only exit codes are compared, and creating repos is not free.
     const repo = gitRepo();
     try {

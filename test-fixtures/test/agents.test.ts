@@ -29,7 +29,7 @@ async function runAgent(prompt: string, opts: { task?: string; attempt?: number;
       cwd: opts.cwd ?? dir!.path,
       env: envWithAgents(opts.env ?? {}),
       input: prompt,
-      timeoutMs: 30_000,
+      timeoutMs: 60_000,
     });
   } finally {
     dir?.cleanup();
@@ -40,7 +40,7 @@ const lines = (stdout: string): Json[] => parseJsonLines(stdout) as Json[];
 
 test(
   'claude stream-json by default: init, assistant with id and usage, one success result',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const r = await runAgent('Do the thing.\nmock: usage 1000 200 3000 400 0.02\n');
     assert.is(r.exitCode, 0);
     const out = lines(r.stdout);
@@ -75,7 +75,7 @@ test(
 
 test(
   'one message is printed once per content block with the same id and usage (dedupe by id)',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const r = await runAgent('mock: usage 10 5 0 0 0.001\nmock: turn\nmock: usage 20 7 1 2 0.002\n');
     const out = lines(r.stdout);
     const byId = new Map<string, Json>();
@@ -97,7 +97,7 @@ test(
 
 test(
   'model-usage adds a second model to modelUsage and its cost to total_cost_usd',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const r = await runAgent('mock: usage 1000 200 3000 400 0.02\nmock: model-usage claude-haiku-4-5 50 10 0 0 0.001\n');
     const result = lines(r.stdout).at(-1)!;
     const models = Object.values(result.modelUsage) as Json[];
@@ -111,7 +111,7 @@ test(
 
 test(
   'no-result leaves only assistant lines; say adds zero-usage messages',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const r = await runAgent('mock: say looking\nmock: no-result\nmock: usage 7 3 0 0\n');
     const out = lines(r.stdout);
     assert.not.ok(out.some((l) => l.type === 'result'));
@@ -123,7 +123,7 @@ test(
 
 test(
   'is-error: is_error true with subtype error_during_execution, exit code still 0',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const r = await runAgent('mock: is-error tool failed\n');
     assert.is(r.exitCode, 0);
     const result = lines(r.stdout).at(-1)!;
@@ -136,7 +136,7 @@ test(
 
 test(
   'rate-limit: an error result naming 429 / the limit, exit 1; with a reset time a rate_limit_event',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const r = await runAgent('mock: rate-limit\nmock: write never.txt x\n');
     assert.is(r.exitCode, 1);
     const out = lines(r.stdout);
@@ -157,7 +157,7 @@ test(
 
 test(
   'codex json: thread.started, turn.started, agent_message items, turn.completed usage per turn',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const r = await runAgent('mock: format codex\nmock: usage 100 20 30 0\nmock: turn\nmock: usage 200 40 0 0\nmock: say hi\n');
     assert.is(r.exitCode, 0);
     const out = lines(r.stdout);
@@ -180,7 +180,7 @@ test(
 
 test(
   'codex failures: is-error → turn.failed; rate-limit → error + turn.failed with 429, exit 1',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const failed = await runAgent('mock: format codex-json\nmock: is-error model refused\n');
     const last = lines(failed.stdout).at(-1)!;
     assert.is(last.type, 'turn.failed');
@@ -197,7 +197,7 @@ test(
 
 test(
   'text format prints plain lines; blocked prints the RUNPLAN: BLOCKED line',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const r = await runAgent('mock: format text\nmock: say step one\nmock: blocked need credentials for prod\n');
     assert.is(r.exitCode, 0);
     const text = r.stdout.split('\n');
@@ -209,7 +209,7 @@ test(
 
 test(
   'blocked in stream-json: the final result text is the BLOCKED line',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const r = await runAgent('mock: blocked waiting for API key\nmock: exit 42\n');
     assert.is(r.exitCode, 42);
     assert.is(lines(r.stdout).at(-1)!.result, 'RUNPLAN: BLOCKED waiting for API key');
@@ -218,7 +218,7 @@ test(
 
 test(
   'the ledger line is written first, with the real pid, even when the prompt is bad',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
       const ledger = join(dir.path, 'ledger');
@@ -238,7 +238,7 @@ test(
 
 test(
   'fail-first K fails attempts 1..K with a stderr line (a word, no digit) and exit 1, then succeeds',
-  withTimeout(30_000, async () => {
+  withTimeout(60_000, async () => {
     const prompt = 'mock: fail-first 2\nmock: result made it\n';
     const one = await runAgent(prompt, { attempt: 1 });
     const two = await runAgent(prompt, { attempt: 2 });
@@ -254,7 +254,7 @@ test(
 
 test(
   'exit N, stderr, attempt conditionals and text expansion',
-  withTimeout(30_000, async () => {
+  withTimeout(60_000, async () => {
     const prompt = [
       'mock: on-attempt 1 stderr first @TASK@/@ATTEMPT@',
       'mock: from-attempt 2 stderr later @TASK@/@ATTEMPT@',
@@ -277,7 +277,7 @@ test(
 
 test(
   'malformed directives exit 2 naming the problem',
-  withTimeout(30_000, async () => {
+  withTimeout(60_000, async () => {
     for (const [prompt, message] of [
       ['mock: sleep soon', /sleep: not a number/],
       ['mock: exit x', /exit: not a whole number/],
@@ -294,7 +294,7 @@ test(
 
 test(
   'write, put, rm and commit change a real repo; commit with nothing staged is a no-op',
-  withTimeout(30_000, async () => {
+  withTimeout(60_000, async () => {
     const repo = gitRepo();
     try {
       const before = repo.head()!;
@@ -328,7 +328,7 @@ test(
 
 test(
   'until-file grows one line per round; mock-verify fails until N lines, then passes',
-  withTimeout(30_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
       const gateLedger = join(dir.path, 'gates');
@@ -353,7 +353,7 @@ test(
 
 test(
   'mock-gate: exit code and text from args, path checks, labels in the gate ledger',
-  withTimeout(30_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
       const gateLedger = join(dir.path, 'gates');
@@ -377,7 +377,7 @@ test(
 
 test(
   'mock-gate --env records the environment a hook or gate got (value, or unset)',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
       const file = join(dir.path, 'env');
@@ -401,7 +401,7 @@ test(
 
 test(
   'MOCK_PROMPTS saves every prompt in dispatch order; MOCK_DIRECTIVES run before the prompt',
-  withTimeout(30_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
       const prompts = join(dir.path, 'prompts');
@@ -424,7 +424,7 @@ test(
 
 test(
   'env-to and print-env report the environment the agent got',
-  withTimeout(20_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
       const r = await runAgent('mock: env-to env.txt GREETING NOPE_UNSET\nmock: print-env GREETING\n', {
@@ -461,7 +461,7 @@ function writeBigPrompt(bin: string, first: string, size: number, env: Record<st
 
 test(
   'close-stdin: a 1 MiB prompt write fails with EPIPE while the agent still prints usage and exits 0',
-  withTimeout(30_000, async () => {
+  withTimeout(60_000, async () => {
     const MiB = 1 << 20;
     const byEnv = await writeBigPrompt(agent, 'filler\n', MiB, { MOCK_CLOSE_STDIN: '1', MOCK_DIRECTIVES: 'usage 11 7 5 3 0.002' });
     const byLine = await writeBigPrompt(agent, 'mock: close-stdin\nmock: usage 99 99 99 99 9\n', MiB, { MOCK_DIRECTIVES: 'usage 11 7 5 3 0.002' });
@@ -492,7 +492,7 @@ function sessionOf(pid: number): number {
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3]);
 }
 
-async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
+async function until(what: string, check: () => boolean, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
   while (!check()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
@@ -510,7 +510,7 @@ function killQuietly(pid: number, signal: NodeJS.Signals): void {
 
 test(
   'ignore-term: agent and detached grandchild survive SIGTERM; the grandchild holds stdout; SIGKILL ends both',
-  withTimeout(30_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     const pidfile = join(dir.path, 'grandchild.pid');
     const pids = join(dir.path, 'pids');
@@ -562,7 +562,7 @@ test(
 
 test(
   'without ignore-term, SIGTERM to the group ends a sleeping agent',
-  withTimeout(30_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     const child = spawn(agent, ['sleepy', '1'], { cwd: dir.path, env: envWithAgents(), stdio: ['pipe', 'pipe', 'ignore'], detached: true });
     let stdout = '';
@@ -582,7 +582,7 @@ test(
 
 test(
   'MOCK_HOLD holds the named task after its first line while the hold file exists',
-  withTimeout(30_000, async () => {
+  withTimeout(60_000, async () => {
     const dir = tempDir();
     const holdFile = join(dir.path, 'hold');
     writeFileSync(holdFile, '');
@@ -608,7 +608,7 @@ test(
 
 test(
   'the scripts are POSIX sh: dash runs them and parses every one',
-  withTimeout(30_000, async () => {
+  withTimeout(60_000, async () => {
     for (const name of ['mock-agent', 'mock-agent-close-stdin', 'mock-gate', 'mock-verify']) {
       const file = join(agentsPath(), name);
       assert.ok(readFileSync(file, 'utf8').startsWith('#!/bin/sh\n'), name);
