@@ -1,4 +1,15 @@
-import { err, formatDuration, isAlive, processIdentity, stream, unreachable, type Execution, type ProcessIdentity, type Result, type SettleEvent } from '@runplan/settle';
+import {
+  err,
+  formatDuration,
+  isAlive,
+  processIdentity,
+  stream,
+  unreachable,
+  type Execution,
+  type ProcessIdentity,
+  type Result,
+  type SettleEvent,
+} from '@runplan/settle';
 import { renderArgv, type TemplateError, type TemplateVars } from '@runplan/workdir';
 import { hookEnv, hookEnvVariables } from './env.js';
 import type { HookFailureReason, HookOutcome, HookTier } from './outcome.js';
@@ -56,15 +67,23 @@ export async function runHook(argvTemplate: readonly string[], opts: RunHookOpti
  */
 export async function executeHook(argvTemplate: readonly string[], opts: RunHookOptions): Promise<HookRun> {
   const { tier } = opts;
+  // Observers never change outcomes: an onEvent that throws is ignored.
+  const emit = (event: HookEvent): void => {
+    try {
+      opts.onEvent?.(event);
+    } catch {
+      // the observer's problem, not the hook's
+    }
+  };
   const rendered = renderHook(argvTemplate, opts.vars, tier);
   if (!rendered.ok) {
-    opts.onEvent?.({ type: 'hook-refused', tier, error: rendered.error });
+    emit({ type: 'hook-refused', tier, error: rendered.error });
     const outcome = refusedOutcome(rendered.error);
-    opts.onEvent?.({ type: 'hook-settled', tier, outcome });
+    emit({ type: 'hook-settled', tier, outcome });
     return { outcome, refusal: rendered.error };
   }
   const argv = rendered.value;
-  opts.onEvent?.({ type: 'hook-started', tier, argv });
+  emit({ type: 'hook-started', tier, argv });
   const stdout = new TailSink(opts.stdout);
   const stderr = new TailSink(opts.stderr);
   let hook: ProcessIdentity | undefined;
@@ -80,19 +99,27 @@ export async function executeHook(argvTemplate: readonly string[], opts: RunHook
       ownerTag: opts.ownerTag,
       onEvent: (event) => {
         if (event.type === 'spawned') hook = processIdentity(event.pid);
-        opts.onEvent?.({ type: 'settle', tier, event });
+        emit({ type: 'settle', tier, event });
       },
     },
     undefined,
     async (output) => {
       // A broken passthrough surfaces only when the hook wrote more, and that write would
       // have earned it SIGPIPE on a real pipe; our pipe to it is a socket, so we deliver it.
-      if ((await drainInto(output, stdout)) === 'broken' && hook && isAlive(hook)) process.kill(hook.pid, 'SIGPIPE');
+      if ((await drainInto(output, stdout)) === 'broken' && hook && isAlive(hook)) sendSigpipe(hook.pid);
     },
   );
   const outcome = hookOutcome(execution, argv, stdout.tail.text(), stderr.tail.text(), tier);
-  opts.onEvent?.({ type: 'hook-settled', tier, outcome });
+  emit({ type: 'hook-settled', tier, outcome });
   return { outcome, execution };
+}
+
+function sendSigpipe(pid: number): void {
+  try {
+    process.kill(pid, 'SIGPIPE');
+  } catch {
+    // it exited between the liveness check and the signal: nothing left to tell
+  }
 }
 
 // Renders the argv in the tier and checks every hook variable the environment will carry,

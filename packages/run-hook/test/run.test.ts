@@ -324,4 +324,19 @@ test(
   }),
 );
 
+test(
+  'an observer that throws changes nothing',
+  withTimeout(60_000, async () => {
+    const outcome = await runHook([shFixture('hook-output.sh'), '1', '4'], {
+      tier: 'pre_run',
+      vars: {},
+      onEvent: () => {
+        throw new Error('observer broke');
+      },
+    });
+    assert.is(outcome.reason, 'exited');
+    assert.is(outcome.exitCode, 4);
+  }),
+);
+
 test.run();
