@@ -327,6 +327,9 @@ async function openLocked(path: string, lock: HeldLock, options: OpenWriterOptio
     if (created) options.onEvent?.({ type: 'journal-created', path, runId });
   }
   if (options.exclusive && !created) return err({ reason: 'exists', path, message: `${path} already exists` });
+  // One journal records one logical run (F28): never continue another run's journal.
+  if (options.runId !== undefined && scan.header && scan.header.runId !== options.runId)
+    return err({ reason: 'bad_run_id', path, message: `${path} records run ${scan.header.runId}, not ${options.runId}` });
   if (scan.status.kind === 'corrupt') return err({ reason: 'corrupt', path, status: scan.status, message: describeStatus(path, scan.status) });
   let repair: TailRepair | undefined;
   if (scan.status.kind === 'torn_tail' && scan.size > 0) {

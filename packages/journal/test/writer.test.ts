@@ -200,6 +200,11 @@ test(
     assert.equal(readdirSync(sub), []);
     const badId = await openWriter(join(sub, 'j.jsonl'), { create: true, runId: '../x' });
     assert.ok(!badId.ok && badId.error.reason === 'bad_run_id');
+    const mine = await open(join(sub, 'j.jsonl'), { create: true, runId: 'run-a' });
+    await mine.close();
+    const theirs = await openWriter(join(sub, 'j.jsonl'), { create: true, runId: 'run-b' });
+    assert.ok(!theirs.ok && theirs.error.reason === 'bad_run_id', 'another run id never continues this journal');
+    if (!theirs.ok) assert.match(theirs.error.message, /records run run-a, not run-b/);
   }),
 );
 
