@@ -6,7 +6,7 @@ import { createDataDir, createRunDir, render, renderArgv, type TemplateVars } fr
 import type { TaskSpec } from './plan-types.js';
 import { agentConsumer, initialAgentState, type AgentState } from './format/index.js';
 import { maskSecrets } from './secrets.js';
-import { classifyCommand, classifyGate, type FailureClass } from './repair.js';
+import { classifyCommand, classifyGate, retryPrompt, type FailureClass } from './repair.js';
 import { JournalFailure, type RunContext } from './context.js';
 import { ZERO_USAGE, type AttemptFailureData, type CheckpointData, type GateResult, type Phase, type UsageTotals } from './events.js';
 import { evidenceSink, fileTail, textTail, writeEvidence } from './evidence.js';
@@ -16,7 +16,18 @@ import { describeGitFailure, git, gitSettled, isAncestor, resolveCommit, scrubbe
 /** How one attempt ended; a journal failure is not an outcome but a thrown JournalFailure. */
 export type AttemptResult =
   | { ok: true; taskId: string; attempt: number; checkpoint: CheckpointData; survivors: number[]; usage: UsageTotals; costUsd: number }
-  | { ok: false; taskId: string; attempt: number; failure: AttemptFailureData; evidence: string[]; usage: UsageTotals; costUsd: number };
+  | {
+      ok: false;
+      taskId: string;
+      attempt: number;
+      failure: AttemptFailureData;
+      evidence: string[];
+      usage: UsageTotals;
+      costUsd: number;
+      /** Fingerprint inputs: the base the attempt started from and its own paths (masked). */
+      baseCommit: string;
+      ownPaths: string[];
+    };
 
 /** A step that failed: enough to close the attempt and to fingerprint it later. */
 class StepFailed {
@@ -64,12 +75,15 @@ function workdirVars(ctx: RunContext, task: TaskSpec, attempt: number): Record<s
 }
 
 // Runs one attempt of a task, start to close, and journals every step (DESIGN "One attempt").
-export async function runAttempt(ctx: RunContext, task: TaskSpec, attempt: number): Promise<AttemptResult> {
+export async function runAttempt(ctx: RunContext, task: TaskSpec, attempt: number, previous?: { attempt: number; failure: AttemptFailureData }): Promise<AttemptResult> {
   const started = Date.now();
   const ownerTag = newOwnerTag();
   const baseCommit = ctx.integration.head;
   const evidenceDir = attemptEvidenceDir(ctx.run, task.id, attempt);
-  const prompt = task.prompt ?? '';
+  const prompt =
+    previous === undefined
+      ? (task.prompt ?? '')
+      : retryPrompt(task.prompt, { ...previous.failure, attempt: previous.attempt, evidence: previous.failure.evidenceTail }, (t) => maskSecrets(t, ctx.secrets));
   const baseVars = workdirVars(ctx, task, attempt);
   const planned = render(ctx.workdirTemplate, baseVars, 'workdir');
   const plannedDir = planned.ok ? planned.value : '';
@@ -116,7 +130,8 @@ export async function runAttempt(ctx: RunContext, task: TaskSpec, attempt: numbe
       survivors: state.survivors,
       durationMs,
     });
-    return { ok: false, taskId: task.id, attempt, failure, evidence: state.evidence, usage: state.usage, costUsd: state.costUsd };
+    const ownPaths = [plannedDir, evidenceDir].filter((p) => p !== '');
+    return { ok: false, taskId: task.id, attempt, failure, evidence: state.evidence, usage: state.usage, costUsd: state.costUsd, baseCommit, ownPaths };
   }
   await state.removeWorktree();
   await ctx.emit('attempt-closed', {
@@ -326,7 +341,9 @@ class AttemptState {
         agent_error: `the agent reported an error: ${state?.errorMessage ?? ''}`,
         exited: `the command exited ${execution.exitCode}`,
       };
-      return fail(c.class, c.reason, 'command', maskSecrets(messages[c.reason] ?? c.reason, this.ctx.secrets), tail);
+      const failed = fail(c.class, c.reason, 'command', maskSecrets(messages[c.reason] ?? c.reason, this.ctx.secrets), tail);
+      if (c.class === 'provider' && state?.resetAtMs !== undefined) failed.failure.resetAtMs = state.resetAtMs;
+      return failed;
     }
     if (error !== null) return fail('task', 'transport_error', 'command', error, tail);
     if (execution.teardown.result === 'failed') {

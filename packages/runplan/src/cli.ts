@@ -38,6 +38,7 @@ export async function main(argv: string[]): Promise<number> {
     .command('run <plan>', 'Run a plan: the blocking coordinator (one foreground process)')
     .option('--fresh', 'Close incomplete runs of the slug as abandoned and start a new one (no continuation)')
     .option('--run <id>', 'Resume this incomplete run (when there are several)')
+    .option('--retry <task>', 'The cause of TASK\'s failures changed: its fingerprints and caps start over (repeatable)')
     .option('--jobs <n>', 'Tasks in flight at once (overrides the plan)')
     .option('--json', 'Print every journal record as a JSON line on stdout')
     .option('--repo <dir>', 'The git repository (default: the one containing the plan)')
@@ -176,6 +177,7 @@ async function runCommand(planFile: string, o: Record<string, unknown>, stdout: 
       ...(jobs !== undefined ? { jobs } : {}),
       fresh: o.fresh === true,
       ...(o.run !== undefined ? { run: String(o.run) } : {}),
+      ...(o.retry !== undefined ? { retry: ([] as unknown[]).concat(o.retry).map(String) } : {}),
       breakLock: o.breakLock === true,
       signal: controller.signal,
       onRecord: (r) => progress.record(r),

@@ -54,6 +54,9 @@ export interface RunStartedData {
   abandoned: string[];
   /** The failed run this one continues (its valid checkpoints are adopted), or null. */
   continues: string | null;
+  /** Usage of the runs this one continues (budgets are slug-wide across continuations). */
+  usageCarried: UsageTotals;
+  costCarried: number;
 }
 
 /** A resumed coordinator took over an incomplete run whose coordinator died. */
@@ -190,6 +193,32 @@ export interface AttemptFailureData {
   message: string;
   /** Masked, bounded tail of the failing output (stderr / gate output): fingerprint input. */
   evidenceTail: string;
+  /** provider: when the agent said its limit resets (epoch ms). */
+  resetAtMs?: number;
+}
+
+/**
+ * What repair decided after a failed attempt, journaled before any re-dispatch: the
+ * fingerprint and counts are rebuilt from these records, so a crash cannot reset a cap.
+ */
+export interface RepairDecidedData {
+  taskId: string;
+  attempt: number;
+  class: FailureClass;
+  reason: string;
+  fingerprint: string;
+  action: 'retry' | 'stop';
+  /** retry: what input changes (evidence, time, base) and how long to wait first. */
+  changed: string | null;
+  delayMs: number;
+  /** stop: repeated_failure | cap_exhausted | not_retryable. */
+  stopReason: string | null;
+  detail: string | null;
+}
+
+/** `--retry TASK`: the operator says the cause changed; that task's fingerprints and caps start over. */
+export interface OperatorRetryData {
+  taskId: string;
 }
 
 export interface AttemptClosedData {
@@ -249,6 +278,8 @@ export interface EventMap {
   'coordinator-crashed': CoordinatorCrashedData;
   'plan-amended': PlanAmendedData;
   'checkpoint-adopted': CheckpointAdoptedData;
+  'repair-decided': RepairDecidedData;
+  'operator-retry': OperatorRetryData;
   'attempt-started': AttemptStartedData;
   'pre-run-done': HookDoneData;
   'command-settled': CommandSettledData;

@@ -3,7 +3,8 @@ import type { ProcessIdentity } from '@runplan/settle';
 import type { Plan } from './plan-types.js';
 import { taskContractDigest } from './digest.js';
 import { checkpointId } from './attempt.js';
-import { addUsage, ZERO_USAGE, type CheckpointData, type RunStartedData, type UsageTotals } from './events.js';
+import { emptyHistory, recordFailure, type TaskHistory } from './repair.js';
+import { addUsage, ZERO_USAGE, type AttemptFailureData, type CheckpointData, type RunStartedData, type UsageTotals } from './events.js';
 import { isAncestor, missingObjects } from './git.js';
 import { listRunIds, runPaths, type RunPaths, type SlugPaths } from './state.js';
 
@@ -60,6 +61,10 @@ export interface RecoveredRun {
   usage: UsageTotals;
   costUsd: number;
   attemptsTotal: number;
+  /** Failure histories per task, from repair-decided records (reset by operator-retry). */
+  histories: Map<string, TaskHistory>;
+  /** The last failure of each task that was to be retried (its evidence goes into the next prompt). */
+  lastFailure: Map<string, { attempt: number; failure: AttemptFailureData }>;
 }
 
 // Every run of the slug, oldest first, with how it ended.
@@ -131,8 +136,11 @@ export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode
   const attempts = new Map<string, number>();
   const openMap = new Map<string, OpenAttempt>();
   const crashes = new Map<string, number>();
-  let usage = ZERO_USAGE;
-  let costUsd = 0;
+  let usage = addUsage(ZERO_USAGE, { ...ZERO_USAGE, ...(started.usageCarried ?? {}) });
+  let costUsd = started.costCarried ?? 0;
+  const histories = new Map<string, TaskHistory>();
+  const lastFailure = new Map<string, { attempt: number; failure: AttemptFailureData }>();
+  const closedFailures = new Map<string, AttemptFailureData>();
   let attemptsTotal = 0;
   let planDigest = started.planDigest;
   let coordinator: ProcessIdentity | null = started.coordinator ?? null;
@@ -147,6 +155,7 @@ export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode
         break;
       case 'attempt-closed':
         openMap.delete(key);
+        if (d.failure !== null && typeof d.failure === 'object') closedFailures.set(key, d.failure as AttemptFailureData);
         if (d.reason === 'coordinator_crashed') crashes.set(String(d.taskId), (crashes.get(String(d.taskId)) ?? 0) + 1);
         break;
       case 'command-settled':
@@ -155,6 +164,20 @@ export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode
         break;
       case 'coordinator-crashed':
         coordinator = (d.coordinator as ProcessIdentity | undefined) ?? coordinator;
+        break;
+      case 'repair-decided': {
+        const task = String(d.taskId);
+        histories.set(task, recordFailure(histories.get(task) ?? emptyHistory(), { class: d.class as AttemptFailureData['class'], fingerprint: String(d.fingerprint) }));
+        const failure = closedFailures.get(key);
+        if (d.action === 'retry' && failure !== undefined) lastFailure.set(task, { attempt: Number(d.attempt), failure });
+        else lastFailure.delete(task);
+        break;
+      }
+      case 'operator-retry':
+        histories.delete(String(d.taskId));
+        break;
+      case 'checkpoint':
+        lastFailure.delete(String(d.taskId));
         break;
       case 'plan-amended':
         if (typeof d.to === 'string') planDigest = d.to;
@@ -165,7 +188,7 @@ export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode
   }
   return {
     ok: true,
-    value: { started, checkpoints: valid, head, attempts, open: [...openMap.values()], crashes, planDigest, coordinator, usage, costUsd, attemptsTotal },
+    value: { started, checkpoints: valid, head, attempts, open: [...openMap.values()], crashes, planDigest, coordinator, usage, costUsd, attemptsTotal, histories, lastFailure },
   };
 }
 

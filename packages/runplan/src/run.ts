@@ -9,7 +9,8 @@ import { planDigest, taskContractDigest } from './digest.js';
 import { maskSecrets, planCopy, secretValues } from './secrets.js';
 import { runAttempt, type AttemptResult } from './attempt.js';
 import { inspectRuns, recoverRun, type PriorRun, type Refusal, type RecoveredRun } from './resume.js';
-import { decideAfterCrash, emptyHistory } from './repair.js';
+import { budgetExceeded, decideAfterCrash, decideRepair, emptyHistory, failureFingerprint, recordFailure, type TaskHistory } from './repair.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Integration, JournalFailure, type Emit, type RunContext } from './context.js';
 import { addUsage, ZERO_USAGE, type AttemptFailureData, type EventMap, type EventType, type RunCompleteData, type RunFailedData, type UsageTotals } from './events.js';
 import { commonDir, identityEnv, readRef, resolveCommit, toplevel, updateRef } from './git.js';
@@ -25,6 +26,8 @@ export interface RunRequest {
   fresh?: boolean;
   /** The incomplete run to resume when there are several. */
   run?: string;
+  /** `--retry TASK`: tasks whose failure history starts over (the operator says the cause changed). */
+  retry?: string[];
   breakLock?: boolean;
   /** Aborted by the CLI on SIGINT/SIGTERM; its `reason` is the signal name. */
   signal: AbortSignal;
@@ -98,6 +101,10 @@ type Start =
 // Decides, read-only, between resuming the sole incomplete run, continuing a failed one,
 // and starting clean; `--fresh` abandons incomplete runs first. Any doubt refuses.
 async function chooseRun(slug: SlugPaths, plan: Plan, repo: string, req: RunRequest, runId: string): Promise<{ ok: true; value: Start } | { ok: false; end: RunEnd }> {
+  const unknown = (req.retry ?? []).filter((id) => !plan.tasks.some((t) => t.id === id));
+  if (unknown.length > 0) {
+    return { ok: false, end: { kind: 'refused', reason: 'unknown_task', message: `--retry names no task of ${plan.file}: ${unknown.join(', ')}` } };
+  }
   const prior = await inspectRuns(slug);
   const incomplete = prior.filter((p) => p.kind === 'incomplete' || p.kind === 'corrupt');
   const refused = (r: Refusal): { ok: false; end: RunEnd } => ({ ok: false, end: { kind: 'refused', ...r } });
@@ -126,6 +133,10 @@ async function chooseRun(slug: SlugPaths, plan: Plan, repo: string, req: RunRequ
   if (last !== undefined && last.kind === 'failed' && last.failedClass !== 'abandoned') {
     const recovered = await recoverRun(last, plan, repo, 'continue');
     if (!recovered.ok) return refused(recovered.error);
+    const spent = spentBudget(plan, recovered.value.usage, recovered.value.costUsd);
+    if (spent !== undefined) {
+      return refused({ reason: 'budget_spent', message: `slug ${plan.slug} has spent its budget (${spent}); a continuation would spend more`, hint: `raise [budget] in ${plan.file}, or start over with --fresh` });
+    }
     return { ok: true, value: { mode: 'continue', run: runPaths(slug, runId), origin: last.paths.runId, recovered: recovered.value } };
   }
   return { ok: true, value: { mode: 'clean', run: runPaths(slug, runId), abandoned: [] } };
@@ -225,6 +236,21 @@ function hits(fp: FailPoint | undefined, kind: FailPoint['kind'], type: string, 
   return fp.task === undefined || (data as { taskId?: unknown }).taskId === fp.task;
 }
 
+// Whether the slug-wide budget is spent (repair.ts decides; this only words it).
+function spentBudget(plan: Plan, usage: UsageTotals, costUsd: number): string | undefined {
+  return budgetExceeded(plan.budget, { usage, costUsd })?.detail;
+}
+
+// Resolves undefined after `ms` (or at once when the run is aborted): a delayed retry's turn.
+async function wake(ms: number, signal: AbortSignal): Promise<undefined> {
+  try {
+    await sleep(Math.max(0, ms), undefined, { signal });
+  } catch {
+    // Aborted: the scheduler looks again and stops dispatching.
+  }
+  return undefined;
+}
+
 // Deep copy of event data with every secret value masked in every string.
 function maskDeep(value: unknown, secrets: readonly string[]): unknown {
   if (typeof value === 'string') return maskSecrets(value, secrets);
@@ -270,6 +296,10 @@ class Coordinator {
   costUsd = 0;
   journalError: Error | undefined;
   readonly fail = failPoint();
+  /** Failure history per task (counts and fingerprints), rebuilt from the journal on resume. */
+  readonly histories = new Map<string, TaskHistory>();
+  /** The last failure of a task that will be retried: its evidence goes into the next prompt. */
+  readonly lastFailure = new Map<string, { attempt: number; failure: AttemptFailureData }>();
 
   constructor(
     readonly plan: Plan,
@@ -368,9 +398,12 @@ class Coordinator {
           coordinator: this.me(),
           abandoned: start.mode === 'clean' ? start.abandoned : [],
           continues: start.mode === 'continue' ? start.origin : null,
+          usageCarried: start.mode === 'continue' ? start.recovered.usage : ZERO_USAGE,
+          costCarried: start.mode === 'continue' ? start.recovered.costUsd : 0,
         });
         if (start.mode === 'continue') await this.adopt(start.origin, start.recovered);
       }
+      await this.operatorRetries();
       const branch = await this.resetBranch();
       if (branch !== undefined) return await this.failed(branch, null, []);
       const end = await this.schedule();
@@ -402,6 +435,16 @@ class Coordinator {
     this.integration.head = recovered.head;
     this.usage = recovered.usage;
     this.costUsd = recovered.costUsd;
+    for (const [task, h] of recovered.histories) this.histories.set(task, h);
+    for (const [task, f] of recovered.lastFailure) this.lastFailure.set(task, f);
+  }
+
+  // `--retry TASK`: the operator states the cause changed; the task's history starts over.
+  async operatorRetries(): Promise<void> {
+    for (const taskId of this.req.retry ?? []) {
+      this.histories.delete(taskId);
+      await this.emit('operator-retry', { taskId });
+    }
   }
 
   // Resume: record the crash, end the crashed attempts by their ownerTags (nothing else is
@@ -459,8 +502,6 @@ class Coordinator {
   async adopt(origin: string, recovered: RecoveredRun): Promise<void> {
     this.load(recovered);
     this.attempts.clear();
-    this.usage = ZERO_USAGE;
-    this.costUsd = 0;
     for (const cp of recovered.checkpoints) await this.emit('checkpoint-adopted', { origin, taskId: cp.taskId, checkpoint: cp });
   }
 
@@ -485,7 +526,8 @@ class Coordinator {
   // Runs an attempt and turns anything it throws into a value the scheduler can read.
   async dispatch(task: TaskSpec, attempt: number): Promise<Settled> {
     try {
-      return { kind: 'attempt', taskId: task.id, result: await runAttempt(this.context(), task, attempt) };
+      const previous = this.lastFailure.get(task.id);
+      return { kind: 'attempt', taskId: task.id, result: await runAttempt(this.context(), task, attempt, previous) };
     } catch (e) {
       const error = e instanceof Error ? e : new Error(String(e));
       if (e instanceof JournalFailure || this.journalError) return { kind: 'journal', taskId: task.id, error };
@@ -493,29 +535,83 @@ class Coordinator {
     }
   }
 
-  // DAG dispatch up to `jobs` at once, in plan order among ready tasks. The first failure
-  // stops new dispatches; attempts in flight finish (their checkpoints stay valid).
+  budgetSpent(): string | undefined {
+    return spentBudget(this.plan, this.usage, this.costUsd);
+  }
+
+  // After a failed attempt: fingerprint it, ask repair.ts, journal the decision (before any
+  // re-dispatch, so counts survive a crash). Returns the delay of a retry, or the run's failure.
+  async repair(task: TaskSpec, r: Extract<AttemptResult, { ok: false }>): Promise<{ retryInMs: number } | { stop: AttemptFailureData }> {
+    const f = r.failure;
+    const contractDigest = this.contracts.get(task.id) ?? '';
+    const input = { class: f.class, reason: f.reason, phase: f.phase, evidence: f.evidenceTail, baseCommit: r.baseCommit, contractDigest, attempt: r.attempt, ...(f.resetAtMs !== undefined ? { resetAtMs: f.resetAtMs } : {}) };
+    const fingerprint = failureFingerprint(input, r.ownPaths);
+    const history = this.histories.get(task.id) ?? emptyHistory();
+    const decision = decideRepair({ ...input, fingerprint }, history, task.repair);
+    this.histories.set(task.id, recordFailure(history, { class: f.class, fingerprint }));
+    await this.emit('repair-decided', {
+      taskId: task.id,
+      attempt: r.attempt,
+      class: f.class,
+      reason: f.reason,
+      fingerprint,
+      action: decision.action,
+      changed: decision.action === 'retry' ? decision.changed : null,
+      delayMs: decision.action === 'retry' ? decision.delayMs : 0,
+      stopReason: decision.action === 'stop' ? decision.reason : null,
+      detail: decision.action === 'stop' ? decision.detail : null,
+    });
+    if (decision.action === 'retry') {
+      this.lastFailure.set(task.id, { attempt: r.attempt, failure: f });
+      return { retryInMs: decision.delayMs };
+    }
+    // A repeat is its own reason (the run stopped because nothing changed); an exhausted
+    // cap or a class never retried keeps the failure's reason, the detail says which.
+    const reason = decision.reason === 'repeated_failure' ? 'repeated_failure' : f.reason;
+    const message = decision.reason === 'not_retryable' ? f.message : `${f.message} (${decision.detail})`;
+    return { stop: { ...f, reason, message } };
+  }
+
+  // DAG dispatch up to `jobs` at once, in plan order among ready tasks. A failed attempt is
+  // retried when repair says so (after its delay); the first failure that stops stops new
+  // dispatches; attempts in flight finish (their checkpoints stay valid).
   async schedule(): Promise<RunEnd> {
     const order = topologicalOrder(this.plan);
     const byId = new Map(this.plan.tasks.map((t) => [t.id, t]));
     const waiting = new Set(order.filter((id) => !this.checkpoints.has(id)));
+    const notBefore = new Map<string, number>();
     const inFlight = new Map<string, Promise<Settled>>();
-    let failure: { failure: AttemptFailureData; task: string; evidence: string[] } | undefined;
+    let failure: { failure: AttemptFailureData; task: string | null; evidence: string[] } | undefined;
     let survivors: { task: string; pids: number[] } | undefined;
     for (;;) {
+      if (failure === undefined && !this.abort.signal.aborted) {
+        const spent = this.budgetSpent();
+        if (spent !== undefined && waiting.size > 0) {
+          failure = { failure: { class: 'budget', reason: 'budget_exceeded', phase: 'run', message: `the budget is spent: ${spent}`, evidenceTail: '' }, task: null, evidence: [] };
+        }
+      }
+      let nextWake: number | undefined;
       if (failure === undefined && !this.abort.signal.aborted) {
         for (const id of order) {
           if (inFlight.size >= this.jobs) break;
           const task = byId.get(id)!;
           if (!waiting.has(id) || !task.needs.every((n) => this.checkpoints.has(n))) continue;
+          const at = notBefore.get(id) ?? 0;
+          if (at > Date.now()) {
+            nextWake = Math.min(nextWake ?? at, at);
+            continue;
+          }
           waiting.delete(id);
           const attempt = (this.attempts.get(id) ?? 0) + 1;
           this.attempts.set(id, attempt);
           inFlight.set(id, this.dispatch(task, attempt));
         }
       }
-      if (inFlight.size === 0) break;
-      const settled = await Promise.race(inFlight.values());
+      if (inFlight.size === 0 && nextWake === undefined) break;
+      const racers: Array<Promise<Settled | undefined>> = [...inFlight.values()];
+      if (nextWake !== undefined) racers.push(wake(nextWake - Date.now(), this.abort.signal));
+      const settled = await Promise.race(racers);
+      if (settled === undefined) continue;
       inFlight.delete(settled.taskId);
       if (settled.kind === 'journal') continue;
       const r = settled.result;
@@ -523,9 +619,20 @@ class Coordinator {
       this.costUsd += r.costUsd;
       if (r.ok) {
         this.checkpoints.set(r.taskId, r.checkpoint.id);
+        this.lastFailure.delete(r.taskId);
         if (r.survivors.length > 0) survivors ??= { task: r.taskId, pids: r.survivors };
-      } else if (failure === undefined || (failure.failure.class === 'interrupted' && r.failure.class !== 'interrupted')) {
-        failure = { failure: r.failure, task: r.taskId, evidence: r.evidence };
+        continue;
+      }
+      if (r.failure.class === 'interrupted' || this.abort.signal.aborted) {
+        failure ??= { failure: r.failure, task: r.taskId, evidence: r.evidence };
+        continue;
+      }
+      const decided = await this.repair(byId.get(r.taskId)!, r);
+      if ('retryInMs' in decided && failure === undefined) {
+        waiting.add(r.taskId);
+        notBefore.set(r.taskId, Date.now() + decided.retryInMs);
+      } else if ('stop' in decided && (failure === undefined || failure.failure.class === 'interrupted')) {
+        failure = { failure: decided.stop, task: r.taskId, evidence: r.evidence };
       }
     }
     if (this.journalError) return this.journalFailed();

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { envWithAgents, gateCounts, readLedger, readPids, tempDir, withTimeout } from '@runplan/test-fixtures';
+import { dispatchCounts, envWithAgents, gateCounts, readLedger, readPids, savedPrompts, tempDir, withTimeout } from '@runplan/test-fixtures';
 import { alive, ofType, records, runplan, setup } from './support.js';
 
 // The one receipt of a failed run.
@@ -107,9 +107,13 @@ test(
       const r = await runplan(['run', f.plan], f);
       assert.is(r.exitCode, 1, r.stderr);
       const receipt = await failedReceipt(f, 'zero-diff');
-      assert.is(receipt.reason, 'zero_diff');
       assert.is(receipt.class, 'task');
       assert.is(receipt.phase, 'commit');
+      // The same zero diff twice: retried once with the evidence, then never again.
+      assert.is(receipt.reason, 'repeated_failure');
+      assert.is(readLedger(f.ledger).length, 2);
+      const closed = ofType(await records(f.repo, 'zero-diff'), 'attempt-closed');
+      assert.equal(closed.map((c) => c.reason), ['zero_diff', 'zero_diff']);
     } finally {
       f.cleanup();
     }
@@ -130,14 +134,23 @@ test(
 test(
   'a failing gate: class gate, reason gate_failed, gate output kept as evidence',
   withTimeout(60_000, async () => {
-    const f = setup('gate-fail');
+    const prompts = tempDir('runplan-prompts-');
+    const f = setup('gate-fail', {}, { MOCK_PROMPTS: prompts.path });
     try {
       const r = await runplan(['run', f.plan], f);
       assert.is(r.exitCode, 1, r.stderr);
       const receipt = await failedReceipt(f, 'gate-fail');
       assert.is(receipt.class, 'gate');
-      assert.is(receipt.reason, 'gate_failed');
+      assert.is(receipt.reason, 'repeated_failure', 'the same gate failure twice is not dispatched a third time');
       assert.is(receipt.phase, 'gates');
+      assert.is(readLedger(f.ledger).length, 2);
+      const decided = ofType(await records(f.repo, 'gate-fail'), 'repair-decided');
+      assert.equal(decided.map((d) => d.action), ['retry', 'stop']);
+      assert.is(decided[0]!.fingerprint, decided[1]!.fingerprint);
+      const second = savedPrompts(prompts.path, 'checked')[1]!;
+      assert.match(second, /runplan: attempt 1 of this task failed/);
+      assert.match(second, /reason: gate_failed/);
+      assert.match(second, /\| .*gate says no: 2 checks failed/);
       const gateLog = receipt.evidence.find((p: string) => p.endsWith('gate-1.log'));
       assert.ok(gateLog, 'the gate log is named in the receipt');
       assert.match(readFileSync(gateLog, 'utf8'), /gate says no: 2 checks failed/);
@@ -147,6 +160,7 @@ test(
       assert.ok(existsSync(join(started.worktree, 'out', 'checked.txt')));
     } finally {
       f.cleanup();
+      prompts.cleanup();
     }
   }),
 );
@@ -178,7 +192,7 @@ test(
 test(
   'an integration conflict: class integration, reason integration_conflict, branch keeps the first result',
   withTimeout(60_000, async () => {
-    const f = setup('conflict');
+    const f = setup('conflict', { 'jobs = 2': 'jobs = 2\n[repair]\nintegration = 1' });
     try {
       const r = await runplan(['run', f.plan], f);
       assert.is(r.exitCode, 1, r.stderr);
@@ -186,11 +200,28 @@ test(
       assert.is(receipt.class, 'integration');
       assert.is(receipt.reason, 'integration_conflict');
       assert.is(receipt.phase, 'integrate');
-      assert.is(receipt.task, 'right');
-      assert.is(f.repo.fileAt('runplan/conflict', 'README.md'), '# fixture repo, as left wants it\n');
+      // Whichever of the two integrates second conflicts; the branch keeps the first.
+      const first = receipt.task === 'right' ? 'left' : 'right';
+      assert.ok(['left', 'right'].includes(receipt.task));
+      assert.is(f.repo.fileAt('runplan/conflict', 'README.md'), `# fixture repo, as ${first} wants it\n`);
       assert.is(ofType(await records(f.repo, 'conflict'), 'checkpoint').length, 1);
     } finally {
       f.cleanup();
+    }
+    // With the default cap the conflicting task is dispatched again from the new head.
+    const g = setup('conflict');
+    try {
+      const r = await runplan(['run', g.plan], g);
+      assert.is(r.exitCode, 0, r.stderr);
+      const decided = ofType(await records(g.repo, 'conflict'), 'repair-decided');
+      assert.is(decided.length, 1);
+      assert.is(decided[0]!.changed, 'base');
+      const again = decided[0]!.taskId as string;
+      assert.is(dispatchCounts(g.ledger).get(again), 2);
+      assert.is(readLedger(g.ledger).length, 3);
+      assert.is(g.repo.fileAt('runplan/conflict', 'README.md'), `# fixture repo, as ${again} wants it\n`);
+    } finally {
+      g.cleanup();
     }
   }),
 );

@@ -1,0 +1,196 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { dispatchCounts, readLedger, savedPrompts, tempDir, withTimeout } from '@runplan/test-fixtures';
+import { ofType, records, runIds, runplan, setup } from './support.js';
+
+async function receipt(f: ReturnType<typeof setup>, slug: string): Promise<{ type: string; data: Record<string, any> }> {
+  const rs = await records(f.repo, slug);
+  const terminal = rs.filter((r) => r.terminal === true);
+  assert.is(terminal.length, 1);
+  return { type: terminal[0]!.type, data: terminal[0]!.data as Record<string, any> };
+}
+
+test(
+  'fail once, then succeed: 2 dispatches, complete; the second prompt carries the first failure',
+  withTimeout(90_000, async () => {
+    const prompts = tempDir('runplan-prompts-');
+    const f = setup('fail-once', {}, { MOCK_PROMPTS: prompts.path });
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 0, r.stderr);
+      assert.is(dispatchCounts(f.ledger).get('flaky'), 2);
+      const second = savedPrompts(prompts.path, 'flaky')[1]!;
+      assert.match(second, /attempt 1 of this task failed/);
+      assert.match(second, /class: task/);
+      assert.match(second, /\| mock-agent: fail-first 1/);
+      assert.is((await receipt(f, 'fail-once')).type, 'run-complete');
+    } finally {
+      f.cleanup();
+      prompts.cleanup();
+    }
+  }),
+);
+
+test(
+  'failures that differ only in timestamps, temp paths and ids are the same failure: 2 dispatches, repeated_failure',
+  withTimeout(90_000, async () => {
+    const f = setup('repeat-fail-noisy');
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 1, r.stderr);
+      assert.is(readLedger(f.ledger).length, 2);
+      const { data } = await receipt(f, 'repeat-fail-noisy');
+      assert.is(data.reason, 'repeated_failure');
+      assert.is(data.class, 'task');
+      assert.match(r.stderr, /repeated_failure: task noisy/);
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'genuinely different failures are retried up to the cap (3 attempts)',
+  withTimeout(120_000, async () => {
+    const f = setup('different-fail');
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 1, r.stderr);
+      assert.is(readLedger(f.ledger).length, 3);
+      const decided = ofType(await records(f.repo, 'different-fail'), 'repair-decided');
+      assert.equal(decided.map((d) => d.action), ['retry', 'retry', 'stop']);
+      assert.is(decided[2]!.stopReason, 'cap_exhausted');
+      assert.is(new Set(decided.map((d) => d.fingerprint)).size, 3);
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'RUNPLAN: BLOCKED ends the run with class needs_human, never retried',
+  withTimeout(60_000, async () => {
+    const f = setup('blocked');
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 1, r.stderr);
+      assert.is(readLedger(f.ledger).length, 1);
+      const { data } = await receipt(f, 'blocked');
+      assert.is(data.class, 'needs_human');
+      assert.match(data.message, /need production database credentials/);
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'a provider rate limit: backoff, then a retry that succeeds',
+  withTimeout(60_000, async () => {
+    const f = setup('rate-limit');
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 0, r.stderr);
+      assert.is(readLedger(f.ledger).length, 2);
+      const decided = ofType(await records(f.repo, 'rate-limit'), 'repair-decided');
+      assert.is(decided[0]!.class, 'provider');
+      assert.is(decided[0]!.changed, 'time');
+      assert.is(decided[0]!.delayMs, 100);
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'is_error: true with exit 0 fails the attempt',
+  withTimeout(60_000, async () => {
+    const f = setup('is-error');
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 1, r.stderr);
+      const { data } = await receipt(f, 'is-error');
+      assert.is(data.reason, 'agent_error');
+      assert.is(ofType(await records(f.repo, 'is-error'), 'command-settled')[0]!.exitCode, 0);
+      assert.is(ofType(await records(f.repo, 'is-error'), 'checkpoint').length, 0);
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  '--retry TASK after a repeated_failure dispatches it once more (continuation), journaled',
+  withTimeout(120_000, async () => {
+    const f = setup('repeat-fail');
+    try {
+      const first = await runplan(['run', f.plan], f);
+      assert.is(first.exitCode, 1, first.stderr);
+      assert.is(readLedger(f.ledger).length, 2);
+      const again = await runplan(['run', f.plan, '--retry', 'broken'], f);
+      assert.is(again.exitCode, 1, again.stderr);
+      assert.is(readLedger(f.ledger).length, 4, 'the history started over: 2 more dispatches');
+      const rs = await records(f.repo, 'repeat-fail');
+      assert.equal(ofType(rs, 'operator-retry').map((d) => d.taskId), ['broken']);
+      assert.is(runIds(f.repo, 'repeat-fail').length, 2);
+      const bad = await runplan(['run', f.plan, '--retry', 'nope'], f);
+      assert.is(bad.exitCode, 3);
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'budget: exceeded stops the run (class budget); a continuation refuses until it is raised; raised, it runs only what is left',
+  withTimeout(150_000, async () => {
+    const f = setup('budget');
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 1, r.stderr);
+      const { data } = await receipt(f, 'budget');
+      assert.is(data.class, 'budget');
+      assert.equal([...dispatchCounts(f.ledger).keys()], ['b1', 'b2']);
+
+      const refused = await runplan(['run', f.plan], f);
+      assert.is(refused.exitCode, 3, refused.stderr);
+      assert.match(refused.stderr, /budget_spent/);
+      assert.is(runIds(f.repo, 'budget').length, 1, 'nothing written');
+
+      writeFileSync(f.plan, readFileSync(f.plan, 'utf8').replace(/^max_tokens = 1500$/m, 'max_tokens = 10000'));
+      const raised = await runplan(['run', f.plan], f);
+      assert.is(raised.exitCode, 0, raised.stderr);
+      const counts = dispatchCounts(f.ledger);
+      assert.is(counts.get('b1'), 1);
+      assert.is(counts.get('b2'), 1);
+      assert.is(counts.get('b3'), 1);
+      const rs = await records(f.repo, 'budget');
+      assert.equal(ofType(rs, 'checkpoint-adopted').map((d) => d.taskId), ['b1', 'b2']);
+      assert.is(ofType(rs, 'run-started')[0]!.usageCarried.inputTokens, 1200);
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'repair caps survive a kill -9 and resume: no extra dispatch',
+  withTimeout(120_000, async () => {
+    const f = setup('repeat-fail', {}, { RUNPLAN_FAILPOINT: 'kill-after:repair-decided' });
+    try {
+      const crashed = await runplan(['run', f.plan], f);
+      assert.is(crashed.signal, 'SIGKILL');
+      assert.is(readLedger(f.ledger).length, 1);
+      const r = await runplan(['run', f.plan], { env: { ...f.env, RUNPLAN_FAILPOINT: '' } });
+      assert.is(r.exitCode, 1, r.stderr);
+      assert.is(readLedger(f.ledger).length, 2, 'one retry in all, not one per coordinator');
+      const { data } = await receipt(f, 'repeat-fail');
+      assert.is(data.reason, 'repeated_failure');
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test.run();
