@@ -1,0 +1,14 @@
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { trivialPlan } from './runplan-overhead.js';
+const d = mkdtempSync('/tmp/pl-');
+const n = Number(process.argv[2]);
+writeFileSync(d + '/plan.toml', trivialPlan('x', n));
+const { loadPlan } = await import('../packages/runplan/dist/src/plan.js');
+const { taskContractDigest, planDigest } = await import('../packages/runplan/dist/src/digest.js');
+let t = performance.now();
+const p = await loadPlan(d + '/plan.toml');
+const a = performance.now() - t; t = performance.now();
+const m = new Map(p.value.tasks.map((x) => [x.id, taskContractDigest(p.value, x.id)]));
+const b = performance.now() - t; t = performance.now();
+planDigest(p.value);
+console.log(n, 'loadPlan', a.toFixed(0), 'digests', b.toFixed(0), 'planDigest', (performance.now() - t).toFixed(0));

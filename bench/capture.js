@@ -1,0 +1,89 @@
+// In-process capture({argv: ['/bin/true']}) against raw child_process.spawn and execa 9.
+// All three collect stdout and stderr through pipes and return after the child exited and
+// both pipes reached EOF; none gets stdin (settle's default is /dev/null, so execa and the
+// raw spawn are given 'ignore' too). settle also leads a new process group, tags the child's
+// environment and, after exit, scans /proc once for leftovers of the tree it owns: that
+// scan is timed on its own below.
+import { spawn } from 'node:child_process';
+import { built, context, interleave, now, ratio, row, skipped } from './lib.js';
+
+export const name = 'capture';
+export const title = 'in-process `capture({argv: ["/bin/true"]})` vs raw spawn and execa 9';
+
+// Raw Node: spawn, drain both pipes into buffers, resolve on 'close' (exit + both EOFs).
+function rawCapture(file) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, [], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = [];
+    const err = [];
+    child.stdout.on('data', (c) => out.push(c));
+    child.stderr.on('data', (c) => err.push(c));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out), stderr: Buffer.concat(err) }));
+  });
+}
+
+// Mean ms per call over `batch` sequential calls.
+async function perCall(batch, call) {
+  const start = now();
+  for (let i = 0; i < batch; i++) await call();
+  return (now() - start) / batch;
+}
+
+export async function measure({ quick }) {
+  if (!built('settle')) return skipped(name, title, 'not available yet: packages/settle is not built (npm run build)');
+  const { capture, realProc } = await import('@runplan/settle');
+  const { execa } = await import('execa');
+  const batch = quick ? 10 : 20;
+
+  // Count what one capture() does with /proc by handing it a counting reader.
+  let scans = 0;
+  const counting = { listPids: () => (scans++, realProc.listPids()) };
+  const probe = await capture({ argv: ['/bin/true'], proc: counting });
+  if (probe.reason !== 'exited' || probe.exitCode !== 0) throw new Error(`capture(/bin/true) settled ${probe.reason} ${probe.exitCode}`);
+  const scansPerCall = scans;
+
+  // One ownership scan as settle's findOwned does it: every pid's stat, and its environ
+  // (a process outside the group may still carry the tag).
+  const scanOnce = () => {
+    let n = 0;
+    for (const pid of realProc.listPids()) {
+      if (pid === process.pid) continue;
+      const stat = realProc.readStat(pid);
+      if (stat === undefined) continue;
+      realProc.readEnviron(pid);
+      n++;
+    }
+    return n;
+  };
+  const processes = scanOnce();
+
+  const v = await interleave(
+    [
+      { key: 'raw', run: () => perCall(batch, () => rawCapture('/bin/true')) },
+      { key: 'execa', run: () => perCall(batch, () => execa('/bin/true', { reject: false, stdin: 'ignore' })) },
+      { key: 'settle', run: () => perCall(batch, () => capture({ argv: ['/bin/true'] })) },
+      { key: 'scan', run: () => perCall(batch, async () => scanOnce()) },
+    ],
+    { rounds: quick ? 5 : 15, warmup: 1 },
+  );
+  const rows = [
+    row('raw child_process.spawn', 'ms', v.raw),
+    row('execa 9', 'ms', v.execa),
+    row('settle capture()', 'ms', v.settle),
+    row(`one ownership scan (${processes} processes)`, 'ms', v.scan),
+  ];
+  const [raw, ex, se, scan] = rows.map((r) => r.median);
+  return {
+    name,
+    title,
+    rows,
+    ratios: [
+      ratio('capture / execa 9', se / ex, { limit: 0.7, better: 'lower', meaning: 'time per call relative to execa 9 doing the same capture' }),
+      context('capture / raw spawn', se / raw, 'time per call relative to the bare Node spawn'),
+      context('overhead over raw', se - raw, 'ms settle adds per call', 'ms'),
+      context('of which ownership scans', scan * scansPerCall, `ms: ${scansPerCall} scan(s) per call × one scan`, 'ms'),
+    ],
+    notes: [`each value is the mean of ${batch} sequential calls; capture() scanned /proc ${scansPerCall}× per call (${processes} processes visible)`],
+  };
+}

@@ -1,0 +1,271 @@
+// Resume with 10k checkpoints: how long `runplan run PLAN` takes to decide what to do with
+// an incomplete run whose 10 000 tasks are all checkpointed (nothing to dispatch; it only
+// has to validate and write its receipt), against one `git cat-file --batch-check` over
+// the same 10 001 commits — the least any check that the commits exist can cost.
+//
+// The state is forged the way the coordinator writes it (packages/runplan/src/events.ts):
+// a plan of 10 000 `touch` tasks, a journal with run-started (every task's contract
+// digest), then per task attempt-started → command-settled → gates-done → integrated →
+// checkpoint → branch-updated → attempt-closed, and no receipt; the checkpoints name
+// 10 000 real commits made with `git fast-import` on runplan/<slug>.
+//
+// When the coordinator cannot resume yet, the parts of the decision are timed on their
+// own instead — loading the plan with every contract digest, reading + validating the
+// journal with every checkpoint id recomputed and chained, and the cat-file check — and
+// the report says so.
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { context, git, gitEnv, interleave, makeRepo, now, ratio, root, row, scratch, skipped } from './lib.js';
+import { trivialPlan } from './runplan-overhead.js';
+
+export const name = 'resume-decision';
+export const title = 'resume decision over 10k checkpoints vs one `git cat-file --batch-check`';
+
+const runplanDist = join(root, 'packages/runplan/dist/src');
+const runplanBin = join(root, 'packages/runplan/bin/runplan.js');
+const SLUG = 'resume';
+const RUN_ID = '20261129T075500Z-0a0b';
+const BRANCH = `refs/heads/runplan/${SLUG}`;
+
+// 10 000 commits on BRANCH, each adding tNNNNN.txt on top of the previous; returns their ids in order.
+function forgeCommits(repo, tasks) {
+  const base = git(repo, ['rev-parse', 'main']);
+  const lines = [];
+  tasks.forEach((id, i) => {
+    const message = `runplan: ${id} (run ${RUN_ID}, attempt 1)\n`;
+    lines.push(
+      `commit ${BRANCH}`,
+      `mark :${i + 1}`,
+      `committer runplan <runplan@localhost> ${1795000000 + i} +0000`,
+      `data ${Buffer.byteLength(message)}`,
+      message,
+      i === 0 ? `from ${base}` : `from :${i}`,
+      `M 100644 inline ${id}.txt`,
+      'data 0',
+      '',
+    );
+  });
+  const marks = join(repo, '.git', 'bench-marks');
+  const r = spawnSync('git', ['fast-import', '--quiet', `--export-marks=${marks}`], { cwd: repo, env: gitEnv(), input: lines.join('\n') + '\n', maxBuffer: 1 << 26 });
+  if (r.status !== 0) throw new Error(`git fast-import: ${String(r.stderr).trim()}`);
+  const byMark = new Map(readFileSync(marks, 'utf8').trim().split('\n').map((l) => l.split(' ')));
+  return { base, commits: tasks.map((_, i) => byMark.get(`:${i + 1}`).trim()) };
+}
+
+// The journal the coordinator would have written for a run that checkpointed every task
+// and then died before its receipt.
+async function forgeJournal(path, plan, digests, repo, stateRoot, base, commits) {
+  const { encodeRecord, MAX_LINE_BYTES } = await import('@runplan/journal');
+  const { checkpointId } = await import('@runplan/runplan');
+  const { planDigest } = await import(join(runplanDist, 'digest.js'));
+  const digest = planDigest(plan);
+  const out = [];
+  let seq = 0;
+  let prev = '00000000';
+  let clock = Date.UTC(2026, 10, 29, 7, 55);
+  const put = (type, data) => {
+    const line = encodeRecord({ seq: seq++, prev, ts: new Date((clock += 7)).toISOString(), type, data });
+    prev = line.crc;
+    out.push(line.bytes);
+  };
+  put('journal-header', { format: 1, runId: RUN_ID, salt: '5a'.repeat(16) });
+  const runStarted = {
+    logicalRunId: RUN_ID,
+    slug: SLUG,
+    planFile: plan.file,
+    planCopy: join(stateRoot, SLUG, RUN_ID, 'plan.json'),
+    planDigest: digest,
+    tasks: plan.tasks.map((t) => ({ id: t.id, needs: t.needs, contractDigest: digests.get(t.id) })),
+    repo,
+    stateDir: stateRoot,
+    base: 'main',
+    baseCommit: base,
+    branch: BRANCH,
+    jobs: 1,
+    land: null,
+    coordinator: { pid: 4194000, startTime: 1, bootId: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(), host: hostname() },
+    abandoned: [],
+  };
+  // 10k tasks' digests make run-started larger than a journal line may be (1 MiB): the
+  // coordinator could not have written it. Keep the run forgeable, and say so.
+  const fits = encodeRecord({ seq: 1, prev, ts: new Date(clock).toISOString(), type: 'run-started', data: runStarted }).bytes.length <= MAX_LINE_BYTES;
+  const runStartedBytes = JSON.stringify(runStarted).length;
+  if (!fits) runStarted.tasks = [];
+  put('run-started', runStarted);
+  put('branch-updated', { taskId: null, attempt: null, branch: BRANCH, from: null, to: base });
+  let head = base;
+  const evidence = join(stateRoot, SLUG, RUN_ID, 'evidence');
+  plan.tasks.forEach((task, i) => {
+    const taskId = task.id;
+    const dir = join(stateRoot, SLUG, 'work', `${RUN_ID}.${taskId}.1`);
+    const ev = join(evidence, `${taskId}.1`);
+    const result = commits[i];
+    const contractDigest = digests.get(taskId);
+    put('attempt-started', { taskId, attempt: 1, ownerTag: `b${String(i).padStart(19, '0')}`, baseCommit: head, contractDigest, promptDigest: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', dir, worktree: join(dir, 'tree'), evidenceDir: ev, dependencyCheckpointIds: [] });
+    put('command-settled', { taskId, attempt: 1, reason: 'exited', exitCode: 0, signal: null, durationMs: 12, teardown: { result: 'none', survivors: [], heldPipe: false }, error: null, sessionId: null, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 }, costUsd: null, isError: false, providerLimited: false, blocked: null, finalMessage: null, warnings: [], transcript: join(ev, 'transcript.txt'), stderr: join(ev, 'stderr.log') });
+    put('gates-done', { taskId, attempt: 1, phase: 'gates', passed: true, gates: [] });
+    put('integrated', { taskId, attempt: 1, mode: 'fast_forward', attemptBase: head, onto: head, resultCommit: result });
+    const key = { logicalRunId: RUN_ID, planDigest: digest, taskId, taskContractDigest: contractDigest, dependencyCheckpointIds: [], baseCommit: head, resultCommit: result };
+    const id = checkpointId(key);
+    put('checkpoint', { id, ...key, attempt: 1 });
+    put('branch-updated', { taskId, attempt: 1, branch: BRANCH, from: head, to: result });
+    put('attempt-closed', { taskId, attempt: 1, outcome: 'success', reason: 'ok', class: null, phase: null, failure: null, checkpointId: id, evidence: [join(ev, 'transcript.txt'), join(ev, 'stderr.log')], survivors: [], durationMs: 230 });
+    head = result;
+  });
+  mkdirSync(join(stateRoot, SLUG, RUN_ID), { recursive: true, mode: 0o700 });
+  writeFileSync(path, Buffer.concat(out), { mode: 0o600 });
+  return { records: seq, digest, runStartedFits: fits, runStartedBytes };
+}
+
+// Baseline: one cat-file --batch-check over the commits; every one must exist.
+function catFileBatchCheck(repo, shas) {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', ['cat-file', '--batch-check'], { cwd: repo, env: gitEnv(), stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (c) => (out += c));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const lines = out.trimEnd().split('\n');
+      if (code !== 0 || lines.length !== shas.length || lines.some((l) => l.endsWith(' missing'))) reject(new Error(`cat-file --batch-check: exit ${code}, ${lines.length} lines`));
+      else resolve();
+    });
+    child.stdin.end(shas.join('\n') + '\n');
+  });
+}
+
+// The decision's own parts, in-process: (1) load the plan and digest every contract, the
+// way run.ts does it (`taskContractDigest(plan, id)` per task, which searches the task
+// list each time), or, to forge the state quickly, one task at a time.
+async function loadWithDigests(planFile, { asCoordinator = true } = {}) {
+  const { loadPlan } = await import(join(runplanDist, 'plan.js'));
+  const { planDigest, taskContractDigest } = await import(join(runplanDist, 'digest.js'));
+  const loaded = await loadPlan(planFile);
+  if (!loaded.ok) throw new Error(`loadPlan: ${loaded.error.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+  const plan = loaded.value;
+  const digests = new Map(plan.tasks.map((t) => [t.id, taskContractDigest(asCoordinator ? plan : { tasks: [t] }, t.id)]));
+  return { plan, digests, digest: planDigest(plan) };
+}
+
+// (2) read + validate the journal; recompute every checkpoint id and check the chain and digests.
+async function checkJournal(path, digests, planDigest, base) {
+  const { readJournal } = await import('@runplan/journal');
+  const { checkpointId } = await import('@runplan/runplan');
+  const { records, status } = await readJournal(path);
+  if (status.kind === 'corrupt') throw new Error(`journal corrupt: ${JSON.stringify(status)}`);
+  let head = base;
+  const done = new Map();
+  for (const r of records) {
+    if (r.type !== 'checkpoint') continue;
+    const c = r.data;
+    if (c.planDigest !== planDigest || digests.get(c.taskId) !== c.taskContractDigest) throw new Error(`checkpoint ${c.taskId}: digest changed`);
+    if (c.baseCommit !== head) throw new Error(`checkpoint ${c.taskId}: not on the previous result`);
+    if (checkpointId(c) !== c.id) throw new Error(`checkpoint ${c.taskId}: id does not match its key`);
+    done.set(c.taskId, c.id);
+    head = c.resultCommit;
+  }
+  if (done.size !== digests.size) throw new Error(`${done.size} checkpoints, ${digests.size} tasks`);
+  return [...done.keys()];
+}
+
+/** Forges, under `dir`, a repo + plan + state whose one incomplete run checkpointed all `n` tasks. */
+export async function forgeState(dir, n) {
+  const repo = makeRepo(join(dir, 'repo'));
+  const stateRoot = join(dir, 'state');
+  writeFileSync(join(dir, 'plan.toml'), trivialPlan(SLUG, n));
+  const loaded = await loadWithDigests(join(dir, 'plan.toml'), { asCoordinator: false });
+  const tasks = loaded.plan.tasks.map((t) => t.id);
+  const { base, commits } = forgeCommits(repo, tasks);
+  const journal = join(stateRoot, SLUG, RUN_ID, 'journal.jsonl');
+  const forged = await forgeJournal(journal, loaded.plan, loaded.digests, repo, stateRoot, base, commits);
+  const pristine = join(dir, 'pristine');
+  cpSync(join(stateRoot, SLUG), pristine, { recursive: true });
+  return { repo, stateRoot, journal, pristine, shas: [base, ...commits], loaded, forged, base };
+}
+
+// Runs the real coordinator on a fresh copy of the forged state, killed after `limitMs`;
+// returns ms and how it ended.
+function coordinatorRound(dir, repo, stateRoot, pristine, limitMs) {
+  rmSync(join(stateRoot, SLUG), { recursive: true, force: true });
+  cpSync(pristine, join(stateRoot, SLUG), { recursive: true });
+  const start = now();
+  const r = spawnSync(process.execPath, [runplanBin, 'run', join(dir, 'plan.toml'), '--repo', repo, '--state-dir', stateRoot], {
+    cwd: repo,
+    env: gitEnv(),
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+    timeout: limitMs,
+    killSignal: 'SIGKILL',
+  });
+  return { ms: now() - start, status: r.status, timedOut: r.signal === 'SIGKILL', stderr: r.stderr ?? '' };
+}
+
+const lastLines = (text) => text.trim().split('\n').filter((l) => l !== '').slice(-2).join(' | ');
+
+export async function measure({ quick, log }) {
+  const { existsSync } = await import('node:fs');
+  if (!existsSync(join(runplanDist, 'cli.js'))) return skipped(name, title, 'not available yet: packages/runplan is not built (npm run build)');
+  const n = quick ? 1000 : 10000;
+  const limitMs = quick ? 15_000 : 60_000;
+  const rounds = quick ? 1 : 3;
+  const dir = scratch('resume');
+  try {
+    log?.(`resume-decision: forging ${n} commits, the plan and the journal`);
+    const { repo, stateRoot, journal, pristine, shas, loaded, forged, base } = await forgeState(dir.path, n);
+    const rows = [];
+    const ratios = [];
+    const notes = [`${n} checkpoints${quick ? ' (--quick; the target is for 10 000)' : ''}; journal ${(readFileSync(journal).length / 2 ** 20).toFixed(1)} MiB, ${forged.records} records; commits made with git fast-import`];
+    if (!forged.runStartedFits) notes.push(`run-started with ${n} task digests is ${(forged.runStartedBytes / 2 ** 20).toFixed(2)} MiB, over the journal's 1 MiB line limit: the coordinator cannot start this plan today (forged with tasks: [])`);
+
+    // The coordinator, first: can it resume at all, and within the time this bench allows?
+    log?.(`resume-decision: runplan run over ${n} checkpoints (stopped after ${limitMs / 1000} s)`);
+    const first = coordinatorRound(dir.path, repo, stateRoot, pristine, limitMs);
+    const coordinator = first.status === 0 ? [first.ms] : [];
+    if (first.status === 0) {
+      for (let r = 1; r < rounds; r++) coordinator.push(coordinatorRound(dir.path, repo, stateRoot, pristine, limitMs).ms);
+      rows.push(row(`runplan run: resume ${n} checkpoints → nothing to do → receipt`, 'ms', coordinator));
+      ratios.push(ratio('runplan resume decision, total', rows[0].median, { limit: 2000, better: 'lower', unit: 'ms', meaning: `wall time of \`runplan run\` from start to exit when all ${n} tasks are checkpointed` }));
+    } else if (first.timedOut) {
+      // Too slow to wait for: time a small state and scale it, and report the bound we saw.
+      const smallN = quick ? 50 : 200;
+      const small = scratch('resume-small');
+      try {
+        const s = await forgeState(small.path, smallN);
+        const r = coordinatorRound(small.path, s.repo, s.stateRoot, s.pristine, 4 * limitMs);
+        if (r.status !== 0) throw new Error(`runplan run over ${smallN} checkpoints ${r.timedOut ? `was stopped after ${(4 * limitMs) / 1000} s` : `exited ${r.status}`}: ${lastLines(r.stderr)}`);
+        rows.push(row(`runplan run: resume ${smallN} checkpoints → receipt`, 'ms', [r.ms]));
+        notes.push(`runplan run over ${n} checkpoints was stopped after ${limitMs / 1000} s; over ${smallN} it took ${(r.ms / 1000).toFixed(1)} s, ≈ ${(r.ms / smallN).toFixed(0)} ms per checkpoint counting start-up, so roughly ${((r.ms / smallN) * n / 1000).toFixed(0)} s for ${n} if it grows linearly`);
+      } finally {
+        small.cleanup();
+      }
+      ratios.push(ratio('runplan resume decision, total', limitMs, { limit: 2000, better: 'lower', unit: 'ms', meaning: `a lower bound: \`runplan run\` had not finished deciding over ${n} checkpoints when stopped` }));
+    } else {
+      notes.push(`coordinator resume not available (runplan run exited ${first.status}: ${lastLines(first.stderr)}); only the decision's parts are timed`);
+    }
+
+    // The decision's parts in-process, and the baseline, interleaved.
+    const v = await interleave(
+      [
+        { key: 'catfile', run: async () => { const s = now(); await catFileBatchCheck(repo, shas); return now() - s; } },
+        { key: 'plan', run: async () => { const s = now(); await loadWithDigests(join(dir.path, 'plan.toml')); return now() - s; } },
+        { key: 'journal', run: async () => { const s = now(); await checkJournal(journal, loaded.digests, loaded.digest, base); return now() - s; } },
+      ],
+      { rounds, warmup: 0 },
+    );
+    const cat = row(`baseline: git cat-file --batch-check, ${shas.length} commits`, 'ms', v.catfile);
+    const plan = row(`part: load plan + ${n} contract digests (as run.ts does)`, 'ms', v.plan);
+    const read = row(`part: read journal (${forged.records} records) + check ${n} checkpoints`, 'ms', v.journal);
+    rows.unshift(cat);
+    rows.push(plan, read);
+    const parts = cat.median + plan.median + read.median;
+    if (coordinator.length > 0) ratios.push(context('runplan / cat-file', rows[1].median / cat.median, 'the whole decision relative to the cheapest existence check'));
+    else if (!first.timedOut) ratios.push(ratio('parts of the decision, summed', parts, { limit: 2000, better: 'lower', unit: 'ms', meaning: 'plan + digests, journal read + checkpoint checks, cat-file: a lower bound for the real decision' }));
+    ratios.push(context('parts summed', parts, 'plan + digests, journal read + checks, cat-file (a lower bound for any decision)', 'ms'));
+    ratios.push(context('journal part / cat-file', read.median / cat.median, 'reading and checking the journal relative to the git existence check'));
+    return { name, title, rows, ratios, notes };
+  } finally {
+    dir.cleanup();
+  }
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+// Runs every benchmark measure and prints one table per measure plus a summary.
+//
+//   node bench/run.js [--quick] [--json [FILE]] [--only NAME[,NAME…]]
+//
+// `npm run bench` builds first, then runs this. --quick: fewer rounds and smaller inputs
+// (well under a minute); --json: also write machine-readable results (default
+// bench/results.json); --only: run just the named measures (repeatable or comma list).
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { machine, renderMeasure, renderSummary, root, skipped } from './lib.js';
+
+/** Every measure, in the order they run. Each file exports name, title and measure(opts). */
+const MEASURES = [
+  'settle-cli-start',
+  'capture',
+  'stream-throughput',
+  'teardown-accuracy',
+  'journal-append',
+  'journal-validate',
+  'runplan-overhead',
+  'resume-decision',
+];
+
+const usage = 'usage: node bench/run.js [--quick] [--json [FILE]] [--only NAME[,NAME...]]';
+
+function parseFlags(argv) {
+  const flags = { quick: false, json: undefined, only: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--quick') flags.quick = true;
+    else if (a === '--json') {
+      const next = argv[i + 1];
+      flags.json = next !== undefined && !next.startsWith('--') ? resolve(argv[++i]) : join(root, 'bench', 'results.json');
+    } else if (a.startsWith('--json=')) flags.json = resolve(a.slice('--json='.length));
+    else if (a === '--only') flags.only.push(...(argv[++i] ?? '').split(','));
+    else if (a.startsWith('--only=')) flags.only.push(...a.slice('--only='.length).split(','));
+    else if (a === '-h' || a === '--help') {
+      process.stdout.write(`${usage}\nmeasures: ${MEASURES.join(', ')}\n`);
+      process.exit(0);
+    } else {
+      process.stderr.write(`bench: usage: unknown argument ${a}\n  hint: ${usage}\n`);
+      process.exit(2);
+    }
+  }
+  const unknown = flags.only.filter((n) => n !== '' && !MEASURES.includes(n));
+  if (unknown.length > 0) {
+    process.stderr.write(`bench: usage: no measure named ${unknown.join(', ')}\n  hint: one of ${MEASURES.join(', ')}\n`);
+    process.exit(2);
+  }
+  flags.only = flags.only.filter((n) => n !== '');
+  return flags;
+}
+
+const flags = parseFlags(process.argv.slice(2));
+const selected = flags.only.length > 0 ? MEASURES.filter((m) => flags.only.includes(m)) : MEASURES;
+const before = machine();
+const log = (line) => process.stderr.write(`  · ${line}\n`);
+
+console.log(`# runplan bench${flags.quick ? ' (--quick)' : ''}`);
+console.log(
+  `${before.date} · ${before.nproc} × ${before.cpu} · ${before.memoryGiB} GiB · node ${before.node} · Linux ${before.kernel} · ${before.disk} · load ${before.loadavg}\n`,
+);
+
+const results = [];
+for (const name of selected) {
+  const started = performance.now();
+  let result;
+  try {
+    const mod = await import(`./${name}.js`);
+    result = await mod.measure({ quick: flags.quick, log });
+  } catch (e) {
+    // A measure that cannot run (a package not built, a tool missing) says so and the rest go on.
+    result = skipped(name, 'failed to run', (e instanceof Error ? e.message : String(e)).split('\n')[0]);
+    process.exitCode = 1;
+  }
+  result.name ??= name;
+  result.seconds = (performance.now() - started) / 1000;
+  results.push(result);
+  console.log(`${renderMeasure(result)}\n  (${result.seconds.toFixed(1)} s)\n`);
+}
+
+const after = machine();
+console.log('# summary');
+console.log(renderSummary(results));
+console.log(`\nload average before ${before.loadavg}, after ${after.loadavg}`);
+
+if (flags.json) {
+  const strip = (r) => ({ ...r, rows: r.rows.map(({ values, ...rest }) => ({ ...rest, values: values.map((v) => Math.round(v * 1000) / 1000) })) });
+  writeFileSync(flags.json, JSON.stringify({ machine: before, loadavgAfter: after.loadavg, quick: flags.quick, results: results.map(strip) }, null, 2) + '\n');
+  console.log(`results written to ${flags.json}`);
+}

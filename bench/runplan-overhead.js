@@ -1,0 +1,77 @@
+// `runplan run` of a plan of 50 trivial tasks (each `touch tNN.txt`, committed by runplan
+// and fast-forwarded onto the integration branch, one at a time) against
+// bench/runplan-baseline.sh doing the same git commands and the same fsyncs per task in
+// POSIX sh. Each round uses a fresh repository; both must end with 50 new commits.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { context, git, gitEnv, interleave, makeRepo, now, ratio, root, row, scratch, skipped } from './lib.js';
+
+export const name = 'runplan-overhead';
+export const title = '`runplan run`, 50 trivial tasks vs a shell script doing the same git + fsync work';
+
+const runplanBin = join(root, 'packages/runplan/bin/runplan.js');
+const baseline = join(root, 'bench/runplan-baseline.sh');
+
+// A plan of n independent tasks that each create one file (no shell: /usr/bin/touch).
+export function trivialPlan(slug, n) {
+  const tasks = Array.from({ length: n }, (_, i) => `[[tasks]]\nid = "t${String(i + 1).padStart(String(n).length, '0')}"\nexpect = "commit"\n`).join('\n');
+  return `slug = "${slug}"\nbase = "main"\njobs = 1\n\n[defaults]\ncommand = ["/usr/bin/touch", "{{task.id}}.txt"]\nformat = "text"\ndeadline = "1m"\ngrace = "2s"\n\n${tasks}`;
+}
+
+// Why the coordinator cannot be measured here, or undefined when it can.
+function unavailable() {
+  if (!existsSync(join(root, 'packages/runplan/dist/src/cli.js'))) return 'not available yet: packages/runplan is not built (npm run build)';
+  return undefined;
+}
+
+// One round: a fresh repo, the tool or the baseline, checked to have made n commits. Returns ms.
+function round(side, n) {
+  const dir = scratch('overhead');
+  try {
+    const repo = makeRepo(join(dir.path, 'repo'));
+    let argv;
+    if (side === 'runplan') {
+      writeFileSync(join(dir.path, 'plan.toml'), trivialPlan('bench', n));
+      argv = [process.execPath, runplanBin, 'run', join(dir.path, 'plan.toml'), '--repo', repo];
+    } else {
+      argv = ['sh', baseline, repo, join(repo, '.git', 'runplan'), String(n)];
+    }
+    const start = now();
+    const r = spawnSync(argv[0], argv.slice(1), { cwd: repo, env: gitEnv(), encoding: 'utf8', maxBuffer: 1 << 26 });
+    const ms = now() - start;
+    if (r.status !== 0) throw new Error(`${side} exited ${r.status ?? r.signal}: ${r.stderr.trim().split('\n').slice(-2).join(' | ')}`);
+    const commits = Number(git(repo, ['rev-list', '--count', 'main..refs/heads/runplan/bench']));
+    if (commits !== n) throw new Error(`${side} left ${commits} commits on runplan/bench, expected ${n}`);
+    return ms;
+  } finally {
+    dir.cleanup();
+  }
+}
+
+export async function measure({ quick }) {
+  const why = unavailable();
+  if (why) return skipped(name, title, why);
+  chmodSync(baseline, 0o755);
+  const n = quick ? 10 : 50;
+  const v = await interleave(
+    [
+      { key: 'runplan', run: () => round('runplan', n) },
+      { key: 'shell', run: () => round('shell', n) },
+    ],
+    { rounds: quick ? 1 : 3, warmup: 0 },
+  );
+  const rows = [row(`runplan run, ${n} tasks`, 'ms', v.runplan), row(`shell baseline, ${n} tasks`, 'ms', v.shell)];
+  const [tool, shell] = rows.map((r) => r.median);
+  return {
+    name,
+    title,
+    rows,
+    ratios: [
+      ratio('runplan / shell', tool / shell, { limit: 1.3, better: 'lower', meaning: 'wall time of the whole run relative to the same git + fsync work in sh' }),
+      context('runplan per task', tool / n, 'ms of wall time per task, start-up included', 'ms'),
+      context('added per task', (tool - shell) / n, 'ms runplan spends per task beyond the shell doing the same work', 'ms'),
+    ],
+    notes: [`tasks: ["/usr/bin/touch", "{{task.id}}.txt"], format text, jobs 1; each round a fresh repo`],
+  };
+}
