@@ -12,7 +12,7 @@ import { identityPathFor, openWriter, pathProblem, type JournalWriter } from './
 
 const EXIT_CODES = `  0  success (validate: clean; holder: someone holds the lock)
   1  a negative answer: validate found a torn tail (repairable with journal repair); holder: nobody holds the lock
-  2  usage or invalid input: unknown flag, bad duration, --data or a stdin line not a JSON object, bad record type, record over 1 MiB, bad or missing journal path
+  2  usage or invalid input: unknown flag, bad duration, --data or a stdin line not a JSON object, bad record type, record over 1 MiB, bad or missing journal path, a run id that is not an identifier or not the journal's
   3  refused or failed: the journal is corrupt (nothing was changed), already ends with its terminal record, already exists (init), or a write/sync failed (every record acknowledged before it is durable)
   4  the writer lock is held by a live process (after --wait), or was taken on another host (--break-lock overrides)`;
 
