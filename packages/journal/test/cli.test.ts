@@ -106,6 +106,11 @@ test(
     const bad = await journal(['append', missing, '--type', 'x'], '{"ok":1}\nnot json\n{"ok":2}\n');
     assert.equal([bad.exitCode, bad.stdout], [2, '2\n']);
     assert.match(bad.stderr, /^journal: bad_record: stdin line 2 is not JSON/);
+    const huge = await journal(['append', missing, '--type', 'x'], `${JSON.stringify({ blob: 'b'.repeat(1 << 20) })}\n`);
+    assert.is(huge.exitCode, 2);
+    assert.match(huge.stderr, /^journal: record_too_large: a x record of \d+ bytes is over the 1048576-byte limit/);
+    assert.match(huge.stderr, /hint: store big evidence in a file and journal its path/);
+    assert.equal((await validateJournal(missing)).lastSeq, 2, 'nothing of it was written');
     const badPath = await journal(['append', join(dir.path, 'no-such-dir', 'j.jsonl'), '--type', 'x', '--data', '{}']);
     assert.is(badPath.exitCode, 2);
     assert.match(badPath.stderr, /^journal: bad_path: /);
