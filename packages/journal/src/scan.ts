@@ -95,27 +95,27 @@ class LineChecker {
   }
 
   private checkParsed(line: Buffer): Problem | { record: JournalRecord; json: Buffer } {
-    const seqHint = (reason: CorruptReason, detail: string, seq: number | null = null): Problem => ({ reason, detail, seq });
+    const problem = (reason: CorruptReason, detail: string, seq: number | null = null): Problem => ({ reason, detail, seq });
     if (this.count === 0 && line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf)
-      return seqHint('bom', 'the file starts with a UTF-8 byte order mark (saved by an editor?)');
-    if (line[line.length - 1] === 0x0d) return seqHint('crlf', 'the line ends with CR: the file was saved with CRLF line endings (by an editor?)');
-    if (line.length + 1 > MAX_LINE_BYTES) return seqHint('record_too_large', `the line is ${line.length + 1} bytes, over the ${MAX_LINE_BYTES}-byte limit`);
-    if (!hasChecksumPrefix(line)) return seqHint('foreign_line', 'the line has no "<crc32> " checksum prefix: it was not written by journal');
+      return problem('bom', 'the file starts with a UTF-8 byte order mark (saved by an editor?)');
+    if (line[line.length - 1] === 0x0d) return problem('crlf', 'the line ends with CR: the file was saved with CRLF line endings (by an editor?)');
+    if (line.length + 1 > MAX_LINE_BYTES) return problem('record_too_large', `the line is ${line.length + 1} bytes, over the ${MAX_LINE_BYTES}-byte limit`);
+    if (!hasChecksumPrefix(line)) return problem('foreign_line', 'the line has no "<crc32> " checksum prefix: it was not written by journal');
     const prefix = line.toString('latin1', 0, 8);
     const json = line.subarray(9);
     const actual = crcHex(json);
-    if (actual !== prefix) return seqHint('crc_mismatch', `the line's checksum is ${prefix} but its bytes sum to ${actual}`, peekSeq(json));
+    if (actual !== prefix) return problem('crc_mismatch', `the line's checksum is ${prefix} but its bytes sum to ${actual}`, peekSeq(json));
     let value: unknown;
     try {
       value = JSON.parse(json.toString('utf8'));
     } catch {
-      return seqHint('not_json', 'the checksum matches but the line is not JSON');
+      return problem('not_json', 'the checksum matches but the line is not JSON');
     }
     const shape = recordShapeProblem(value);
-    if (shape !== undefined) return seqHint('bad_record', shape, peekSeq(json));
+    if (shape !== undefined) return problem('bad_record', shape, peekSeq(json));
     const record = value as JournalRecord;
-    const problem = this.sequenceProblem(record, prefix);
-    if (problem) return problem;
+    const broken = this.sequenceProblem(record);
+    if (broken) return broken;
     this.count += 1;
     this.lastSeq = record.seq;
     this.lastCrc = prefix;
@@ -124,7 +124,7 @@ class LineChecker {
   }
 
   // The order and chain rules: header first, seq contiguous, prev chained, one terminal last.
-  private sequenceProblem(record: JournalRecord, _crc: string): Problem | undefined {
+  private sequenceProblem(record: JournalRecord): Problem | undefined {
     const seq = record.seq;
     if (this.count === 0) {
       const problem = headerProblem(record);
