@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-
 /**
  * Ownership is carried in the environment as a variable whose NAME holds the tag
  * (`RUNPLAN_OWNER_<tag>=1`): a settle nested under another adds its own variable and
@@ -9,9 +7,15 @@ export const tagPrefix = 'RUNPLAN_OWNER_';
 
 const tagShape = /^[A-Za-z0-9_]{1,64}$/;
 
-// A fresh tag (per settle call, or per attempt when a caller makes one to journal).
+let issued = 0;
+
+// A fresh tag (per settle call, or per attempt when a caller makes one to journal): unique
+// on this host because it holds our pid, a monotonic clock and a counter, plus random bits.
+// (Not node:crypto: loading it costs more start-up time than the whole rest of settle.)
 export function newOwnerTag(): string {
-  return randomBytes(10).toString('hex');
+  issued += 1;
+  const random = Math.floor(Math.random() * 36 ** 6).toString(36);
+  return `${process.pid.toString(36)}_${process.hrtime.bigint().toString(36)}_${issued.toString(36)}_${random}`;
 }
 
 export function isOwnerTag(tag: string): boolean {

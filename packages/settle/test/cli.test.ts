@@ -230,7 +230,7 @@ test(
 test(
   'settle nested in settle: the outer deadline reaches the innermost TERM-ignoring command',
   withTimeout(60_000, async () => {
-    const r = await settle(['--deadline', '4s', '--grace', '500ms', '--', process.execPath, settleBin, '--grace', '60s', '--', sh('ignore-term.sh')]);
+    const r = await settle(['--deadline', '6s', '--grace', '500ms', '--', process.execPath, settleBin, '--grace', '60s', '--', sh('ignore-term.sh')]);
     const [innermost] = pidsIn(r.stdout);
     killQuietly(innermost);
     assert.ok(innermost, 'the innermost command started');
