@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tempDir, withTimeout } from '@runplan/test-fixtures';
-import { nodeJournalFs, readJournal, repairJournal, validateJournal, type JournalFs, type JournalStatus } from '../src/index.js';
-import { crcOf, lineOf, recordOf, writeSample } from './sample.js';
+import { nodeJournalFs, openWriter, readJournal, repairJournal, validateJournal, type JournalFs, type JournalStatus } from '../src/index.js';
+import { crcOf, lineOf, recordOf, sampleOf, writeSample } from './sample.js';
 
 const dir = tempDir('journal-validate-');
 // The sweeps test what is decided, not the disk: skip the syncs (the bin tests sync for real).
@@ -62,6 +62,30 @@ test(
       assert.equal(after.records.slice(0, last), records, 'the valid prefix is kept byte for byte');
       assert.is(after.records[last]!.type, 'journal-repaired');
       assert.equal(after.records[last]!.data, { truncatedAt: start, brokenCopy: `${path}.broken`, droppedBytes: cut - start });
+    }
+  }),
+);
+
+test(
+  'a group-committed batch cut at any byte leaves whole records then a torn tail, never corruption',
+  withTimeout(60_000, async () => {
+    const path = join(dir.path, 'batch-src.jsonl');
+    const opened = await openWriter(path, { create: true, runId: 'batch' });
+    if (!opened.ok) throw new Error(opened.error.message);
+    await opened.value.append('before', {});
+    const before = readFileSync(path).length;
+    // Queued in one tick: one write, one fdatasync.
+    await Promise.all([1, 2, 3, 4].map((i) => opened.value.append('batched', { i })));
+    await opened.value.close();
+    const sample = sampleOf(path);
+    const cutPath = join(dir.path, 'batch.jsonl');
+    for (let cut = before; cut <= sample.bytes.length; cut++) {
+      writeFileSync(cutPath, sample.bytes.subarray(0, cut));
+      const { records, status } = await readJournal(cutPath);
+      const whole = sample.offsets.filter((o, i) => o + sample.lines[i]!.length <= cut).length;
+      assert.is(records.length, whole, `cut at ${cut}`);
+      const atBoundary = sample.offsets.includes(cut) || cut === sample.bytes.length;
+      assert.equal(status, atBoundary ? { kind: 'clean' } : { kind: 'torn_tail', offset: sample.offsets[whole]!, detail: 'no_newline' }, `cut at ${cut}`);
     }
   }),
 );
