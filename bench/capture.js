@@ -57,6 +57,11 @@ export async function measure({ quick }) {
     return n;
   };
   const processes = scanOnce();
+  // The same walk reading only stat: what a scan costs when environ is read only for
+  // processes that started after the child (a tagged process is always a descendant).
+  const statOnly = () => {
+    for (const pid of realProc.listPids()) if (pid !== process.pid) realProc.readStat(pid);
+  };
 
   const v = await interleave(
     [
@@ -64,6 +69,7 @@ export async function measure({ quick }) {
       { key: 'execa', run: () => perCall(batch, () => execa('/bin/true', { reject: false, stdin: 'ignore' })) },
       { key: 'settle', run: () => perCall(batch, () => capture({ argv: ['/bin/true'] })) },
       { key: 'scan', run: () => perCall(batch, async () => scanOnce()) },
+      { key: 'statOnly', run: () => perCall(batch, async () => statOnly()) },
     ],
     { rounds: quick ? 5 : 15, warmup: 1 },
   );
@@ -72,6 +78,7 @@ export async function measure({ quick }) {
     row('execa 9', 'ms', v.execa),
     row('settle capture()', 'ms', v.settle),
     row(`one ownership scan (${processes} processes)`, 'ms', v.scan),
+    row('the same walk reading stat only', 'ms', v.statOnly),
   ];
   const [raw, ex, se, scan] = rows.map((r) => r.median);
   return {

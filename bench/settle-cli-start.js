@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { bundlePath } from './bundle-settle.js';
+import { buildBundle, bundlePath } from './bundle-settle.js';
 import { context, interleave, now, ratio, reapedCpuMs, root, row, skipped } from './lib.js';
 
 export const name = 'settle-cli-start';
@@ -33,8 +33,22 @@ export async function measure({ quick }) {
     { key: 'settle', run: () => startToExit('settle', [node, settleBin, '--', '/bin/true']) },
     { key: 'timeout', run: () => startToExit('timeout', ['timeout', '60', '/bin/true']) },
   ];
+  // What the start is made of: loading the CLI's modules, and one spawn + wait from node.
+  const cliModule = join(root, 'packages/settle/dist/src/cli.js');
+  variants.push(
+    { key: 'import', run: () => startToExit('import', [node, '--input-type=module', '-e', `await import(${JSON.stringify(cliModule)})`]) },
+    { key: 'spawn', run: () => startToExit('spawn', [node, '-e', "require('child_process').spawn('/bin/true', { stdio: ['ignore', 'pipe', 'pipe'] }).on('exit', () => {})"]) },
+  );
+  // The bundle prototype is rebuilt from the current dist whenever esbuild is at hand
+  // ($ESBUILD_DIR or /tmp/esbuild-scratch, never a repo dependency), so it is never stale.
   const bundle = bundlePath();
-  const haveBundle = existsSync(bundle);
+  let haveBundle = false;
+  try {
+    await buildBundle({ esbuildDir: process.env.ESBUILD_DIR ?? '/tmp/esbuild-scratch' });
+    haveBundle = existsSync(bundle);
+  } catch {
+    haveBundle = false;
+  }
   if (haveBundle) variants.push({ key: 'bundle', run: () => startToExit('bundle', [node, bundle, '--', '/bin/true']) });
   const v = await interleave(variants, { rounds: quick ? 10 : 40, warmup: 2 });
 
@@ -50,18 +64,24 @@ export async function measure({ quick }) {
     ratio('settle / node -e 0', rows[1].median / base, { limit: 1.3, better: 'lower', meaning: 'how much slower the CLI starts, runs /bin/true and exits than an empty node' }),
     context('settle / timeout', rows[1].median / rows[2].median, 'cost of a Node tool over the C one it replaces'),
   ];
+  rows.push(row('part: node + import settle CLI modules (no run)', 'ms', v.import), row('part: node + one spawn of /bin/true', 'ms', v.spawn));
   const cpuNode = cpuRows('node', 'node -e 0');
   const cpuSettle = cpuRows('settle', 'settle -- /bin/true');
   ratios.push(context('cpu: settle / node -e 0', cpuSettle.mean / cpuNode.mean, 'the same ratio in CPU time (user+sys), which other load on the machine does not inflate'));
-  const notes = [`settle adds ${(rows[1].median - base).toFixed(1)} ms over node -e 0 (module loading, the spawn itself, the ownership scan, exit)`];
+  ratios.push(context('floor: node + one spawn / node -e 0', rows[4].median / base, 'what any node CLI that spawns one child pays, before settle does anything of its own'));
+  const importMs = rows[3].median - base;
+  const spawnMs = rows[4].median - base;
+  const notes = [
+    `settle adds ${(rows[1].median - base).toFixed(1)} ms over node -e 0: loading its modules ≈ ${importMs.toFixed(1)} ms, one spawn from node ≈ ${spawnMs.toFixed(1)} ms, the rest (ownership scan of /proc, pipes, exit) ≈ ${(rows[1].median - base - importMs - spawnMs).toFixed(1)} ms`,
+  ];
   if (haveBundle) {
     rows.push(row('bundled settle (prototype)', 'ms', v.bundle));
     const cpuBundle = cpuRows('bundle', 'bundled settle');
-    ratios.push(ratio('bundle / node -e 0', rows[3].median / base, { limit: 1.3, better: 'lower', meaning: 'the same CLI as one esbuild file (bench/bundle-settle.js)' }));
+    ratios.push(ratio('bundle / node -e 0', rows.at(-1).median / base, { limit: 1.3, better: 'lower', meaning: 'the same CLI as one esbuild file (bench/bundle-settle.js)' }));
     ratios.push(context('cpu: bundle / node -e 0', cpuBundle.mean / cpuNode.mean, 'the bundle in CPU time'));
     rows.push(cpuBundle);
   } else {
-    notes.push('bundle prototype not built: node bench/bundle-settle.js (needs esbuild in a scratch dir, see that file)');
+    notes.push('bundle prototype not measured: esbuild not found (install it in a scratch dir, see bench/bundle-settle.js)');
   }
   rows.push(cpuNode, cpuSettle);
   return { name, title, rows, ratios, notes };
