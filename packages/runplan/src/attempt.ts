@@ -6,9 +6,9 @@ import { createDataDir, createRunDir, render, renderArgv, type TemplateVars } fr
 import type { TaskSpec } from './plan-types.js';
 import { agentConsumer, initialAgentState, type AgentState } from './format/index.js';
 import { maskSecrets } from './secrets.js';
-import { classifyCommand, classifyGate, retryPrompt, type FailureClass } from './repair.js';
+import { classifyCommand, classifyGate, decideRound, failureFingerprint, retryPrompt, type FailureClass } from './repair.js';
 import { JournalFailure, type RunContext } from './context.js';
-import { ZERO_USAGE, type AttemptFailureData, type CheckpointData, type GateResult, type Phase, type UsageTotals } from './events.js';
+import { addUsage, ZERO_USAGE, type AttemptFailureData, type CheckpointData, type GateResult, type Phase, type UsageTotals } from './events.js';
 import { evidenceSink, fileTail, textTail, writeEvidence } from './evidence.js';
 import { compactUtc, attemptEvidenceDir, ensurePrivateDir } from './state.js';
 import { describeGitFailure, git, gitSettled, isAncestor, resolveCommit, scrubbedGitEnv, succeeded, updateRef, type GitRunContext } from './git.js';
@@ -41,6 +41,22 @@ function fail(cls: FailureClass, reason: string, phase: Phase, message: string, 
 // sha256 hex of a string.
 function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
+}
+
+// Quotes output lines so nothing in them reads as a line of the prompt's own protocol.
+function quote(text: string): string {
+  return text
+    .replace(/\n+$/, '')
+    .split('\n')
+    .map((l) => `    | ${l}`)
+    .join('\n');
+}
+
+// The content of a worktree as one hash (untracked files included), to tell whether a round changed anything.
+async function treeState(tree: string): Promise<string> {
+  await git(tree, ['add', '-A']);
+  const out = await git(tree, ['write-tree']);
+  return out.code === 0 ? out.stdout : `unknown-${Date.now()}`;
 }
 
 // A checkpoint's id: sha256 over its key fields in a fixed order, so dependency ids chain
@@ -197,7 +213,7 @@ class AttemptState {
     await this.preRun(vars, tree);
 
     this.phase = 'command';
-    const command = await this.command(vars, tree, prompt);
+    const command = this.task.until !== undefined ? await this.loop(vars, tree, prompt, baseCommit) : await this.command(vars, tree, prompt);
     let primary: StepFailed | undefined = command.failure;
     if (primary === undefined) {
       this.phase = 'gates';
@@ -263,12 +279,13 @@ class AttemptState {
 
   // The task's command through settle.stream: prompt on stdin, transcript saved as it
   // streams (masked), the task's env for this process only.
-  async command(vars: TemplateVars, tree: string, prompt: string): Promise<{ execution: Execution | undefined; failure?: StepFailed }> {
+  async command(vars: TemplateVars, tree: string, prompt: string, round?: number): Promise<{ execution: Execution | undefined; failure?: StepFailed }> {
     const { ctx, task } = this;
     const argv = renderArgv(task.command, vars, 'pre_run');
     if (!argv.ok) return { execution: undefined, failure: fail('environment', 'template_refused', 'command', argv.error.message) };
-    const transcript = evidenceSink(join(this.evidenceDir, task.format === 'text' ? 'transcript.txt' : 'transcript.jsonl'), ctx.secrets);
-    const stderr = evidenceSink(join(this.evidenceDir, 'stderr.log'), ctx.secrets);
+    const suffix = round === undefined ? '' : `.round-${round}`;
+    const transcript = evidenceSink(join(this.evidenceDir, `transcript${suffix}.${task.format === 'text' ? 'txt' : 'jsonl'}`), ctx.secrets);
+    const stderr = evidenceSink(join(this.evidenceDir, `stderr${suffix}.log`), ctx.secrets);
     this.evidence.push(transcript.path, stderr.path);
     const consume = agentConsumer(task.format, { transcript: transcript.stream });
     let settled: { execution: Execution; state: AgentState | undefined };
@@ -293,10 +310,9 @@ class AttemptState {
       await Promise.all([transcript.close(), stderr.close()]);
     }
     const { execution, state } = settled;
-    if (state) {
-      this.usage = { ...state.usage };
-      this.costUsd = state.costUsd ?? 0;
-    }
+    const usage = state !== undefined ? { ...state.usage } : ZERO_USAGE;
+    this.usage = addUsage(this.usage, usage);
+    this.costUsd += state?.costUsd ?? 0;
     this.survivors.push(...execution.teardown.survivors);
     const errorText = execution.error ? maskSecrets(`${execution.error.code}: ${execution.error.message}`, ctx.secrets) : null;
     await ctx.emit('command-settled', {
@@ -309,7 +325,7 @@ class AttemptState {
       teardown: { result: execution.teardown.result, survivors: execution.teardown.survivors, heldPipe: execution.teardown.heldPipe },
       error: errorText,
       sessionId: state?.sessionId ?? null,
-      usage: this.usage,
+      usage,
       costUsd: state?.costUsd ?? null,
       isError: state?.isError ?? false,
       providerLimited: state?.providerLimited ?? false,
@@ -321,6 +337,67 @@ class AttemptState {
     });
     const stderrTail = await fileTail(stderr.path);
     return { execution, failure: this.classifyCommand(execution, state, errorText, stderrTail) };
+  }
+
+  // An improve-verify loop: the command in rounds on the same worktree, each round's prompt
+  // carrying the previous verify output, until the `until` argv exits 0. A round that
+  // changes nothing or fails verify exactly like the round before is stagnation; the last
+  // round still red is rounds_exhausted. Rounds are journaled (round-done), so a resumed
+  // task continues from the rounds left (hooks run once per attempt, not per round).
+  async loop(vars: TemplateVars, tree: string, prompt: string, baseCommit: string): Promise<{ execution: Execution | undefined; failure?: StepFailed }> {
+    const { ctx, task } = this;
+    const until = renderArgv(task.until ?? [], vars, 'pre_run');
+    if (!until.ok) return { execution: undefined, failure: fail('environment', 'template_refused', 'command', until.error.message) };
+    const first = (ctx.roundsUsed.get(task.id) ?? 0) + 1;
+    let previousFingerprint: string | undefined;
+    let verifyTail = '';
+    let last: Execution | undefined;
+    for (let round = first; round <= task.rounds; round++) {
+      const before = await treeState(tree);
+      const roundPrompt = round === first || verifyTail === '' ? prompt : `${prompt.replace(/\n*$/, '\n')}\n----- runplan: verify after round ${round - 1} failed -----\n${quote(maskSecrets(verifyTail, ctx.secrets))}\n----- end of verify output -----\n`;
+      const command = await this.command(vars, tree, roundPrompt, round);
+      last = command.execution;
+      if (command.failure !== undefined) return command;
+      const verify = await capture({
+        argv: until.value,
+        cwd: tree,
+        env: scrubbedGitEnv(ctx.gitIdentity),
+        input: '',
+        deadlineMs: task.gateDeadlineMs,
+        signal: ctx.signal,
+        ownerTag: this.ownerTag,
+        maxBuffer: 4 << 20,
+      });
+      const output = `${verify.stdout.toString('utf8')}${verify.stderr.toString('utf8')}`;
+      const path = join(this.evidenceDir, `verify.round-${round}.log`);
+      await writeEvidence(path, `$ ${until.value.join(' ')}\n# ${verify.reason} exit=${verify.exitCode}\n${output}`, ctx.secrets);
+      this.evidence.push(path);
+      this.interruptedCheck(verify.reason);
+      const verifyPassed = verify.reason === 'exited' && verify.exitCode === 0;
+      verifyTail = textTail(output, 4096);
+      const verifyFingerprint = failureFingerprint(
+        { class: 'task', evidence: maskSecrets(verifyTail, ctx.secrets), baseCommit, contractDigest: ctx.contractDigests.get(task.id) ?? '' },
+        [this.evidenceDir, tree],
+      );
+      const decision = decideRound(
+        { round, verifyPassed, treeChanged: (await treeState(tree)) !== before, verifyFingerprint, ...(previousFingerprint !== undefined ? { previousVerifyFingerprint: previousFingerprint } : {}) },
+        task.rounds,
+      );
+      await ctx.emit('round-done', {
+        taskId: task.id,
+        attempt: this.attempt,
+        round,
+        verifyPassed,
+        verifyFingerprint,
+        action: decision.action,
+        reason: decision.action === 'stop' ? decision.reason : null,
+        evidence: path,
+      });
+      if (decision.action === 'done') return { execution: last };
+      if (decision.action === 'stop') return { execution: last, failure: fail(decision.class, decision.reason, 'command', decision.detail, maskSecrets(verifyTail, ctx.secrets)) };
+      previousFingerprint = verifyFingerprint;
+    }
+    return { execution: last, failure: fail('task', 'rounds_exhausted', 'command', `no rounds left of ${task.rounds}`, maskSecrets(verifyTail, ctx.secrets)) };
   }
 
   // What the command's settlement means for the attempt (undefined: it succeeded). The

@@ -50,6 +50,8 @@ export interface RunContext {
   integration: Integration;
   /** Checkpoint ids of finished tasks, by task id. */
   checkpoints: ReadonlyMap<string, string>;
+  /** Loop rounds already used by crashed attempts, per task: a resumed loop gets what is left. */
+  roundsUsed: ReadonlyMap<string, number>;
   /** Attempt directory template (plan `workdir` or the default under the slug dir). */
   workdirTemplate: string;
 }

@@ -216,6 +216,18 @@ export interface RepairDecidedData {
   detail: string | null;
 }
 
+/** One round of an improve-verify loop. */
+export interface RoundDoneData {
+  taskId: string;
+  attempt: number;
+  round: number;
+  verifyPassed: boolean;
+  verifyFingerprint: string;
+  action: 'done' | 'next_round' | 'stop';
+  reason: string | null;
+  evidence: string;
+}
+
 /** `--retry TASK`: the operator says the cause changed; that task's fingerprints and caps start over. */
 export interface OperatorRetryData {
   taskId: string;
@@ -279,6 +291,7 @@ export interface EventMap {
   'plan-amended': PlanAmendedData;
   'checkpoint-adopted': CheckpointAdoptedData;
   'repair-decided': RepairDecidedData;
+  'round-done': RoundDoneData;
   'operator-retry': OperatorRetryData;
   'attempt-started': AttemptStartedData;
   'pre-run-done': HookDoneData;

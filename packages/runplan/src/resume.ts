@@ -65,6 +65,8 @@ export interface RecoveredRun {
   histories: Map<string, TaskHistory>;
   /** The last failure of each task that was to be retried (its evidence goes into the next prompt). */
   lastFailure: Map<string, { attempt: number; failure: AttemptFailureData }>;
+  /** Loop rounds journaled by attempts a coordinator crash ended, per task. */
+  roundsUsed: Map<string, number>;
 }
 
 // Every run of the slug, oldest first, with how it ended.
@@ -141,6 +143,8 @@ export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode
   const histories = new Map<string, TaskHistory>();
   const lastFailure = new Map<string, { attempt: number; failure: AttemptFailureData }>();
   const closedFailures = new Map<string, AttemptFailureData>();
+  const roundsByAttempt = new Map<string, { taskId: string; rounds: number }>();
+  const crashedKeys = new Set<string>();
   let attemptsTotal = 0;
   let planDigest = started.planDigest;
   let coordinator: ProcessIdentity | null = started.coordinator ?? null;
@@ -156,7 +160,10 @@ export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode
       case 'attempt-closed':
         openMap.delete(key);
         if (d.failure !== null && typeof d.failure === 'object') closedFailures.set(key, d.failure as AttemptFailureData);
-        if (d.reason === 'coordinator_crashed') crashes.set(String(d.taskId), (crashes.get(String(d.taskId)) ?? 0) + 1);
+        if (d.reason === 'coordinator_crashed') {
+          crashes.set(String(d.taskId), (crashes.get(String(d.taskId)) ?? 0) + 1);
+          crashedKeys.add(key);
+        }
         break;
       case 'command-settled':
         if (d.usage !== null && typeof d.usage === 'object') usage = addUsage(usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
@@ -173,6 +180,9 @@ export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode
         else lastFailure.delete(task);
         break;
       }
+      case 'round-done':
+        roundsByAttempt.set(key, { taskId: String(d.taskId), rounds: Math.max(roundsByAttempt.get(key)?.rounds ?? 0, Number(d.round)) });
+        break;
       case 'operator-retry':
         histories.delete(String(d.taskId));
         break;
@@ -186,9 +196,13 @@ export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode
         break;
     }
   }
+  const roundsUsed = new Map<string, number>();
+  for (const [key, r] of roundsByAttempt) {
+    if (openMap.has(key) || crashedKeys.has(key)) roundsUsed.set(r.taskId, Math.max(roundsUsed.get(r.taskId) ?? 0, r.rounds));
+  }
   return {
     ok: true,
-    value: { started, checkpoints: valid, head, attempts, open: [...openMap.values()], crashes, planDigest, coordinator, usage, costUsd, attemptsTotal, histories, lastFailure },
+    value: { roundsUsed, started, checkpoints: valid, head, attempts, open: [...openMap.values()], crashes, planDigest, coordinator, usage, costUsd, attemptsTotal, histories, lastFailure },
   };
 }
 

@@ -300,6 +300,8 @@ class Coordinator {
   readonly histories = new Map<string, TaskHistory>();
   /** The last failure of a task that will be retried: its evidence goes into the next prompt. */
   readonly lastFailure = new Map<string, { attempt: number; failure: AttemptFailureData }>();
+  /** Loop rounds used by crashed attempts (a resumed loop gets the rounds that are left). */
+  readonly roundsUsed = new Map<string, number>();
 
   constructor(
     readonly plan: Plan,
@@ -369,6 +371,7 @@ class Coordinator {
       integration: this.integration,
       checkpoints: this.checkpoints,
       workdirTemplate: this.workdirTemplate,
+      roundsUsed: this.roundsUsed,
     };
   }
   identity: Record<string, string> = {};
@@ -437,6 +440,7 @@ class Coordinator {
     this.costUsd = recovered.costUsd;
     for (const [task, h] of recovered.histories) this.histories.set(task, h);
     for (const [task, f] of recovered.lastFailure) this.lastFailure.set(task, f);
+    for (const [task, n] of recovered.roundsUsed) this.roundsUsed.set(task, n);
   }
 
   // `--retry TASK`: the operator states the cause changed; the task's history starts over.
@@ -502,6 +506,7 @@ class Coordinator {
   async adopt(origin: string, recovered: RecoveredRun): Promise<void> {
     this.load(recovered);
     this.attempts.clear();
+    this.roundsUsed.clear();
     for (const cp of recovered.checkpoints) await this.emit('checkpoint-adopted', { origin, taskId: cp.taskId, checkpoint: cp });
   }
 

@@ -193,4 +193,59 @@ test(
   }),
 );
 
+test(
+  'an improve-verify loop reaches green in round 3, then its result is checkpointed',
+  withTimeout(90_000, async () => {
+    const f = setup('loop');
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 0, r.stderr);
+      assert.is(readLedger(f.ledger).length, 3, 'three rounds, one attempt');
+      const rounds = ofType(await records(f.repo, 'loop'), 'round-done');
+      assert.equal(rounds.map((d) => [d.round, d.action]), [[1, 'next_round'], [2, 'next_round'], [3, 'done']]);
+      assert.is(f.repo.fileAt('runplan/loop', 'rounds.txt'), 'round 1\nround 2\nround 3\n');
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'a stagnating loop stops with class stagnation before its cap',
+  withTimeout(90_000, async () => {
+    const f = setup('stagnate');
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 1, r.stderr);
+      const { data } = await receipt(f, 'stagnate');
+      assert.is(data.class, 'stagnation');
+      assert.ok(readLedger(f.ledger).length < 10, 'stopped before rounds = 10');
+      assert.is(readLedger(f.ledger).length, 2);
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'a loop resumed mid-way continues from its recorded round',
+  withTimeout(120_000, async () => {
+    const f = setup('loop-slow', {}, { RUNPLAN_FAILPOINT: 'kill-after:round-done:improve' });
+    try {
+      const crashed = await runplan(['run', f.plan], f);
+      assert.is(crashed.signal, 'SIGKILL');
+      const r = await runplan(['run', f.plan], { env: { ...f.env, RUNPLAN_FAILPOINT: '' } });
+      assert.is(r.exitCode, 0, r.stderr);
+      const rounds = ofType(await records(f.repo, 'loop-slow'), 'round-done');
+      // The new attempt starts from the integration head (the crashed worktree's edits are
+      // gone) but keeps the round count: it numbers on from round 2, with 8 - 1 rounds left.
+      assert.equal(rounds.map((d) => [d.attempt, d.round]), [[1, 1], [2, 2], [2, 3], [2, 4], [2, 5]]);
+      assert.is(rounds.at(-1)!.action, 'done');
+      assert.is(readLedger(f.ledger).length, 5);
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
 test.run();
