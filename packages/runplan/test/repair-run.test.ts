@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { dispatchCounts, readLedger, savedPrompts, tempDir, withTimeout } from '@runplan/test-fixtures';
@@ -242,6 +243,55 @@ test(
       assert.equal(rounds.map((d) => [d.attempt, d.round]), [[1, 1], [2, 2], [2, 3], [2, 4], [2, 5]]);
       assert.is(rounds.at(-1)!.action, 'done');
       assert.is(readLedger(f.ledger).length, 5);
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'usage: a Claude result with modelUsage and codex turns summed per attempt, in the receipt and in status',
+  withTimeout(90_000, async () => {
+    const f = setup('usage');
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 0, r.stderr);
+      const settled = new Map(ofType(await records(f.repo, 'usage'), 'command-settled').map((d) => [d.taskId, d]));
+      assert.equal(settled.get('claude')!.usage, { inputTokens: 1050, outputTokens: 210, cacheReadTokens: 3000, cacheCreationTokens: 400 });
+      assert.ok(Math.abs(settled.get('claude')!.costUsd - 0.021) < 1e-9);
+      assert.equal(settled.get('codex')!.usage, { inputTokens: 300, outputTokens: 60, cacheReadTokens: 30, cacheCreationTokens: 0 });
+      assert.is(settled.get('codex')!.costUsd, null);
+      const { data } = await receipt(f, 'usage');
+      assert.equal(data.usage, { inputTokens: 1350, outputTokens: 270, cacheReadTokens: 3030, cacheCreationTokens: 400 });
+      const status = JSON.parse((await runplan(['status', '--json'], f)).stdout.trim());
+      assert.equal(status.usage, data.usage);
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'the agent closes stdin while a 1 MiB prompt is written: EPIPE is the cause, usage reported once per attempt',
+  withTimeout(90_000, async () => {
+    const f = setup('close-stdin');
+    try {
+      const line = 'context line that pads the prompt to a mebibyte of text.\n';
+      writeFileSync(join(f.repo.path, 'big-prompt.txt'), line.repeat(Math.ceil((1 << 20) / line.length)));
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 1, r.stderr);
+      const rs = await records(f.repo, 'close-stdin');
+      const settled = ofType(rs, 'command-settled');
+      assert.ok(settled.length >= 1);
+      for (const d of settled) {
+        assert.match(String(d.error), /EPIPE/);
+        assert.equal(d.usage, { inputTokens: 11, outputTokens: 7, cacheReadTokens: 5, cacheCreationTokens: 3 });
+      }
+      const closed = ofType(rs, 'attempt-closed')[0]!;
+      assert.is(closed.reason, 'transport_error');
+      assert.match(closed.failure.message, /EPIPE/);
+      const { data } = await receipt(f, 'close-stdin');
+      assert.is(data.usage.inputTokens, 11 * settled.length);
     } finally {
       f.cleanup();
     }
