@@ -1,15 +1,16 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
-import { readlinkSync } from 'node:fs';
 import { constants } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { PassThrough, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
+import { drainRest, fdTarget, pipeHolders } from './drain.js';
 import { feedPrompt, type PromptFailure } from './input.js';
 import { findOwned, type Ownership } from './owned.js';
+import { ChildOutputs } from './outputs.js';
 import { procSource } from './procfs.js';
 import { codeOf, messageOf, preflight, releasePrompt } from './spawn-plan.js';
 import { childEnv, isOwnerTag, newOwnerTag } from './tag.js';
-import { endTree, noTeardown, sleep, within } from './teardown.js';
-import type { Execution, ProcSource, SettleEvent, SettleReason, SettleSpec, TeardownReport, TransportError } from './types.js';
+import { endTree, noTeardown, within } from './teardown.js';
+import type { Execution, SettleEvent, SettleReason, SettleSpec, TeardownReport, TransportError } from './types.js';
 
 /** How the consumer of stdout finished; `undefined` when it never started (spawn failure). */
 export type Consumed<R> = { kind: 'returned'; value: R } | { kind: 'threw'; error: unknown };
@@ -192,140 +193,50 @@ export async function runChild<R>(
   };
   spec.signal?.addEventListener('abort', onAbort, { once: true });
 
-  // stdout: counted, watched for stalls, handed to the consumer through a PassThrough we can end.
-  const out = new PassThrough();
-  out.on('error', () => {});
-  let bytesOut = 0;
-  let bytesErr = 0;
-  let stdoutDone = false;
-  let stderrDone = stdio[2] !== 'pipe';
-  let wakeOutputs: () => void = () => {};
-  const outputsDone = new Promise<void>((resolve) => (wakeOutputs = resolve));
-  const checkOutputs = () => {
-    if (stdoutDone && stderrDone) wakeOutputs();
-  };
-  const endStdout = () => {
-    if (stdoutDone) return;
-    stdoutDone = true;
-    if (!out.writableEnded) out.end();
-    checkOutputs();
-  };
-  const stdout = child.stdout!;
-  stdout.on('data', (chunk: Buffer) => {
-    bytesOut += chunk.length;
-    stallTimer?.refresh();
-  });
-  stdout.pipe(out, { end: false });
-  stdout.once('end', endStdout);
-  stdout.once('close', endStdout);
+  const outputs = new ChildOutputs(child, stderrPolicy, options.stderrLimit, () => stallTimer?.refresh());
 
-  // stderr: captured (bounded), piped to a caller's writable, or not ours at all.
-  const stderrChunks: Buffer[] = [];
-  let stderrKept = 0;
-  let stderrTruncated = false;
-  const endStderr = () => {
-    if (stderrDone) return;
-    stderrDone = true;
-    checkOutputs();
-  };
-  if (child.stderr) {
-    const stderr = child.stderr;
-    stderr.on('data', (chunk: Buffer) => {
-      bytesErr += chunk.length;
-      if (stderrPolicy !== 'capture') return;
-      const room = options.stderrLimit - stderrKept;
-      if (chunk.length > room) stderrTruncated = true;
-      if (room > 0) {
-        const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
-        stderrChunks.push(kept);
-        stderrKept += kept.length;
-      }
-    });
-    if (typeof stderrPolicy === 'object') {
-      const sink = stderrPolicy;
-      const dropSink = () => {
-        stderr.unpipe(sink);
-        stderr.resume();
-      };
-      sink.once('error', dropSink);
-      stderr.pipe(sink, { end: false });
-    }
-    stderr.once('end', endStderr);
-    stderr.once('close', endStderr);
-  }
-
-  // The consumer: when it finishes before EOF nobody reads stdout any more, so we stop
-  // reading too and the child sees EPIPE, as under `| head`.
-  const consumed: Promise<Consumed<R>> = (async () => consume(out))().then(
+  // The consumer reads concurrently with the prompt writer.
+  const consumed: Promise<Consumed<R>> = (async () => consume(outputs.forConsumer))().then(
     (value) => ({ kind: 'returned', value }),
     (error: unknown) => ({ kind: 'threw', error }),
   );
   let consumerDone = false;
   void consumed.then(() => {
     consumerDone = true;
-    if (!stdoutDone) {
-      stdout.unpipe(out);
-      stdout.destroy();
-      out.resume();
-    }
+    outputs.stopReadingStdout();
   });
 
-  // stdin: the prompt, written concurrently with the consumer.
   let bytesIn = 0;
   const fed: Promise<PromptFailure | undefined> =
     prompt && child.stdin ? feedPrompt(prompt, child.stdin, (n) => (bytesIn += n)) : Promise.resolve(undefined);
-  if (!child.stdin) releasePrompt(prompt);
   // A prompt cut off by a teardown we asked for is its consequence, not a transport error.
   void fed.then((failure) => {
     if (failure && !closingOut && !requested) record(promptError(failure, exitInfo !== undefined));
   });
 
   const ownedNow = () => findOwned(ownership, proc);
-  const holdersNow = (): number[] => {
-    if (childEnds.length === 0) return ownedNow().map((p) => p.pid);
-    return proc
-      .listPids()
-      .filter((p) => p !== process.pid && proc.readFdTargets(p).some((t) => childEnds.includes(t)));
-  };
+  const holdersNow = () => (childEnds.length > 0 ? pipeHolders(childEnds, proc) : ownedNow().map((p) => p.pid));
   let heldPipe = false;
-
-  // After exit (or teardown): keep reading until EOF; stop when nothing arrives for grace,
-  // or after grace when a process we could not end still holds the pipe.
   const finalDrain = async () => {
-    if (stdoutDone && stderrDone) return;
-    const holders = holdersNow();
-    const start = Date.now();
-    let seen = bytesOut + bytesErr;
-    let progressAt = start;
-    while (!(stdoutDone && stderrDone)) {
-      await within(outputsDone, pollMs * 2);
-      const now = Date.now();
-      if (bytesOut + bytesErr !== seen) {
-        seen = bytesOut + bytesErr;
-        progressAt = now;
-      }
-      if (holders.length > 0 && now - start >= graceMs) {
-        heldPipe = true;
-        return;
-      }
-      if (now - progressAt >= graceMs) return;
-    }
+    if (outputs.finished) return;
+    if (await drainRest(outputs, holdersNow(), graceMs)) heldPipe = true;
   };
 
   const afterExit = async (): Promise<TeardownReport> => {
     emit({ type: 'exited', exitCode: exitInfo?.code ?? null, signal: exitInfo?.signal ?? null });
     const exitAt = Date.now();
-    await within(Promise.race([outputsDone, termination]), graceMs);
-    if (!(stdoutDone && stderrDone)) {
+    await within(Promise.race([outputs.done, termination]), graceMs);
+    if (!outputs.finished) {
       const holders = holdersNow();
       if (holders.length > 0) {
         heldPipe = true;
         emit({ type: 'held-pipe', holders });
       }
     }
+    // Leftovers get the rest of grace to finish on their own, then are torn down.
     let left = ownedNow();
     while (left.length > 0 && Date.now() < exitAt + graceMs && !requested) {
-      await Promise.race([sleep(pollMs * 2), termination]);
+      await within(termination, pollMs * 2);
       left = ownedNow();
     }
     const teardown =
@@ -362,15 +273,11 @@ export async function runChild<R>(
   closingOut = true;
   settled = true;
   spec.signal?.removeEventListener('abort', onAbort);
-  stdout.unpipe(out);
-  stdout.destroy();
-  child.stderr?.destroy();
+  outputs.closeOut();
   child.stdin?.destroy();
-  endStdout();
-  endStderr();
   if (!exitInfo) child.unref();
   await within(consumed, graceMs);
-  if (!consumerDone) out.destroy(new Error('settle: the consumer did not finish reading within grace after the child settled'));
+  if (!consumerDone) outputs.forConsumer.destroy(new Error('settle: the consumer did not finish reading within grace after the child settled'));
   const result = await consumed;
   await fed;
   if (result.kind === 'threw') {
@@ -391,25 +298,16 @@ export async function runChild<R>(
     ...(firstError ? { error: firstError } : {}),
     ...(requested === 'interrupted' && interruptSignal ? { interruptSignal } : {}),
     bytesIn,
-    bytesOut,
+    bytesOut: outputs.bytesOut,
   };
   emit({ type: 'settled', execution });
-  return { execution, consumed: result, stderr: Buffer.concat(stderrChunks), stderrTruncated };
+  return { execution, consumed: result, stderr: outputs.stderr, stderrTruncated: outputs.stderrTruncated };
 }
 
 // The signal an AbortSignal's reason names (`'SIGTERM'` or `{signal: 'SIGTERM'}`), if any.
 function signalOf(reason: unknown): NodeJS.Signals | undefined {
   const name = typeof reason === 'string' ? reason : (reason as { signal?: unknown } | null)?.signal;
   return typeof name === 'string' && name in constants.signals ? (name as NodeJS.Signals) : undefined;
-}
-
-// Where fd N of a process points (its end of our pipe), read right after the spawn.
-function fdTarget(pid: number, fd: number): string | undefined {
-  try {
-    return readlinkSync(`/proc/${pid}/fd/${fd}`);
-  } catch {
-    return undefined;
-  }
 }
 
 function spawnError(argv: readonly string[], cause: unknown): TransportError {
@@ -430,4 +328,3 @@ function promptError(failure: PromptFailure, childExited: boolean): TransportErr
   return { code, where: 'stdin', message: `writing the prompt: ${messageOf(failure.error)}`, cause: failure.error };
 }
 
-export type { ProcSource };
