@@ -11,7 +11,7 @@ export interface OwnedProcess {
 export interface Ownership {
   /** The child's process group (= the child's pid, it leads a new session). */
   pgid?: number;
-  /** A group member must have started no earlier than the child (a reused group id cannot qualify). */
+  /** The child's start time: an owned process started no earlier (a reused group id cannot qualify). */
   groupStartTime?: number;
   tags: readonly string[];
 }
@@ -25,10 +25,10 @@ export function findOwned(ownership: Ownership, proc: ProcSource): OwnedProcess[
     if (pid === process.pid) continue;
     const stat = proc.readStat(pid);
     if (!stat || dead(stat.state)) continue;
-    const inGroup =
-      ownership.pgid !== undefined &&
-      stat.pgrp === ownership.pgid &&
-      stat.startTime >= (ownership.groupStartTime ?? 0);
+    // Whatever the child started, it started no earlier than the child: older processes are
+    // never ours, and skipping them keeps a scan after a quick child to a few reads.
+    if (stat.startTime < (ownership.groupStartTime ?? 0)) continue;
+    const inGroup = ownership.pgid !== undefined && stat.pgrp === ownership.pgid;
     if (inGroup || carriesTag(pid, ownership.tags, proc)) found.push({ pid, startTime: stat.startTime });
   }
   return found;
