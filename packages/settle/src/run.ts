@@ -200,10 +200,16 @@ export async function runChild<R>(
     (value) => ({ kind: 'returned', value }),
     (error: unknown) => ({ kind: 'threw', error }),
   );
+  // Its error is recorded the moment it finishes, so an EPIPE that comes later cannot outrank it.
   let consumerDone = false;
-  void consumed.then(() => {
+  void consumed.then((result) => {
     consumerDone = true;
     outputs.stopReadingStdout();
+    if (result.kind === 'threw') {
+      record({ code: 'consumer_threw', where: 'consumer', message: `stdout consumer threw: ${messageOf(result.error)}`, cause: result.error });
+    } else if (result.value instanceof Error) {
+      record({ code: 'consumer_error', where: 'consumer', message: `stdout consumer failed: ${result.value.message}`, cause: result.value });
+    }
   });
 
   let bytesIn = 0;
@@ -280,11 +286,6 @@ export async function runChild<R>(
   if (!consumerDone) outputs.forConsumer.destroy(new Error('settle: the consumer did not finish reading within grace after the child settled'));
   const result = await consumed;
   await fed;
-  if (result.kind === 'threw') {
-    record({ code: 'consumer_threw', where: 'consumer', message: `stdout consumer threw: ${messageOf(result.error)}`, cause: result.error });
-  } else if (result.value instanceof Error) {
-    record({ code: 'consumer_error', where: 'consumer', message: `stdout consumer failed: ${result.value.message}`, cause: result.value });
-  }
 
   const reason: SettleReason = requested ?? (exitInfo?.signal ? 'signaled' : 'exited');
   const execution: Execution = {

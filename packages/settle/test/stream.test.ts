@@ -58,6 +58,45 @@ test(
 );
 
 test(
+  'stdout consumed successfully, then a broken pipe: state returned with the EPIPE',
+  withTimeout(20_000, async () => {
+    const { execution, state } = await stream(
+      { argv: [sh('close-stdin.sh')], input: Buffer.alloc(MiB, 'x') },
+      { said: '' },
+      async (stdout, s) => {
+        for await (const chunk of stdout) s.said += String(chunk);
+      },
+    );
+    assert.is(state?.said, 'closed\n');
+    assert.is(execution.error?.code, 'EPIPE');
+    assert.is(execution.exitCode, 0);
+  }),
+);
+
+test(
+  'partial consumption, then a consumer error while the prompt writer is blocked: that error stays first',
+  withTimeout(30_000, async () => {
+    const { execution, state } = await stream(
+      { argv: [sh('never-read-stdin.sh')], input: Buffer.alloc(8 * MiB, 'p'), deadlineMs: 1000, graceMs: 300 },
+      { lines: 0 },
+      async (stdout, s) => {
+        for await (const _ of stdout) {
+          s.lines++;
+          return new Error('log reader failed');
+        }
+      },
+    );
+    assert.equal(state, { lines: 1 });
+    assert.is(execution.error?.code, 'consumer_error');
+    assert.is((execution.error?.cause as Error).message, 'log reader failed');
+    assert.is(execution.reason, 'timed_out');
+    assert.ok(execution.bytesIn < 8 * MiB, 'the writer was blocked');
+    assert.ok(reaped(execution.pid));
+    assert.equal(taggedAlive(execution.tag), []);
+  }),
+);
+
+test(
   'a consumer that returns an Error keeps its state and records the error when it is the first',
   withTimeout(20_000, async () => {
     const { execution, state } = await stream({ argv: ['sh', '-c', 'echo one; echo two'] }, { n: 0 }, async (stdout, s) => {
