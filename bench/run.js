@@ -6,8 +6,10 @@
 // `npm run bench` builds first, then runs this. --quick: fewer rounds and smaller inputs
 // (well under a minute); --json: also write machine-readable results (default
 // bench/results.json); --only: run just the named measures (repeatable or comma list).
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { machine, renderMeasure, renderSummary, root, skipped } from './lib.js';
 
 /** Every measure, in the order they run. Each file exports name, title and measure(opts). */
@@ -23,6 +25,16 @@ const MEASURES = [
 ];
 
 const usage = 'usage: node bench/run.js [--quick] [--json [FILE]] [--only NAME[,NAME...]]';
+
+// Child mode (`--child NAME [--quick]`): run one measure and print its result as one JSON
+// line. Each measure runs in its own node process, so one that cannot load a package (a
+// neighbour rebuilding dist/ mid-run) or that grows the heap cannot disturb the others.
+if (process.argv[2] === '--child') {
+  const mod = await import(`./${process.argv[3]}.js`);
+  const result = await mod.measure({ quick: process.argv.includes('--quick'), log: (line) => process.stderr.write(`  · ${line}\n`) });
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  process.exit(0);
+}
 
 function parseFlags(argv) {
   const flags = { quick: false, json: undefined, only: [] };
@@ -52,10 +64,29 @@ function parseFlags(argv) {
   return flags;
 }
 
+// Runs one measure in a child process; progress lines (`  · …`) pass through as they come.
+function runChild(name) {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', name, ...(flags.quick ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c) => {
+      stderr += c;
+      const lines = stderr.split('\n');
+      stderr = lines.pop();
+      for (const line of lines) {
+        if (line.startsWith('  · ')) process.stderr.write(`${line}\n`);
+        else child.errors = `${child.errors ?? ''}${line}\n`;
+      }
+    });
+    child.on('close', (status) => done({ status, stdout, stderr: `${child.errors ?? ''}${stderr}` }));
+  });
+}
+
 const flags = parseFlags(process.argv.slice(2));
 const selected = flags.only.length > 0 ? MEASURES.filter((m) => flags.only.includes(m)) : MEASURES;
 const before = machine();
-const log = (line) => process.stderr.write(`  · ${line}\n`);
 
 console.log(`# runplan bench${flags.quick ? ' (--quick)' : ''}`);
 console.log(
@@ -65,10 +96,11 @@ console.log(
 const results = [];
 for (const name of selected) {
   const started = performance.now();
+  const child = await runChild(name);
   let result;
   try {
-    const mod = await import(`./${name}.js`);
-    result = await mod.measure({ quick: flags.quick, log });
+    if (child.status !== 0) throw new Error(child.stderr.trim().split('\n').slice(-1)[0] || `exit ${child.status}`);
+    result = JSON.parse(child.stdout.trim().split('\n').pop());
   } catch (e) {
     // A measure that cannot run (a package not built, a tool missing) says so and the rest go on.
     result = skipped(name, 'failed to run', (e instanceof Error ? e.message : String(e)).split('\n')[0]);
