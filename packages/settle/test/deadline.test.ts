@@ -73,7 +73,7 @@ test(
   withTimeout(30_000, async () => {
     const r = await capture({
       argv: ['sh', '-c', 'for i in 1 2 3 4 5 6; do echo $i; sleep 0.1; done'],
-      stallMs: 2000,
+      stallMs: 5000,
     });
     assert.is(r.reason, 'exited');
     assert.is(r.exitCode, 0);
