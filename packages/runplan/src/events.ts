@@ -216,6 +216,16 @@ export interface RepairDecidedData {
   detail: string | null;
 }
 
+/** Usage recounted from a crashed attempt's saved transcript (it never reached command-settled). */
+export interface UsageData {
+  taskId: string;
+  attempt: number;
+  usage: UsageTotals;
+  costUsd: number | null;
+  source: 'transcript';
+  transcript: string;
+}
+
 /** One round of an improve-verify loop. */
 export interface RoundDoneData {
   taskId: string;
@@ -292,6 +302,7 @@ export interface EventMap {
   'checkpoint-adopted': CheckpointAdoptedData;
   'repair-decided': RepairDecidedData;
   'round-done': RoundDoneData;
+  usage: UsageData;
   'operator-retry': OperatorRetryData;
   'attempt-started': AttemptStartedData;
   'pre-run-done': HookDoneData;

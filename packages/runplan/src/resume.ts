@@ -41,6 +41,9 @@ export interface OpenAttempt {
   taskId: string;
   attempt: number;
   ownerTag: string;
+  evidenceDir: string;
+  /** Whether any command-settled was journaled (its usage is then already counted). */
+  settled: boolean;
 }
 
 export interface RecoveredRun {
@@ -155,7 +158,7 @@ export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode
       case 'attempt-started':
         attemptsTotal++;
         attempts.set(String(d.taskId), Math.max(attempts.get(String(d.taskId)) ?? 0, Number(d.attempt)));
-        openMap.set(key, { taskId: String(d.taskId), attempt: Number(d.attempt), ownerTag: String(d.ownerTag) });
+        openMap.set(key, { taskId: String(d.taskId), attempt: Number(d.attempt), ownerTag: String(d.ownerTag), evidenceDir: String(d.evidenceDir), settled: false });
         break;
       case 'attempt-closed':
         openMap.delete(key);
@@ -165,7 +168,12 @@ export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode
           crashedKeys.add(key);
         }
         break;
+      case 'usage':
+        if (d.usage !== null && typeof d.usage === 'object') usage = addUsage(usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
+        if (typeof d.costUsd === 'number') costUsd += d.costUsd;
+        break;
       case 'command-settled':
+        if (openMap.has(key)) openMap.get(key)!.settled = true;
         if (d.usage !== null && typeof d.usage === 'object') usage = addUsage(usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
         if (typeof d.costUsd === 'number') costUsd += d.costUsd;
         break;

@@ -1,4 +1,4 @@
-import { rename } from 'node:fs/promises';
+import { readFile, rename } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { processIdentity, teardownByTag, type ProcessIdentity } from '@runplan/settle';
@@ -7,13 +7,15 @@ import { loadPlan, topologicalOrder } from './plan.js';
 import type { Plan, PlanProblem, TaskSpec } from './plan-types.js';
 import { planDigest, taskContractDigest } from './digest.js';
 import { maskSecrets, planCopy, secretValues } from './secrets.js';
-import { runAttempt, type AttemptResult } from './attempt.js';
+import { runAttempt, workdirVars, type AttemptResult } from './attempt.js';
+import { prune, render } from '@runplan/workdir';
+import { interpretTranscript, totalTokens } from './format/index.js';
 import { inspectRuns, recoverRun, type PriorRun, type Refusal, type RecoveredRun } from './resume.js';
 import { budgetExceeded, decideAfterCrash, decideRepair, emptyHistory, failureFingerprint, recordFailure, type TaskHistory } from './repair.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Integration, JournalFailure, type Emit, type RunContext } from './context.js';
 import { addUsage, ZERO_USAGE, type AttemptFailureData, type EventMap, type EventType, type RunCompleteData, type RunFailedData, type UsageTotals } from './events.js';
-import { commonDir, identityEnv, readRef, resolveCommit, toplevel, updateRef } from './git.js';
+import { commonDir, git, identityEnv, readRef, resolveCommit, toplevel, updateRef } from './git.js';
 import { land } from './land.js';
 import { ReceiptGuard } from './receipt.js';
 import { compactUtc, ensurePrivateDir, listRunIds, newRunId, runPaths, slugPaths, stateRootFor, type RunPaths, type SlugPaths } from './state.js';
@@ -464,10 +466,28 @@ class Coordinator {
       } catch {
         // Not a tag settle made: nothing of ours carries it.
       }
-      crashed.push({ ...a, survivors });
+      crashed.push({ taskId: a.taskId, attempt: a.attempt, ownerTag: a.ownerTag, survivors });
     }
     const dead = recovered.coordinator;
     await this.emit('coordinator-crashed', { previous: dead, coordinator: this.me(), crashed, head: recovered.head, checkpoints: recovered.checkpoints.length });
+    // Usage an interrupted agent reported still counts: recount it from the saved transcript.
+    for (const a of recovered.open) {
+      if (a.settled) continue;
+      const task = this.plan.tasks.find((t) => t.id === a.taskId);
+      if (task === undefined) continue;
+      const transcript = join(a.evidenceDir, task.format === 'text' ? 'transcript.txt' : 'transcript.jsonl');
+      let text: string;
+      try {
+        text = await readFile(transcript, 'utf8');
+      } catch {
+        continue;
+      }
+      const state = interpretTranscript(task.format, text);
+      if (totalTokens(state.usage) === 0 && state.costUsd === undefined) continue;
+      this.usage = addUsage(this.usage, state.usage);
+      this.costUsd += state.costUsd ?? 0;
+      await this.emit('usage', { taskId: a.taskId, attempt: a.attempt, usage: { ...state.usage }, costUsd: state.costUsd ?? null, source: 'transcript', transcript });
+    }
     let engine: { task: string; detail: string } | undefined;
     for (const a of crashed) {
       const crashes = recovered.crashes.get(a.taskId) ?? 0;
@@ -625,6 +645,7 @@ class Coordinator {
       if (r.ok) {
         this.checkpoints.set(r.taskId, r.checkpoint.id);
         this.lastFailure.delete(r.taskId);
+        await this.retain(r.taskId, r.attempt, [...inFlight.keys()]);
         if (r.survivors.length > 0) survivors ??= { task: r.taskId, pids: r.survivors };
         continue;
       }
@@ -667,6 +688,28 @@ class Coordinator {
       landed = result.branch;
     }
     return this.complete(landed);
+  }
+
+  // `retain = N`: prunes finished attempt dirs beyond the newest N through workdir's safe
+  // pruning (marked, template-shaped, never in flight), then forgets their git worktrees.
+  async retain(taskId: string, attempt: number, inFlightTasks: string[]): Promise<void> {
+    if (this.plan.retain === undefined) return;
+    const vars = workdirVars(this, { id: taskId }, attempt);
+    const inFlight: string[] = [];
+    for (const id of inFlightTasks) {
+      const dir = render(this.workdirTemplate, workdirVars(this, { id }, this.attempts.get(id) ?? 1), 'workdir');
+      if (dir.ok) inFlight.push(dir.value);
+    }
+    const pruned = await prune(this.workdirTemplate, vars, { retain: this.plan.retain, inFlight });
+    if (pruned.ok) await git(this.repo, ['worktree', 'prune']);
+  }
+
+  get runId(): string {
+    return this.run.runId;
+  }
+
+  get startedAt(): Date {
+    return this.started;
   }
 
   totalAttempts(): number {

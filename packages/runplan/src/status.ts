@@ -141,6 +141,7 @@ function summarize(row: SlugStatus, records: JournalRecord[], now: number): void
         row.tasksDone++;
         break;
       case 'command-settled':
+      case 'usage':
         if (d.usage !== null && typeof d.usage === 'object') row.usage = addUsage(row.usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
         if (typeof d.costUsd === 'number') row.costUsd += d.costUsd;
         break;

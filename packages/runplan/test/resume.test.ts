@@ -381,4 +381,52 @@ test(
   }),
 );
 
+test(
+  "usage a crashed attempt reported still counts: recounted from its saved transcript on resume",
+  withTimeout(120_000, async () => {
+    const plan = `slug = "recount"
+base = "main"
+[defaults]
+command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
+format = "claude-stream-json"
+grace = "1s"
+[[tasks]]
+id = "spend"
+prompt = \"\"\"
+mock: on-attempt 1 usage 500 100 0 0
+mock: on-attempt 1 turn
+mock: on-attempt 1 sleep 600
+mock: write out/spend.txt done
+\"\"\"
+`;
+    const f = setup(plan);
+    try {
+      let pid = 0;
+      const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
+      await waitForLine(f.ledger, (l) => l.startsWith('spend '));
+      const started = await (async () => {
+        for (;;) {
+          const rs = await records(f.repo, 'recount').catch(() => []);
+          const d = ofType(rs, 'attempt-started')[0];
+          if (d !== undefined) return d;
+        }
+      })();
+      await waitForLine(join(started.evidenceDir, 'transcript.jsonl'), (l) => l.includes('"assistant"') && l.includes('"input_tokens":500'));
+      process.kill(pid, 'SIGKILL');
+      await running;
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 0, r.stderr);
+      const rs = await records(f.repo, 'recount');
+      const recounted = ofType(rs, 'usage');
+      assert.is(recounted.length, 1);
+      assert.is(recounted[0]!.usage.inputTokens, 500);
+      const receiptData = rs.at(-1)!.data as { usage: { inputTokens: number } };
+      assert.is(receiptData.usage.inputTokens, 500 + 100);
+    } finally {
+      killAgents(f.ledger);
+      f.cleanup();
+    }
+  }),
+);
+
 test.run();
