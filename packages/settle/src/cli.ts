@@ -82,7 +82,17 @@ async function parse(argv: string[]): Promise<Invocation | 'help'> {
   cli.option('--cwd <dir>', 'cwd');
   cli.option('--env <kv>', 'env', { type: [String] });
   cli.option('-h, --help', 'help');
-  const parsed = cli.parse(['node', 'settle', ...argv], { run: false });
+  // mri reads a lone `-` as "no value", so `--input -` (settle's stdin) becomes `--input=-`.
+  const cut = argv.indexOf('--');
+  const own = cut < 0 ? argv : argv.slice(0, cut);
+  const rewritten: string[] = [];
+  for (let i = 0; i < own.length; i++) {
+    if (own[i] === '--input' && own[i + 1] === '-') {
+      rewritten.push('--input=-');
+      i++;
+    } else rewritten.push(own[i]!);
+  }
+  const parsed = cli.parse(['node', 'settle', ...rewritten, ...(cut < 0 ? [] : argv.slice(cut))], { run: false });
   const o = parsed.options as Record<string, unknown>;
   if (o.help || o.h) return 'help';
   for (const key of Object.keys(o)) {

@@ -41,9 +41,11 @@ test(
   withTimeout(20_000, async () => {
     const dir = tempDir();
     try {
-      const r = await settle(['--cwd', dir.path, '--env', 'GREETING=hi there', '--env', 'EMPTY=', '--', 'sh', '-c', 'cat; echo "$GREETING|$EMPTY|$(pwd)"'], 'from stdin\n');
+      const r = await settle(['--input', '-', '--cwd', dir.path, '--env', 'GREETING=hi there', '--env', 'EMPTY=', '--', 'sh', '-c', 'cat; echo "$GREETING|$EMPTY|$(pwd)"'], 'from stdin\n');
       assert.is(r.exitCode, 0);
       assert.is(r.stdout, `from stdin\nhi there||${dir.path}\n`);
+      const plain = await settle(['--', 'cat'], 'no options at all\n');
+      assert.is(plain.stdout, 'no options at all\n');
     } finally {
       dir.cleanup();
     }
