@@ -76,7 +76,7 @@ export function checkpointId(key: Omit<CheckpointData, 'id' | 'attempt'>): strin
 }
 
 // The variables of the `workdir` tier for one attempt (nothing that names the directory itself).
-function workdirVars(ctx: RunContext, task: TaskSpec, attempt: number): Record<string, string | number> {
+export function workdirVars(ctx: Pick<RunContext, 'plan' | 'runId' | 'startedAt'>, task: Pick<TaskSpec, 'id'>, attempt: number): Record<string, string | number> {
   const started = compactUtc(ctx.startedAt);
   return {
     'harness.name': ctx.plan.slug,

@@ -123,4 +123,40 @@ test(
   }),
 );
 
+test(
+  'retain = 1 prunes finished attempt dirs through workdir (newest kept, worktrees forgotten)',
+  withTimeout(90_000, async () => {
+    const plan = `slug = "retained"
+base = "main"
+retain = 1
+[defaults]
+command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
+format = "claude-stream-json"
+[[tasks]]
+id = "one"
+prompt = "mock: write out/one.txt 1"
+[[tasks]]
+id = "two"
+needs = ["one"]
+prompt = "mock: write out/two.txt 2"
+[[tasks]]
+id = "three"
+needs = ["two"]
+prompt = "mock: write out/three.txt 3"
+`;
+    const f = setup(plan);
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 0, r.stderr);
+      const { readdirSync } = await import('node:fs');
+      const work = readdirSync(`${slugDir(f.repo, 'retained')}/work`);
+      assert.is(work.length, 1, work.join(' '));
+      assert.match(work[0]!, /\.three\.1$/);
+      assert.ok(f.repo.fileAt('runplan/retained', 'out/three.txt'));
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
 test.run();
