@@ -22,7 +22,8 @@ export function exitCodeFor(e: Execution): number {
     case 'interrupted':
       return e.interruptSignal ? 128 + signalNumber(e.interruptSignal) : 130;
     case 'spawn_failed':
-      if (e.error?.where !== 'spawn') return 125;
+      // Only the command itself not found / not executable is 127 / 126; a missing cwd or input is ours.
+      if (!e.error || (e.error.where !== undefined && e.error.where !== 'spawn')) return 125;
       if (e.error.code === 'ENOENT') return 127;
       if (e.error.code === 'EACCES' || e.error.code === 'ENOEXEC' || e.error.code === 'EISDIR') return 126;
       return 125;

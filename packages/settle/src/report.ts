@@ -18,7 +18,7 @@ export interface SettleReport {
   stallMs: number | null;
   teardown: Execution['teardown'];
   /** The first transport error (EPIPE writing the prompt, ENOENT at spawn…), null when none. */
-  error: { code: string; where: string; message: string } | null;
+  error: { code: string; where: string | null; message: string } | null;
   bytesIn: number;
   bytesOut: number;
   tag: string;
@@ -37,7 +37,7 @@ export function reportOf(argv: readonly string[], e: Execution, settleExitCode: 
     graceMs: e.graceMs,
     stallMs: e.stallMs ?? null,
     teardown: e.teardown,
-    error: e.error ? { code: e.error.code, where: e.error.where, message: e.error.message } : null,
+    error: e.error ? { code: e.error.code, where: e.error.where ?? null, message: e.error.message } : null,
     bytesIn: e.bytesIn,
     bytesOut: e.bytesOut,
     tag: e.tag,

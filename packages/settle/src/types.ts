@@ -24,7 +24,8 @@ export interface TransportError {
   /** errno-style code (`EPIPE`, `ENOENT`, `EACCES`) or a settle code (`consumer_error`, `consumer_threw`). */
   code: string;
   message: string;
-  where: TransportErrorSource;
+  /** Where it happened; settle always sets it (optional so callers may build their own). */
+  where?: TransportErrorSource;
   cause?: unknown;
 }
 
