@@ -60,6 +60,22 @@ test(
   }),
 );
 
+test(
+  'an orphan left a zombie (PID 1 in containers often never reaps) counts as dead',
+  withTimeout(30_000, async () => {
+    // `sleep 0` exits at once and its parent (exec'd into `sleep 600`) never reaps it; once
+    // the parent is killed the zombie belongs to PID 1, which here may never reap it either.
+    const r = await capture({ argv: ['sh', '-c', 'sleep 0 & echo $!; exec sleep 600'], deadlineMs: 500, graceMs: 300 });
+    const [zombie] = pidsIn(r.stdout);
+    assert.ok(zombie);
+    assert.is(r.reason, 'timed_out');
+    assert.is(r.teardown.result, 'clean', 'the zombie was neither waited for nor escalated against');
+    assert.equal(r.teardown.survivors, []);
+    assert.not.ok(r.teardown.signalled.includes(zombie!));
+    assert.not.ok(alive(zombie!));
+  }),
+);
+
 // Starts the orphan-tree fixture carrying `tag` outside any settle call and returns the orphan's pid.
 async function orphanCarrying(tag: string): Promise<number> {
   const parent = spawn(sh('orphan-tree.sh'), [], {
