@@ -20,11 +20,11 @@ Usage:
   ${usageLine}
 
 Options:
-  --deadline DUR   end the command after DUR (500ms, 30s, 10m, 2h); default: none
+  --deadline DUR   end the command after DUR (500ms, 30s, 10m, 2h); 0 or absent: none
   --grace DUR      how long a signalled tree, or the output of an exited one, may take
                    before KILL / before the pipes are abandoned; default 5s
   --signal NAME    the first signal at the deadline (TERM, INT, HUP, ...); default TERM
-  --stall DUR      no stdout for DUR ends the command like a deadline
+  --stall DUR      no stdout for DUR ends the command like a deadline; 0: none
   --input FILE|-   write FILE to the command's stdin through a pipe; '-' (the default)
                    passes settle's own stdin
   --report FILE    write one JSON object (reason, exit codes, signal, duration, teardown,
@@ -119,9 +119,10 @@ async function parse(argv: string[]): Promise<Invocation | 'help'> {
   const deadlineMs = duration('deadline');
   const graceMs = duration('grace');
   const stallMs = duration('stall');
-  if (deadlineMs !== undefined) invocation.deadlineMs = deadlineMs;
+  // As in GNU timeout, a zero deadline or stall means none.
+  if (deadlineMs) invocation.deadlineMs = deadlineMs;
   if (graceMs !== undefined) invocation.graceMs = graceMs;
-  if (stallMs !== undefined) invocation.stallMs = stallMs;
+  if (stallMs) invocation.stallMs = stallMs;
   const signal = text('signal');
   if (signal !== undefined) invocation.killSignal = signalNamed(signal);
   const input = text('input');

@@ -253,6 +253,15 @@ test(
 );
 
 test(
+  '--deadline 0 means no deadline, as in GNU timeout',
+  withTimeout(30_000, async () => {
+    const r = await settle(['--deadline', '0s', '--', 'sh', '-c', 'sleep 0.3; echo finished']);
+    assert.is(r.exitCode, 0);
+    assert.is(r.stdout, 'finished\n');
+  }),
+);
+
+test(
   '--signal picks the first signal of the teardown',
   withTimeout(30_000, async () => {
     const { report } = await settleReporting(['--deadline', '200ms', '--signal', 'HUP', '--', sh('sleeper.sh')]);
