@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { dispatchCounts, readLedger, readPids, runBin, tempDir, withTimeout } from '@runplan/test-fixtures';
 import { openWriter, readJournal } from '@runplan/journal';
 import { checkpointId } from '../src/attempt.js';
-import { alive, journalPath, ofType, records, RUNPLAN, runIds, runplan, setup, slugDir, waitForLine } from './support.js';
+import { alive, journalPath, ofType, records, RUNPLAN, runIds, runplan, setup, slugDir, waitForEvent, waitForLine } from './support.js';
 
 // Two tasks in a chain, a gate on the second, landing on main: every kind of event.
 const CHAIN = `slug = "chain"
@@ -44,6 +44,19 @@ function killAgents(ledger: string, pids?: string): void {
   }
 }
 
+// The transcript path of a task's first attempt, once its attempt-started is journaled.
+async function transcriptOf(f: ReturnType<typeof setup>, slug: string, task: string): Promise<string> {
+  const journal = await waitForEvent(f.repo, slug, 'attempt-started');
+  const until = Date.now() + 60_000;
+  while (Date.now() < until) {
+    const { records: rs } = await readJournal(journal);
+    const d = ofType(rs, 'attempt-started').find((x) => x.taskId === task);
+    if (d !== undefined) return join(d.evidenceDir, 'transcript.jsonl');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`no attempt-started of ${task}`);
+}
+
 // Runs the chain plan with a fail point that SIGKILLs the coordinator; returns the journal then.
 async function crashAt(f: ReturnType<typeof setup>, point: string): Promise<void> {
   const r = await runplan(['run', f.plan], { env: { ...f.env, RUNPLAN_FAILPOINT: `kill-after:${point}` } });
@@ -59,6 +72,8 @@ test(
       let pid = 0;
       const running = runBin(RUNPLAN, ['run', f.plan, '--jobs', '1'], { env: f.env, timeoutMs: 170_000, onSpawn: (p) => (pid = p) });
       await waitForLine(f.ledger, (l) => l.startsWith('t07 '), 150_000);
+      // The agent is holding once its first output line reached the transcript.
+      await waitForLine(await transcriptOf(f, 'thirteen', 't07'), (l) => l.includes('"init"'));
       process.kill(pid, 'SIGKILL');
       await running;
       const orphan = readLedger(f.ledger).find((e) => e.task === 't07')!;
@@ -404,14 +419,7 @@ mock: write out/spend.txt done
       let pid = 0;
       const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
       await waitForLine(f.ledger, (l) => l.startsWith('spend '));
-      const started = await (async () => {
-        for (;;) {
-          const rs = await records(f.repo, 'recount').catch(() => []);
-          const d = ofType(rs, 'attempt-started')[0];
-          if (d !== undefined) return d;
-        }
-      })();
-      await waitForLine(join(started.evidenceDir, 'transcript.jsonl'), (l) => l.includes('"assistant"') && l.includes('"input_tokens":500'));
+      await waitForLine(await transcriptOf(f, 'recount', 'spend'), (l) => l.includes('"assistant"') && l.includes('"input_tokens":500'));
       process.kill(pid, 'SIGKILL');
       await running;
       const r = await runplan(['run', f.plan], f);
