@@ -560,10 +560,6 @@ class Coordinator {
     }
   }
 
-  budgetSpent(): string | undefined {
-    return spentBudget(this.plan, this.usage, this.costUsd);
-  }
-
   // After a failed attempt: fingerprint it, ask repair.ts, journal the decision (before any
   // re-dispatch, so counts survive a crash). Returns the delay of a retry, or the run's failure.
   async repair(task: TaskSpec, r: Extract<AttemptResult, { ok: false }>): Promise<{ retryInMs: number } | { stop: AttemptFailureData }> {
@@ -610,9 +606,9 @@ class Coordinator {
     let survivors: { task: string; pids: number[] } | undefined;
     for (;;) {
       if (failure === undefined && !this.abort.signal.aborted) {
-        const spent = this.budgetSpent();
+        const spent = budgetExceeded(this.plan.budget, { usage: this.usage, costUsd: this.costUsd });
         if (spent !== undefined && waiting.size > 0) {
-          failure = { failure: { class: 'budget', reason: 'budget_exceeded', phase: 'run', message: `the budget is spent: ${spent}`, evidenceTail: '' }, task: null, evidence: [] };
+          failure = { failure: { class: 'budget', reason: spent.reason, phase: 'run', message: `the budget is spent: ${spent.detail}`, evidenceTail: '' }, task: null, evidence: [] };
         }
       }
       let nextWake: number | undefined;

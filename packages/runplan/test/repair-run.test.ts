@@ -152,6 +152,7 @@ test(
       assert.is(r.exitCode, 1, r.stderr);
       const { data } = await receipt(f, 'budget');
       assert.is(data.class, 'budget');
+      assert.is(data.reason, 'max_tokens');
       assert.equal([...dispatchCounts(f.ledger).keys()], ['b1', 'b2']);
 
       const refused = await runplan(['run', f.plan], f);
