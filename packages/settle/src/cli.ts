@@ -227,6 +227,7 @@ export async function main(argv: string[]): Promise<number> {
   const consume = async (stdout: Readable) => {
     if ((await passThrough(stdout, process.stdout)) === 'broken' && child && isAlive(child)) process.kill(child.pid, 'SIGPIPE');
   };
+  const startedAt = Date.now();
   let execution: Execution;
   try {
     ({ execution } = await stream(spec, undefined, consume));
@@ -244,9 +245,13 @@ export async function main(argv: string[]): Promise<number> {
       code = 125;
     }
   }
-  // A reader that never reads must not keep settle alive: pending writes to a pipe hold the
-  // event loop open, so past grace the only way out is to exit with the code already decided.
-  if (!(await flushStdout(execution.graceMs))) process.exit(code);
+  // What we already wrote waits for the reader, as it would in a pipe: at its pace after a
+  // normal exit (until the deadline, if any), for `grace` after a teardown. Pending writes
+  // hold the event loop open, so past that the only way out is to exit with the code decided.
+  const normal = execution.reason === 'exited' || execution.reason === 'signaled';
+  const deadlineLeft = inv.deadlineMs !== undefined ? startedAt + inv.deadlineMs - Date.now() : Infinity;
+  const flushMs = normal ? Math.max(deadlineLeft, execution.graceMs) : execution.graceMs;
+  if (!(await flushStdout(flushMs))) process.exit(code);
   return code;
 }
 
@@ -258,12 +263,12 @@ function isDirectory(path: string): boolean {
   }
 }
 
-// Gives a slow reader `grace` to take what we already wrote; false when it did not.
-async function flushStdout(graceMs: number): Promise<boolean> {
+// Gives a slow reader up to `ms` (Infinity: as long as it takes) to take what we already wrote; false when it did not.
+async function flushStdout(ms: number): Promise<boolean> {
   const out = process.stdout;
   if (out.writableLength === 0 || out.destroyed) return true;
   return new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => resolve(false), graceMs);
+    const timer = Number.isFinite(ms) ? setTimeout(() => resolve(false), ms) : undefined;
     const done = () => {
       clearTimeout(timer);
       resolve(true);

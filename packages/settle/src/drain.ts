@@ -19,26 +19,44 @@ export function pipeHolders(childEnds: readonly string[], proc: ProcSource): num
   return proc.listPids().filter((pid) => pid !== process.pid && proc.readFdTargets(pid).some((t) => childEnds.includes(t)));
 }
 
+export interface DrainRules {
+  /** Processes that still hold the child's end of a pipe (and that we could not end). */
+  holders: readonly number[];
+  graceMs: number;
+  /**
+   * Nobody else holds the pipe, so what is left in it is finite and only waits for the
+   * consumer (`settle -- make | less`): keep reading at the consumer's pace instead of
+   * giving up after `grace` without progress.
+   */
+  patient: boolean;
+  /** Absolute time (Date.now()) past which we stop anyway: the deadline bounds delivery too. */
+  until?: number;
+  /** Resolves when the caller wants out now (an interruption). */
+  stop?: Promise<void>;
+}
+
 /**
- * The last read after the child and its tree are gone (or torn down): keep reading until
- * EOF while bytes keep coming (a slow consumer is not a held pipe), but give up after
- * `grace` without progress, or after `grace` at all when some process we could not end
- * still holds the pipe. Returns whether it gave up on a held pipe.
+ * The last read after the child exited (or its tree was torn down): keep reading until
+ * EOF, but give up after `grace` when a process we could not end still holds the pipe,
+ * and — unless patient — after `grace` without progress. Returns whether it gave up on a
+ * held pipe.
  */
-export async function drainRest(outputs: ChildOutputs, holders: readonly number[], graceMs: number): Promise<boolean> {
+export async function drainRest(outputs: ChildOutputs, rules: DrainRules): Promise<boolean> {
   const start = Date.now();
   let seen = outputs.bytesSeen;
   let progressAt = start;
+  let stopped = false;
+  void rules.stop?.then(() => (stopped = true));
   while (!outputs.finished) {
-    await within(outputs.done, pollMs);
+    await within(rules.stop ? Promise.race([outputs.done, rules.stop]) : outputs.done, pollMs);
     const now = Date.now();
     if (outputs.bytesSeen !== seen) {
       seen = outputs.bytesSeen;
       progressAt = now;
     }
-    if (holders.length > 0 && now - start >= graceMs) return true;
-    if (now - progressAt >= graceMs) return false;
+    if (rules.holders.length > 0 && now - start >= rules.graceMs) return true;
+    if (stopped || (rules.until !== undefined && now >= rules.until)) return false;
+    if (!rules.patient && now - progressAt >= rules.graceMs) return false;
   }
   return false;
 }
-

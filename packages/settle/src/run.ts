@@ -223,9 +223,20 @@ export async function runChild<R>(
   const ownedNow = () => findOwned(ownership, proc);
   const holdersNow = () => (childEnds.length > 0 ? pipeHolders(childEnds, proc) : ownedNow().map((p) => p.pid));
   let heldPipe = false;
+  const deadlineAt = spec.deadlineMs !== undefined ? Date.now() + spec.deadlineMs : undefined;
   const finalDrain = async () => {
     if (outputs.finished) return;
-    if (await drainRest(outputs, holdersNow(), graceMs)) heldPipe = true;
+    const holders = holdersNow();
+    // Patient only after a normal exit, when /proc shows nobody else holding the pipe.
+    const patient = !requested && childEnds.length > 0 && holders.length === 0;
+    const rules = {
+      holders,
+      graceMs,
+      patient,
+      ...(requested ? {} : { stop: termination }), // an interruption during the drain cuts it short
+      ...(deadlineAt !== undefined ? { until: deadlineAt } : {}),
+    };
+    if (await drainRest(outputs, rules)) heldPipe = true;
   };
 
   const afterExit = async (): Promise<TeardownReport> => {

@@ -280,6 +280,23 @@ test(
 );
 
 test(
+  'a slow reader gets everything after the command exits, however long past grace it pauses',
+  withTimeout(60_000, async () => {
+    const child = spawn(process.execPath, [settleBin, '--grace', '300ms', '--', sh('write-then-exit.sh'), '3000000'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    child.stdout.pause();
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // the command is done; we are not reading yet
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => chunks.push(c));
+    child.stdout.resume();
+    const [code] = await once(child, 'close');
+    assert.is(code, 0);
+    assert.is(Buffer.concat(chunks).length, 3_000_000);
+  }),
+);
+
+test(
   'a reader that never reads cannot keep settle alive past the deadline and a few graces',
   withTimeout(60_000, async () => {
     const child = spawn(process.execPath, [settleBin, '--deadline', '500ms', '--grace', '300ms', '--', sh('flood.sh')], {

@@ -241,6 +241,25 @@ test(
 );
 
 test(
+  'a consumer slower than grace still gets every byte after the child exits (not a held pipe)',
+  withTimeout(30_000, async () => {
+    const { execution, state } = await stream(
+      { argv: [sh('write-then-exit.sh'), '2000000'], graceMs: 200 },
+      { bytes: 0 },
+      async (stdout, s) => {
+        for await (const chunk of stdout) {
+          if (s.bytes === 0) await new Promise((resolve) => setTimeout(resolve, 1000));
+          s.bytes += (chunk as Buffer).length;
+        }
+      },
+    );
+    assert.is(state?.bytes, 2_000_000);
+    assert.is(execution.exitCode, 0);
+    assert.not.ok(execution.teardown.heldPipe);
+  }),
+);
+
+test(
   'a consumer that stops reading early does not hang the call',
   withTimeout(20_000, async () => {
     const { execution, state } = await stream({ argv: [sh('flood.sh')], graceMs: 500, stderr: 'ignore' }, { first: '' }, async (stdout, s) => {
