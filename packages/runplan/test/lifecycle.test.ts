@@ -1,7 +1,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readLedger, runBin, withTimeout } from '@runplan/test-fixtures';
-import { alive, ofType, records, runIds, RUNPLAN, runplan, setup, waitForEvent } from './support.js';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { acquireLock } from '@runplan/journal';
+import { alive, ofType, records, runIds, RUNPLAN, runplan, setup, slugDir, waitForEvent } from './support.js';
 
 const HOLD = { MOCK_HOLD: 'only', MOCK_HOLD_SECONDS: '120' };
 
@@ -164,6 +167,40 @@ test(
       const none = await runplan(['status'], f);
       assert.is(none.exitCode, 0);
     } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'status says running only when the lock answers AND the identity names that live process (a reused pid cannot fake it)',
+  withTimeout(60_000, async () => {
+    const f = setup('single', {}, { RUNPLAN_FAILPOINT: 'kill-after:attempt-started' });
+    try {
+      const crashed = await runplan(['run', f.plan], f);
+      assert.is(crashed.signal, 'SIGKILL', `exit ${crashed.exitCode}: ${crashed.stderr}`);
+      const dir = slugDir(f.repo, 'single');
+      const identity = join(dir, 'coordinator.json');
+      const state = async () => JSON.parse((await runplan(['status', '--json'], f)).stdout.trim()).state as string;
+      assert.is(await state(), 'degraded');
+      // This test process takes the lock: the lock answers and the identity is alive.
+      const lock = await acquireLock(dir, { identityPath: identity });
+      assert.ok(lock.ok);
+      try {
+        assert.is(await state(), 'running');
+        // Same pid, another start time (what a reused pid looks like): not running.
+        const holder = JSON.parse(readFileSync(identity, 'utf8'));
+        writeFileSync(identity, JSON.stringify({ ...holder, startTime: holder.startTime + 1 }));
+        assert.is(await state(), 'degraded');
+      } finally {
+        if (lock.ok) await lock.value.release();
+      }
+      // The identity of a live process but no lock answering: not running either.
+      const holder = JSON.parse(readFileSync(identity, 'utf8'));
+      writeFileSync(identity, JSON.stringify({ ...holder, startTime: holder.startTime - 1 }));
+      assert.is(await state(), 'degraded');
+    } finally {
+      killAgents(f.ledger);
       f.cleanup();
     }
   }),
