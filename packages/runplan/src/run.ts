@@ -1,7 +1,7 @@
 import { readFile, rename } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { processIdentity, teardownByTag, type ProcessIdentity } from '@runplan/settle';
+import { newOwnerTag, processIdentity, teardownByTag, type ProcessIdentity } from '@runplan/settle';
 import { acquireLock, openWriter, readJournal, type HeldLock, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
 import { loadPlan, topologicalOrder } from './plan.js';
 import type { Plan, PlanProblem, TaskSpec } from './plan-types.js';
@@ -679,7 +679,7 @@ class Coordinator {
     }
     let landed: string | null = null;
     if (this.plan.land !== undefined) {
-      const result = await land(this.repo, this.plan.land, this.integration.head, this.emit);
+      const result = await land(this.repo, this.plan.land, this.integration.head, this.emit, { ownerTag: newOwnerTag(), signal: this.abort.signal, env: this.identity });
       if (!result.ok) return this.failed(result.failure, null, []);
       landed = result.branch;
     }

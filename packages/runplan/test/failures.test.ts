@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -235,6 +235,9 @@ test(
       assert.is(r.exitCode, 0, r.stderr);
       assert.is(f.repo.head('main'), f.repo.head('runplan/land'));
       assert.is(f.repo.fileAt('main', 'out/second.txt'), 'second\n');
+      // main is checked out in the repo: its files and index followed (no phantom reverts).
+      assert.is(readFileSync(join(f.repo.path, 'out', 'second.txt'), 'utf8'), 'second\n');
+      assert.is(f.repo.git(['status', '--porcelain', '--untracked-files=no']), '');
       const rs = await records(f.repo, 'land');
       assert.is(ofType(rs, 'landing-started').length, 1);
       assert.is(ofType(rs, 'landed').length, 1);
@@ -248,7 +251,6 @@ test(
     try {
       const moved = g.repo.commitFiles({ 'elsewhere.txt': 'x\n' }, 'someone else');
       // base = "main" is resolved at start: point the plan at the old commit so main has moved on.
-      const { writeFileSync } = await import('node:fs');
       writeFileSync(g.plan, readFileSync(g.plan, 'utf8').replace('base = "main"', `base = "${g.repo.head('main~1')}"`));
       const r = await runplan(['run', g.plan], g);
       assert.is(r.exitCode, 1, r.stderr);
@@ -259,6 +261,21 @@ test(
       assert.is(g.repo.head('main'), moved, 'main was not forced');
     } finally {
       g.cleanup();
+    }
+    // A checked-out land branch with uncommitted changes is not touched.
+    const h = setup('land');
+    try {
+      writeFileSync(join(h.repo.path, 'README.md'), 'local edit\n');
+      const before = h.repo.head('main');
+      const r = await runplan(['run', h.plan], h);
+      assert.is(r.exitCode, 1, r.stderr);
+      const receipt = await failedReceipt(h, 'land');
+      assert.is(receipt.reason, 'land_checked_out');
+      assert.is(receipt.class, 'integration');
+      assert.is(h.repo.head('main'), before);
+      assert.is(readFileSync(join(h.repo.path, 'README.md'), 'utf8'), 'local edit\n');
+    } finally {
+      h.cleanup();
     }
   }),
 );
