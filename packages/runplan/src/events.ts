@@ -49,6 +49,8 @@ export interface RunStartedData {
   branch: string;
   jobs: number;
   land: string | null;
+  /** Attempt directory template (status counts the disk its holding directory uses). */
+  workdir: string;
   coordinator: ProcessIdentity;
   /** Runs of this slug closed as `abandoned` (or renamed aside) by `--fresh` before this one. */
   abandoned: string[];

@@ -400,6 +400,7 @@ class Coordinator {
           branch: this.integration.branchRef,
           jobs: this.jobs,
           land: this.plan.land ?? null,
+          workdir: this.workdirTemplate,
           coordinator: this.me(),
           abandoned: start.mode === 'clean' ? start.abandoned : [],
           continues: start.mode === 'continue' ? start.origin : null,

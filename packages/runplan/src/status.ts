@@ -1,4 +1,6 @@
+import { isAbsolute, relative } from 'node:path';
 import { isAlive } from '@runplan/settle';
+import { holdingDirectory } from '@runplan/workdir';
 import { isLockHeld, readJournal, readLockHolder, type JournalRecord, type LockHolder } from '@runplan/journal';
 import { addUsage, ZERO_USAGE, type UsageTotals } from './events.js';
 import { diskUsage, listRunIds, listSlugs, runPaths, slugPaths, type SlugPaths } from './state.js';
@@ -99,6 +101,7 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
     row.corruption = e instanceof Error ? e.message : String(e);
   }
   summarize(row, records, opts.now ?? Date.now());
+  row.diskBytes += await workdirUsage(slug, records);
   const live = await liveCoordinator(slug);
   if (live !== undefined) row.coordinator = live;
   if (row.state === 'corrupt') return row;
@@ -115,6 +118,17 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
     row.resumeCommand = ['runplan', 'run', quoteArg(plan), ...(opts.resumeFlags ?? []).map(quoteArg)].join(' ');
   }
   return row;
+}
+
+// Disk used by attempt dirs outside the slug dir (a plan `workdir`): its holding directory.
+async function workdirUsage(slug: SlugPaths, records: JournalRecord[]): Promise<number> {
+  const started = records.find((r) => r.type === 'run-started')?.data as { workdir?: unknown } | undefined;
+  if (typeof started?.workdir !== 'string') return 0;
+  const holding = holdingDirectory(started.workdir, { 'plan.slug': slug.slug, 'harness.name': slug.slug });
+  if (!holding.ok) return 0;
+  const rel = relative(slug.dir, holding.value);
+  if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) return 0;
+  return diskUsage(holding.value);
 }
 
 // Folds the journal into the row: tasks done/total, current tasks, attempts, usage, elapsed.
