@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -85,6 +85,29 @@ test(
       const bare = await runBin(bin, ['--', shFixture('hook-env.sh')], { env: staleEnv });
       assert.is(bare.exitCode, 0, bare.stderr);
       assert.is(bare.stdout, '');
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  '--cwd, --vars and --var values reach the hook exactly as typed, numeric-looking ones too (0042 is not 42)',
+  withTimeout(60_000, async () => {
+    const dir = tempDir();
+    try {
+      mkdirSync(join(dir.path, '0042'));
+      mkdirSync(join(dir.path, '42'));
+      writeFileSync(join(dir.path, '007'), JSON.stringify({ task: { id: '0100' } }));
+      writeFileSync(join(dir.path, '7'), JSON.stringify({ task: { id: 'wrong-file' } }));
+      const args = ['--cwd', '0042', '--vars', '007', '--var', 'run.id=0042', '--var=run.attempt=007', '--'];
+      const result = await runBin(bin, [...args, '/bin/sh', '-c', 'pwd; printf "%s %s\n" "$1" "$HARNESS_TASK_ID"', 'sh', '{{run.id}}.{{run.attempt}}'], {
+        cwd: dir.path,
+      });
+      assert.is(result.exitCode, 0, result.stderr);
+      assert.is(result.stdout, `${join(realpathSync(dir.path), '0042')}\n0042.007 0100\n`);
+      const equals = await runBin(bin, ['--cwd=0042', '--', '/bin/sh', '-c', 'pwd'], { cwd: dir.path });
+      assert.is(equals.stdout, `${join(realpathSync(dir.path), '0042')}\n`, equals.stderr);
     } finally {
       dir.cleanup();
     }
