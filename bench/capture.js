@@ -5,7 +5,7 @@
 // environment and, after exit, scans /proc once for leftovers of the tree it owns: that
 // scan is timed on its own below.
 import { spawn } from 'node:child_process';
-import { built, context, interleave, now, ratio, row, skipped } from './lib.js';
+import { built, context, interleave, now, pairedRatio, ratio, row, skipped } from './lib.js';
 
 export const name = 'capture';
 export const title = 'in-process `capture({argv: ["/bin/true"]})` vs raw spawn and execa 9';
@@ -80,14 +80,14 @@ export async function measure({ quick }) {
     row(`one ownership scan (${processes} processes)`, 'ms', v.scan),
     row('the same walk reading stat only', 'ms', v.statOnly),
   ];
-  const [raw, ex, se, scan] = rows.map((r) => r.median);
+  const [raw, , se, scan] = rows.map((r) => r.median);
   return {
     name,
     title,
     rows,
     ratios: [
-      ratio('capture / execa 9', se / ex, { limit: 0.7, better: 'lower', meaning: 'time per call relative to execa 9 doing the same capture' }),
-      context('capture / raw spawn', se / raw, 'time per call relative to the bare Node spawn'),
+      ratio('capture / execa 9', pairedRatio(v.settle, v.execa), { limit: 0.7, better: 'lower', meaning: 'time per call relative to execa 9 doing the same capture' }),
+      context('capture / raw spawn', pairedRatio(v.settle, v.raw), 'time per call relative to the bare Node spawn'),
       context('overhead over raw', se - raw, 'ms settle adds per call', 'ms'),
       context('of which ownership scans', scan * scansPerCall, `ms: ${scansPerCall} scan(s) per call × one scan`, 'ms'),
     ],

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { built, context, interleave, now, ratio, row, scratch, skipped } from './lib.js';
+import { built, context, interleave, now, pairedRatio, ratio, row, scratch, skipped } from './lib.js';
 
 export const name = 'journal-append';
 export const title = 'durable `append()` vs a raw write + fdatasync loop';
@@ -62,8 +62,8 @@ export async function measure({ quick }) {
     if (!opened.ok) throw new Error(`openWriter: ${opened.error.message}`);
     const writer = opened.value;
     const raw = rawJournal(join(dir.path, 'raw.jsonl'));
-    const single = quick ? 100 : 300;
-    const batches = quick ? 10 : 30;
+    const single = quick ? 100 : 150;
+    const batches = quick ? 10 : 15;
     let i = 0;
     // appends per second over `count` sequential awaited appends
     const sequential = (append) => async () => {
@@ -84,7 +84,7 @@ export async function measure({ quick }) {
         { key: 'journal32', run: queued((ds) => Promise.all(ds.map((d) => writer.append('checkpoint', d)))) },
         { key: 'raw32', run: queued((ds) => raw.appendMany('checkpoint', ds)) },
       ],
-      { rounds: quick ? 5 : 9, warmup: 1 },
+      { rounds: quick ? 5 : 15, warmup: 1 },
     );
     await writer.close();
     raw.close();
@@ -94,15 +94,14 @@ export async function measure({ quick }) {
       row('journal append(), 32 queued at once', '/s', v.journal32),
       row('raw: 32 lines, one write + one fdatasync', '/s', v.raw32),
     ];
-    const [r, j, j32, r32] = rows.map((x) => x.median);
     return {
       name,
       title,
       rows,
       ratios: [
-        ratio('append / raw (one at a time)', j / r, { limit: 0.9, better: 'higher', meaning: 'durable appends per second relative to a bare write + fdatasync loop' }),
-        ratio('32 queued / one at a time', j32 / j, { limit: 10, better: 'higher', meaning: 'how much group commit multiplies the append rate when appends queue up' }),
-        context('32 queued / raw batched', j32 / r32, 'group commit relative to batching by hand'),
+        ratio('append / raw (one at a time)', pairedRatio(v.journal, v.raw), { limit: 0.9, better: 'higher', meaning: 'durable appends per second relative to a bare write + fdatasync loop' }),
+        ratio('32 queued / one at a time', pairedRatio(v.journal32, v.journal), { limit: 10, better: 'higher', meaning: 'how much group commit multiplies the append rate when appends queue up' }),
+        context('32 queued / raw batched', pairedRatio(v.journal32, v.raw32), 'group commit relative to batching by hand'),
       ],
       notes: [`${single} sequential appends or ${batches}×32 queued appends per round, records ~400 bytes, files in ${dir.path}`],
     };

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32 } from 'node:zlib';
-import { built, interleave, ratio, row, skipped, worker } from './lib.js';
+import { built, interleave, pairedRatio, ratio, row, skipped, worker } from './lib.js';
 
 export const name = 'journal-validate';
 export const title = '`validateJournal()` of 1e5 / 1e6 records vs readFile + split + CRC + JSON.parse';
@@ -119,8 +119,7 @@ export async function measure({ quick, log }) {
       row(`${label}: peak RSS naive`, 'MB', rss.naive.slice(-v.naive.length)),
       row(`${label}: peak RSS validateJournal()`, 'MB', rss.tool.slice(-v.tool.length)),
     );
-    const [naive, tool] = [rows.at(-4).median, rows.at(-3).median];
-    ratios.push(ratio(`${label}: naive / validateJournal()`, naive / tool, { limit: 2, better: 'higher', meaning: 'how many times faster validateJournal() is than the naive check' }));
+    ratios.push(ratio(`${label}: naive / validateJournal()`, pairedRatio(v.naive, v.tool), { limit: 2, better: 'higher', meaning: 'how many times faster validateJournal() is than the naive check' }));
     ratios.push(ratio(`${label}: validateJournal() peak RSS`, Math.max(...rows.at(-1).values), { limit: 100, better: 'lower', unit: 'MB', meaning: 'whole-process peak RSS while validating (bounded: does not grow with the journal)' }));
     notes.push(`${label}: ${count} records, ${mb} MiB (${path})`);
   }

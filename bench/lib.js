@@ -57,6 +57,15 @@ export async function interleave(variants, { rounds, warmup = 1 }) {
   return values;
 }
 
+/**
+ * The ratio a/b judged round by round: the median of a[i]/b[i]. Both values of a round
+ * were measured moments apart, so a neighbour's load that comes and goes during the run
+ * lands on both sides of each ratio instead of on whichever side it happened to hit.
+ */
+export function pairedRatio(a, b) {
+  return stats(a.map((x, i) => x / b[i])).median;
+}
+
 /** A table row: a label, a unit and the statistics of its values. */
 export function row(label, unit, values, extra = {}) {
   return { label, unit, ...stats(values), values, ...extra };

@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { context, git, gitEnv, interleave, makeRepo, now, ratio, root, row, scratch, skipped } from './lib.js';
+import { context, git, gitEnv, interleave, makeRepo, now, pairedRatio, ratio, root, row, scratch, skipped } from './lib.js';
 
 export const name = 'runplan-overhead';
 export const title = '`runplan run`, 50 trivial tasks vs a shell script doing the same git + fsync work';
@@ -68,7 +68,7 @@ export async function measure({ quick }) {
     title,
     rows,
     ratios: [
-      ratio('runplan / shell', tool / shell, { limit: 1.3, better: 'lower', meaning: 'wall time of the whole run relative to the same git + fsync work in sh' }),
+      ratio('runplan / shell', pairedRatio(v.runplan, v.shell), { limit: 1.3, better: 'lower', meaning: 'wall time of the whole run relative to the same git + fsync work in sh' }),
       context('runplan per task', tool / n, 'ms of wall time per task, start-up included', 'ms'),
       context('added per task', (tool - shell) / n, 'ms runplan spends per task beyond the shell doing the same work', 'ms'),
     ],

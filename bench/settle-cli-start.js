@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildBundle, bundlePath } from './bundle-settle.js';
-import { context, interleave, now, ratio, reapedCpuMs, root, row, skipped } from './lib.js';
+import { context, interleave, now, pairedRatio, ratio, reapedCpuMs, root, row, skipped } from './lib.js';
 
 export const name = 'settle-cli-start';
 export const title = '`settle -- /bin/true` cold start vs `node -e 0`';
@@ -61,14 +61,14 @@ export async function measure({ quick }) {
   ];
   const base = rows[0].median;
   const ratios = [
-    ratio('settle / node -e 0', rows[1].median / base, { limit: 1.3, better: 'lower', meaning: 'how much slower the CLI starts, runs /bin/true and exits than an empty node' }),
-    context('settle / timeout', rows[1].median / rows[2].median, 'cost of a Node tool over the C one it replaces'),
+    ratio('settle / node -e 0', pairedRatio(v.settle, v.node), { limit: 1.3, better: 'lower', meaning: 'how much slower the CLI starts, runs /bin/true and exits than an empty node' }),
+    context('settle / timeout', pairedRatio(v.settle, v.timeout), 'cost of a Node tool over the C one it replaces'),
   ];
   rows.push(row('part: node + import settle CLI modules (no run)', 'ms', v.import), row('part: node + one spawn of /bin/true', 'ms', v.spawn));
   const cpuNode = cpuRows('node', 'node -e 0');
   const cpuSettle = cpuRows('settle', 'settle -- /bin/true');
   ratios.push(context('cpu: settle / node -e 0', cpuSettle.mean / cpuNode.mean, 'the same ratio in CPU time (user+sys), which other load on the machine does not inflate'));
-  ratios.push(context('floor: node + one spawn / node -e 0', rows[4].median / base, 'what any node CLI that spawns one child pays, before settle does anything of its own'));
+  ratios.push(context('floor: node + one spawn / node -e 0', pairedRatio(v.spawn, v.node), 'what any node CLI that spawns one child pays, before settle does anything of its own'));
   const importMs = rows[3].median - base;
   const spawnMs = rows[4].median - base;
   const notes = [
@@ -77,7 +77,7 @@ export async function measure({ quick }) {
   if (haveBundle) {
     rows.push(row('bundled settle (prototype)', 'ms', v.bundle));
     const cpuBundle = cpuRows('bundle', 'bundled settle');
-    ratios.push(ratio('bundle / node -e 0', rows.at(-1).median / base, { limit: 1.3, better: 'lower', meaning: 'the same CLI as one esbuild file (bench/bundle-settle.js)' }));
+    ratios.push(ratio('bundle / node -e 0', pairedRatio(v.bundle, v.node), { limit: 1.3, better: 'lower', meaning: 'the same CLI as one esbuild file (bench/bundle-settle.js)' }));
     ratios.push(context('cpu: bundle / node -e 0', cpuBundle.mean / cpuNode.mean, 'the bundle in CPU time'));
     rows.push(cpuBundle);
   } else {

@@ -5,8 +5,10 @@
 // shows any lost, repeated or reordered chunk) by hashing what each side received.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { built, interleave, ratio, row, skipped, worker } from './lib.js';
+import { built, context, interleave, pairedRatio, ratio, row, skipped, worker } from './lib.js';
 
 export const name = 'stream-throughput';
 export const title = '`stream()` of 1 GiB from `head -c` vs a raw stdout read loop';
@@ -33,30 +35,47 @@ function sink(kind) {
   };
 }
 
-async function runRaw(argv, s) {
-  const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+async function runRaw(argv, s, detached = false) {
+  const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'], detached });
   const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
   for await (const chunk of child.stdout) s.take(chunk);
   const code = await exited;
   if (code !== 0) throw new Error(`${argv.join(' ')} exited ${code}`);
 }
 
-async function runSettle(argv, s) {
-  const { stream } = await import('@runplan/settle');
+async function runSettle(argv, s, stream) {
   const { execution } = await stream({ argv, stderr: 'inherit' }, s, async (stdout, state) => {
     for await (const chunk of stdout) state.take(chunk);
   });
   if (execution.reason !== 'exited' || execution.exitCode !== 0 || execution.error) throw new Error(`stream settled ${execution.reason} ${execution.exitCode} ${execution.error?.message ?? ''}`);
 }
 
-// Worker: `node stream-throughput.js --worker raw|settle zeros|pattern BYTES` prints one JSON line.
+// Worker: `node stream-throughput.js --worker raw|raw-detached|settle zeros|pattern BYTES`
+// prints one JSON line. raw-detached is the raw loop with the child in a new session, as
+// settle starts every child (Node's `detached: true` is setsid()); with the kernel's
+// sched_autogroup a new session is a scheduling group of its own, which costs throughput
+// whenever the CPUs are contended.
 async function workerMain([side, kind, bytesText]) {
   const bytes = Number(bytesText);
   const s = sink(kind);
+  // settle is loaded before the clock starts: this measures streaming, not module loading.
+  const { stream } = side === 'settle' ? await import('@runplan/settle') : {};
+  const cpu0 = process.cpuUsage();
   const start = performance.now();
-  await (side === 'raw' ? runRaw : runSettle)(source(kind, bytes), s);
+  const argv = source(kind, bytes);
+  await (side === 'settle' ? runSettle(argv, s, stream) : runRaw(argv, s, side === 'raw-detached'));
   const ms = performance.now() - start;
-  console.log(JSON.stringify({ ms, bytes: s.bytes, digest: s.digest(), maxRssMB: process.resourceUsage().maxRSS / 1024 }));
+  const cpu = process.cpuUsage(cpu0);
+  const cpuMs = (cpu.user + cpu.system) / 1000;
+  console.log(JSON.stringify({ ms, cpuMs, bytes: s.bytes, digest: s.digest(), maxRssMB: process.resourceUsage().maxRSS / 1024 }));
+}
+
+function autogroup() {
+  try {
+    return readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim();
+  } catch {
+    return 'unknown';
+  }
 }
 
 // The sha256 of `bytes` bytes of the pattern, computed here.
@@ -76,17 +95,20 @@ function expectedDigest(bytes) {
 export async function measure({ quick }) {
   if (!built('settle')) return skipped(name, title, 'not available yet: packages/settle is not built (npm run build)');
   const bytes = quick ? GiB / 8 : GiB;
-  const rss = { raw: [], settle: [] };
+  const rss = { raw: [], settle: [], 'raw-detached': [] };
+  const cpu = { raw: [], settle: [], 'raw-detached': [] };
   const run = (side) => () => {
     const r = worker(self, ['--worker', side, 'zeros', String(bytes)]);
     if (r.bytes !== bytes) throw new Error(`${side} received ${r.bytes} of ${bytes} bytes`);
     rss[side].push(r.maxRssMB);
+    cpu[side].push(r.cpuMs / (bytes / GiB));
     return (bytes / 2 ** 20) / (r.ms / 1000);
   };
   const v = await interleave(
     [
       { key: 'raw', run: run('raw') },
       { key: 'settle', run: run('settle') },
+      { key: 'raw-detached', run: run('raw-detached') },
     ],
     { rounds: quick ? 3 : 5, warmup: 1 },
   );
@@ -102,22 +124,27 @@ export async function measure({ quick }) {
   const rows = [
     row('raw child_process read loop', 'MiB/s', v.raw),
     row('settle stream()', 'MiB/s', v.settle),
+    row('raw loop, child in a new session (detached)', 'MiB/s', v['raw-detached']),
+    row('reader CPU per GiB: raw', 'ms', cpu.raw.slice(-v.raw.length)),
+    row('reader CPU per GiB: settle stream()', 'ms', cpu.settle.slice(-v.settle.length)),
     row('peak RSS: raw worker', 'MB', rss.raw.slice(-v.raw.length)),
     row('peak RSS: settle worker', 'MB', rss.settle.slice(-v.settle.length)),
   ];
-  const peak = Math.max(...rows[3].values);
+  const peak = Math.max(...rows.at(-1).values);
   return {
     name,
     title,
     rows,
     ratios: [
-      ratio('stream / raw throughput', rows[1].median / rows[0].median, { limit: 0.85, better: 'higher', meaning: 'bytes per second through stream() relative to reading the pipe directly' }),
+      ratio('stream / raw throughput', pairedRatio(v.settle, v.raw), { limit: 0.85, better: 'higher', meaning: 'bytes per second through stream() relative to reading the pipe directly' }),
+      context('stream / raw detached', pairedRatio(v.settle, v['raw-detached']), "settle against the same raw loop with the child in its own session, as settle runs it"),
       ratio('settle worker peak RSS', peak, { limit: 100, better: 'lower', unit: 'MB', meaning: 'largest resident set of a whole node process streaming 1 GiB through stream()' }),
       ratio('byte-exact (1 = yes)', exact.settle ? 1 : 0, { limit: 1, better: 'higher', unit: '', meaning: 'sha256 of the patterned stream stream() delivered equals the source' }),
     ],
     notes: [
       `${bytes / 2 ** 20} MiB per round, each round a fresh node process; RSS is the whole process (node itself is ~40 MB)`,
       `exactness: settle ${exact.settle ? 'byte-exact' : 'NOT byte-exact'}, raw ${exact.raw ? 'byte-exact' : 'NOT byte-exact'}`,
+      `kernel.sched_autogroup_enabled = ${autogroup()}; load average at the end ${loadavg()[0].toFixed(2)} on ${cpus().length} CPUs`,
     ],
   };
 }
