@@ -175,15 +175,18 @@ function quoteArg(arg: string): string {
 
 // The human rows of `runplan status` (a table with a header).
 export function statusTable(rows: SlugStatus[]): string[] {
-  const header = ['SLUG', 'RUN', 'RUNS', 'STATE', 'TASKS', 'CURRENT', 'ELAPSED', 'DISK'];
+  const header = ['SLUG', 'RUN', 'RUNS', 'STATE', 'TASKS', 'ATTEMPTS', 'CURRENT', 'ELAPSED', 'TOKENS', 'COST', 'DISK'];
   const body = rows.map((r) => [
     r.slug,
     r.runId ?? '-',
     `×${r.runs}`,
     r.state === 'failed' ? `failed (${r.failedClass ?? '?'})` : r.state,
     `${r.tasksDone}/${r.tasksTotal}`,
+    String(r.attempts),
     r.current.length > 0 ? r.current.join(',') : '-',
     `${Math.round(r.elapsedMs / 1000)}s`,
+    String(r.usage.inputTokens + r.usage.outputTokens + r.usage.cacheReadTokens + r.usage.cacheCreationTokens),
+    `$${r.costUsd.toFixed(2)}`,
     humanBytes(r.diskBytes),
   ]);
   const all = [header, ...body];

@@ -437,4 +437,28 @@ mock: write out/spend.txt done
   }),
 );
 
+test(
+  'coordinator crashes have their own cap per task: the third crash during one task ends it with class engine',
+  withTimeout(120_000, async () => {
+    const f = setup(CHAIN);
+    try {
+      for (let i = 0; i < 3; i++) await crashAt(f, 'attempt-started:a');
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 1, r.stderr);
+      const rs = await records(f.repo, 'chain');
+      const terminal = rs.filter((x) => x.terminal === true);
+      assert.is(terminal.length, 1);
+      const data = terminal[0]!.data as Record<string, unknown>;
+      assert.is(data.class, 'engine');
+      assert.is(data.reason, 'crash_cap_exhausted');
+      assert.is(data.task, 'a');
+      assert.is(ofType(rs, 'coordinator-crashed').length, 3);
+      assert.is(ofType(rs, 'repair-decided').length, 0, 'crashes do not use the repair cap');
+    } finally {
+      killAgents(f.ledger);
+      f.cleanup();
+    }
+  }),
+);
+
 test.run();
