@@ -8,7 +8,7 @@ import { describeHolder, isLockHeld, readLockHolder } from './lock.js';
 import { repairJournal } from './repair.js';
 import { scanJournal, type ScanResult } from './scan.js';
 import { describeStatus, type JournalStatus } from './status.js';
-import { identityPathFor, openWriter, pathProblem, type JournalWriter } from './writer.js';
+import { identityPathFor, openWriter, pathProblem, recordProblem, recordProblemBeforeOpen, type JournalWriter } from './writer.js';
 
 const EXIT_CODES = `  0  success (validate: clean; holder: someone holds the lock)
   1  a negative answer: validate found a torn tail (repairable with journal repair); holder: nobody holds the lock
@@ -179,39 +179,51 @@ async function append(argv: string[], file: string, options: { terminal?: boolea
   const data = dataText === undefined ? undefined : parseObject(dataText, '--data');
   const waitMs = waitMsFrom(argv);
   const runId = rawValue(argv, 'run-id');
-  const opened = await openWriter(file, {
-    create: options.create !== false,
-    waitMs,
-    ...(runId !== undefined ? { runId } : {}),
-    ...(options.breakLock ? { breakLock: true } : {}),
-    onEvent: (event) => {
-      if (event.type === 'lock-waiting')
-        process.stderr.write(`journal: lock_waiting: ${file} is held by ${describeHolder(event.holder)}; waiting up to ${rawValue(argv, 'wait') ?? DEFAULT_WAIT}\n`);
-      if (event.type === 'journal-repaired')
-        process.stderr.write(`journal: repaired: cut a torn tail of ${event.droppedBytes} bytes at byte ${event.truncatedAt}; the whole file was kept in ${event.brokenCopy}\n`);
-    },
-  });
-  if (!opened.ok) return fail(opened.error);
-  const writer = opened.value;
+  const terminal = Boolean(options.terminal);
+  // Input that can never be appended is refused before the journal is opened (or created).
+  const refused = data === undefined ? recordProblem(file, type, {}) : recordProblemBeforeOpen(file, type, data, terminal);
+  if (refused) return fail(refused);
+  const state: { writer?: JournalWriter } = {};
+  // Opens the writer on first use: with stdin, only once there is a record to append.
+  const open = async (): Promise<JournalWriter> => {
+    if (state.writer) return state.writer;
+    const opened = await openWriter(file, {
+      create: options.create !== false,
+      waitMs,
+      ...(runId !== undefined ? { runId } : {}),
+      ...(options.breakLock ? { breakLock: true } : {}),
+      onEvent: (event) => {
+        if (event.type === 'lock-waiting')
+          process.stderr.write(`journal: lock_waiting: ${file} is held by ${describeHolder(event.holder)}; waiting up to ${rawValue(argv, 'wait') ?? DEFAULT_WAIT}\n`);
+        if (event.type === 'journal-repaired')
+          process.stderr.write(`journal: repaired: cut a torn tail of ${event.droppedBytes} bytes at byte ${event.truncatedAt}; the whole file was kept in ${event.brokenCopy}\n`);
+      },
+    });
+    if (!opened.ok) throw new JournalFailure(opened.error);
+    state.writer = opened.value;
+    return state.writer;
+  };
   try {
     if (data !== undefined) {
-      const record = await (options.terminal ? writer.appendTerminal(type, data) : writer.append(type, data));
+      const writer = await open();
+      const record = await (terminal ? writer.appendTerminal(type, data) : writer.append(type, data));
       process.stdout.write(`${record.seq}\n`);
       return 0;
     }
-    return await appendStdinLines(writer, type, Boolean(options.terminal));
+    return await appendStdinLines(open, file, type, terminal);
   } catch (e) {
     if (e instanceof JournalFailure) return fail(e.error);
     throw e;
   } finally {
-    await writer.close();
+    await state.writer?.close();
   }
 }
 
 // One record per JSON line on stdin, group-committed; prints each seq, in order, as soon as
 // it is durable. With --terminal the last line is the terminal record. A bad line stops
 // the input: the records before it stay appended (their seqs are printed), exit code 2.
-async function appendStdinLines(writer: JournalWriter, type: string, terminal: boolean): Promise<number> {
+// The writer is opened at the first record, so input with none creates nothing.
+async function appendStdinLines(open: () => Promise<JournalWriter>, file: string, type: string, terminal: boolean): Promise<number> {
   let printed: Promise<void> = Promise.resolve();
   let outstanding = 0;
   let failure: unknown;
@@ -231,7 +243,7 @@ async function appendStdinLines(writer: JournalWriter, type: string, terminal: b
   };
   let held: Record<string, unknown> | undefined;
   let lineNumber = 0;
-  let badLine: JournalFailure | undefined;
+  let badLine: JournalError | undefined;
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of lines) {
     lineNumber += 1;
@@ -241,23 +253,28 @@ async function appendStdinLines(writer: JournalWriter, type: string, terminal: b
     try {
       data = parseObject(line, `stdin line ${lineNumber}`);
     } catch (e) {
-      badLine = e as JournalFailure;
+      badLine = (e as JournalFailure).error;
+      break;
+    }
+    const tooBig = recordProblemBeforeOpen(file, type, data, false);
+    if (tooBig) {
+      badLine = { ...tooBig, message: `stdin line ${lineNumber}: ${tooBig.message}` } as JournalError;
       break;
     }
     if (terminal) {
-      if (held !== undefined) track(writer.append(type, held));
+      if (held !== undefined) track((await open()).append(type, held));
       held = data;
-    } else track(writer.append(type, data));
+    } else track((await open()).append(type, data));
     if (outstanding > 256) await printed; // bounded memory
   }
   lines.close();
   if (!badLine && failure === undefined && terminal) {
     if (held === undefined) throw new UsageError('--terminal needs a record: pass --data JSON or a JSON line on stdin');
-    track(writer.appendTerminal(type, held));
+    track((await open()).appendTerminal(type, held));
   }
   await printed;
   if (failure !== undefined) throw failure;
-  if (badLine) return fail({ ...badLine.error, path: writer.path });
+  if (badLine) return fail({ ...badLine, path: file });
   return 0;
 }
 

@@ -99,6 +99,40 @@ export function newRunId(now = new Date()): string {
   return `${stamp}-${randomBytes(2).toString('hex')}`;
 }
 
+// Why a record of this type and data can never be appended (its size aside), or undefined.
+export function recordProblem(path: string, type: string, data: unknown): JournalError | undefined {
+  const problem = typeProblem(type) ?? (type === HEADER_TYPE ? `"${HEADER_TYPE}" is reserved for the first record` : undefined);
+  if (problem) return { reason: 'bad_record', path, message: problem };
+  if (!isPlainObject(data)) return { reason: 'bad_record', path, message: 'record data must be a JSON object' };
+  return undefined;
+}
+
+/**
+ * recordProblem plus the size limit, measured as if the record were seq 0 (a later seq
+ * only adds digits): what a caller checks before opening a writer, so input that can
+ * never be appended creates nothing.
+ */
+export function recordProblemBeforeOpen(path: string, type: string, data: unknown, terminal: boolean): JournalError | undefined {
+  const problem = recordProblem(path, type, data);
+  if (problem) return problem;
+  let size: number;
+  try {
+    const record: JournalRecord = { seq: 0, prev: GENESIS_PREV, ts: new Date().toISOString(), type, data: data as Record<string, unknown> };
+    size = encodeRecord(terminal ? { ...record, terminal: true } : record).bytes.length;
+  } catch (e) {
+    return { reason: 'bad_record', path, message: `record data is not JSON: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  return size > MAX_LINE_BYTES ? tooLarge(path, type, size) : undefined;
+}
+
+function tooLarge(path: string, type: string, bytes: number): JournalError {
+  return {
+    reason: 'record_too_large',
+    path,
+    message: `a ${type} record of ${bytes} bytes is over the ${MAX_LINE_BYTES}-byte limit (store big evidence in a file and journal its path)`,
+  };
+}
+
 interface Pending {
   bytes: Buffer;
   record: JournalRecord;
@@ -172,9 +206,8 @@ class Writer implements JournalWriter {
     if (this.closing) return this.refuse({ reason: 'closed', path: this.path, message: `the writer of ${this.path} is closed` });
     if (this.terminalQueued)
       return this.refuse({ reason: 'terminal', path: this.path, message: `${this.path} already ends with its terminal record: nothing may be appended after it` });
-    const problem = typeProblem(type) ?? (type === HEADER_TYPE ? `"${HEADER_TYPE}" is reserved for the first record` : undefined);
-    if (problem) return this.refuse({ reason: 'bad_record', path: this.path, message: problem });
-    if (!isPlainObject(data)) return this.refuse({ reason: 'bad_record', path: this.path, message: 'record data must be a JSON object' });
+    const problem = recordProblem(this.path, type, data);
+    if (problem) return this.refuse(problem);
     return this.push(type, data, terminal);
   }
 
@@ -186,12 +219,7 @@ class Writer implements JournalWriter {
     } catch (e) {
       return this.refuse({ reason: 'bad_record', path: this.path, message: `record data is not JSON: ${e instanceof Error ? e.message : String(e)}` });
     }
-    if (encoded.bytes.length > MAX_LINE_BYTES)
-      return this.refuse({
-        reason: 'record_too_large',
-        path: this.path,
-        message: `a ${type} record of ${encoded.bytes.length} bytes is over the ${MAX_LINE_BYTES}-byte limit (store big evidence in a file and journal its path)`,
-      });
+    if (encoded.bytes.length > MAX_LINE_BYTES) return this.refuse(tooLarge(this.path, type, encoded.bytes.length));
     this.nextSeq += 1;
     this.prevCrc = encoded.crc;
     if (terminal) this.terminalQueued = true;

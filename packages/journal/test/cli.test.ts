@@ -108,12 +108,38 @@ test(
     assert.match(bad.stderr, /^journal: bad_record: stdin line 2 is not JSON/);
     const huge = await journal(['append', missing, '--type', 'x'], `${JSON.stringify({ blob: 'b'.repeat(1 << 20) })}\n`);
     assert.is(huge.exitCode, 2);
-    assert.match(huge.stderr, /^journal: record_too_large: a x record of \d+ bytes is over the 1048576-byte limit/);
+    assert.match(huge.stderr, /^journal: record_too_large: stdin line 1: a x record of \d+ bytes is over the 1048576-byte limit/);
     assert.match(huge.stderr, /hint: store big evidence in a file and journal its path/);
     assert.equal((await validateJournal(missing)).lastSeq, 2, 'nothing of it was written');
     const badPath = await journal(['append', join(dir.path, 'no-such-dir', 'j.jsonl'), '--type', 'x', '--data', '{}']);
     assert.is(badPath.exitCode, 2);
     assert.match(badPath.stderr, /^journal: bad_path: /);
+  }),
+);
+
+test(
+  'append input that can never be appended is refused before the journal is created (exit 2, no file)',
+  withTimeout(30_000, async () => {
+    const cases: Array<[string[], string | undefined, RegExp]> = [
+      [['--type', 'bad type', '--data', '{}'], undefined, /^journal: bad_record: the record type "bad type"/],
+      [['--type', 'journal-header', '--data', '{}'], undefined, /^journal: bad_record: "journal-header" is reserved/],
+      [['--type', 'bad type'], '{"a":1}\n', /^journal: bad_record: the record type "bad type"/],
+      [['--type', 'x'], 'not json\n{"a":1}\n', /^journal: bad_record: stdin line 1 is not JSON/],
+      [['--type', 'x'], `${JSON.stringify({ blob: 'b'.repeat(1 << 20) })}\n`, /^journal: record_too_large: stdin line 1: /],
+      [['--type', 'x', '--terminal'], '', /^journal: usage: --terminal needs a record/],
+    ];
+    for (const [args, input, expected] of cases) {
+      const file = fresh('refused');
+      const result = await journal(['append', file, ...args], input);
+      const shown = `${args.join(' ').slice(0, 60)}: ${result.stderr}`;
+      assert.is(result.exitCode, 2, shown);
+      assert.match(result.stderr, expected, shown);
+      assert.is(result.stdout, '', shown);
+      assert.not.ok(existsSync(file), `nothing created: ${shown}`);
+      assert.not.ok(existsSync(`${file}.lock.json`), shown);
+    }
+    const empty = fresh('empty');
+    assert.equal([(await journal(['append', empty, '--type', 'x'], '')).exitCode, existsSync(empty)], [0, false], 'no records, no journal');
   }),
 );
 
