@@ -70,6 +70,8 @@ export interface RecoveredRun {
   lastFailure: Map<string, { attempt: number; failure: AttemptFailureData }>;
   /** Loop rounds journaled by attempts a coordinator crash ended, per task. */
   roundsUsed: Map<string, number>;
+  /** Tasks repair stopped (and no operator-retry since): never redispatched on the same inputs. */
+  stopped: Map<string, { class: string; reason: string; detail: string }>;
 }
 
 // Every run of the slug, oldest first, with how it ended.
@@ -146,6 +148,7 @@ export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode
   const histories = new Map<string, TaskHistory>();
   const lastFailure = new Map<string, { attempt: number; failure: AttemptFailureData }>();
   const closedFailures = new Map<string, AttemptFailureData>();
+  const stopped = new Map<string, { class: string; reason: string; detail: string }>();
   const roundsByAttempt = new Map<string, { taskId: string; rounds: number }>();
   const crashedKeys = new Set<string>();
   let attemptsTotal = 0;
@@ -186,6 +189,7 @@ export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode
         const failure = closedFailures.get(key);
         if (d.action === 'retry' && failure !== undefined) lastFailure.set(task, { attempt: Number(d.attempt), failure });
         else lastFailure.delete(task);
+        if (d.action === 'stop') stopped.set(task, { class: String(d.class), reason: String(d.stopReason), detail: String(d.detail) });
         break;
       }
       case 'round-done':
@@ -193,6 +197,7 @@ export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode
         break;
       case 'operator-retry':
         histories.delete(String(d.taskId));
+        stopped.delete(String(d.taskId));
         break;
       case 'checkpoint':
         lastFailure.delete(String(d.taskId));
@@ -210,7 +215,7 @@ export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode
   }
   return {
     ok: true,
-    value: { roundsUsed, started, checkpoints: valid, head, attempts, open: [...openMap.values()], crashes, planDigest, coordinator, usage, costUsd, attemptsTotal, histories, lastFailure },
+    value: { stopped, roundsUsed, started, checkpoints: valid, head, attempts, open: [...openMap.values()], crashes, planDigest, coordinator, usage, costUsd, attemptsTotal, histories, lastFailure },
   };
 }
 

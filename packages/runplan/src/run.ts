@@ -135,6 +135,20 @@ async function chooseRun(slug: SlugPaths, plan: Plan, repo: string, req: RunRequ
   if (last !== undefined && last.kind === 'failed' && last.failedClass !== 'abandoned') {
     const recovered = await recoverRun(last, plan, repo, 'continue');
     if (!recovered.ok) return refused(recovered.error);
+    // A task repair stopped is not run again on the same inputs: only --retry (the operator
+    // says the cause changed) or a changed contract lets a continuation dispatch it.
+    const journaled = new Map(recovered.value.started.tasks.map((t) => [t.id, t.contractDigest]));
+    const stopped = [...recovered.value.stopped].filter(
+      ([task]) => !(req.retry ?? []).includes(task) && plan.tasks.some((t) => t.id === task) && journaled.get(task) === taskContractDigest(plan, task),
+    );
+    if (stopped.length > 0) {
+      const [task, s] = stopped[0]!;
+      return refused({
+        reason: 'repair_stopped',
+        message: `task ${task} of run ${last.paths.runId} was stopped by repair (class ${s.class}, ${s.reason}: ${s.detail}); running it again on the same inputs would repeat it`,
+        hint: `if its cause changed: runplan run ${plan.file} --retry ${task}   (or --fresh to start over)`,
+      });
+    }
     const spent = spentBudget(plan, recovered.value.usage, recovered.value.costUsd);
     if (spent !== undefined) {
       return refused({ reason: 'budget_spent', message: `slug ${plan.slug} has spent its budget (${spent}); a continuation would spend more`, hint: `raise [budget] in ${plan.file}, or start over with --fresh` });

@@ -129,6 +129,11 @@ test(
       const first = await runplan(['run', f.plan], f);
       assert.is(first.exitCode, 1, first.stderr);
       assert.is(readLedger(f.ledger).length, 2);
+      const same = await runplan(['run', f.plan], f);
+      assert.is(same.exitCode, 3, 'without --retry nothing changed: refused');
+      assert.match(same.stderr, /repair_stopped: task broken/);
+      assert.match(same.stderr, /--retry broken/);
+      assert.is(readLedger(f.ledger).length, 2, 'not redispatched');
       const again = await runplan(['run', f.plan, '--retry', 'broken'], f);
       assert.is(again.exitCode, 1, again.stderr);
       assert.is(readLedger(f.ledger).length, 4, 'the history started over: 2 more dispatches');
