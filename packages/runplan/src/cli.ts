@@ -181,6 +181,7 @@ async function runCommand(planFile: string, o: Record<string, unknown>, stdout: 
       breakLock: o.breakLock === true,
       signal: controller.signal,
       onRecord: (r) => progress.record(r),
+      onStart: (info) => progress.tasks(info.tasks),
     });
     progress.close();
     for (const line of describeEnd(end)) stderr.write(line + '\n');

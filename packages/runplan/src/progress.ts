@@ -56,6 +56,11 @@ export class Progress {
     }
   }
 
+  // The plan's tasks, known before any event (a resumed run has no run-started of its own).
+  tasks(ids: readonly string[]): void {
+    for (const id of ids) if (!this.rows.has(id)) this.rows.set(id, { task: id, state: 'waiting', attempt: 0 });
+  }
+
   // One durable journal record.
   record(r: JournalRecord): void {
     if (this.opts.json) this.opts.stdout.write(JSON.stringify(r) + '\n');
@@ -83,7 +88,11 @@ export class Progress {
     const ts = Date.parse(r.ts);
     const at = Number.isFinite(ts) ? ts : this.now();
     if (r.type === 'run-started' && Array.isArray(d.tasks)) {
-      for (const t of d.tasks as Array<{ id: string }>) this.rows.set(t.id, { task: t.id, state: 'waiting', attempt: 0 });
+      this.tasks((d.tasks as Array<{ id: string }>).map((t) => t.id));
+      return;
+    }
+    if (r.type === 'checkpoint-adopted' && typeof d.taskId === 'string') {
+      this.rows.set(d.taskId, { task: d.taskId, state: 'adopted', attempt: 0 });
       return;
     }
     if (task === undefined) return;
@@ -110,6 +119,9 @@ export class Progress {
         break;
       case 'integrated':
         row.state = 'checkpoint';
+        break;
+      case 'checkpoint':
+        row.state = 'done';
         break;
       case 'attempt-closed':
         row.state = d.outcome === 'success' ? 'done' : `${String(d.outcome)} (${String(d.reason)})`;
