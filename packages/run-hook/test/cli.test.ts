@@ -17,12 +17,15 @@ test(
   withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
-      const elements = ['two words', `"q" 'q'`, 'a;touch INJECTED', '$(touch INJECTED)', 'line\nbreak', '{{run.id}}/{{run.attempt}}'];
-      const result = await runBin(bin, ['--var', 'run.id=r1', '--var', 'run.attempt=4', '--', shFixture('hook-args.sh'), ...elements], {
+      const elements = ['two words', `"q" 'q'`, 'a;touch INJECTED', '$(touch INJECTED)', 'line\nbreak', '{{run.id}}/{{run.attempt}}', '{{harness.workdir}}'];
+      // A path value may hold anything but NUL: it still becomes exactly one argument.
+      const workdir = `${dir.path}/a dir; $(touch INJECTED) \`touch INJECTED\` "q"\nx`;
+      const vars = ['--var', 'run.id=r1', '--var', 'run.attempt=4', '--var', `harness.workdir=${workdir}`];
+      const result = await runBin(bin, [...vars, '--', shFixture('hook-args.sh'), ...elements], {
         cwd: dir.path,
       });
       assert.is(result.exitCode, 0, result.stderr);
-      const expected = ['6', ...elements.slice(0, 5), 'r1/4'].map((s) => `${s}\0`).join('');
+      const expected = ['7', ...elements.slice(0, 5), 'r1/4', workdir].map((s) => `${s}\0`).join('');
       assert.is(result.stdout, expected);
       assert.is(result.stderr, '');
       assert.not.ok(existsSync(join(dir.path, 'INJECTED')));
