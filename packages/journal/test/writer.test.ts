@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tempDir, withTimeout } from '@runplan/test-fixtures';
-import { isLockHeld, JournalFailure, openWriter, readJournal, type JournalEvent, type JournalWriter } from '../src/index.js';
+import { isLockHeld, JournalFailure, nodeJournalFs, openWriter, readJournal, repairJournal, type JournalEvent, type JournalFs, type JournalWriter } from '../src/index.js';
 import { recordingFs, writeSample } from './sample.js';
 
 const dir = tempDir('journal-writer-');
@@ -163,6 +163,60 @@ test(
       [6, 'next'],
     ]);
     assert.is(readFileSync(`${sample.path}.broken`).length, sample.bytes.length + 21);
+  }),
+);
+
+// A JournalFs that logs every open, fsync, fdatasync and ftruncate by the path of its fd.
+function pathLoggingFs() {
+  const paths = new Map<number, string>();
+  const log: string[] = [];
+  const fs: JournalFs = {
+    ...nodeJournalFs,
+    async open(path, flags, mode) {
+      const fd = await nodeJournalFs.open(path, flags, mode);
+      paths.set(fd, path);
+      return fd;
+    },
+    async fsync(fd) {
+      await nodeJournalFs.fsync(fd);
+      log.push(`fsync ${paths.get(fd)}`);
+    },
+    async fdatasync(fd) {
+      await nodeJournalFs.fdatasync(fd);
+      log.push(`fdatasync ${paths.get(fd)}`);
+    },
+    async ftruncate(fd, length) {
+      await nodeJournalFs.ftruncate(fd, length);
+      log.push(`ftruncate ${paths.get(fd)} ${length}`);
+    },
+  };
+  return { fs, log };
+}
+
+test(
+  'creating a journal syncs its header, then its directory; repair syncs the cut file and the directory of the .broken copy',
+  withTimeout(10_000, async () => {
+    const sub = join(dir.path, 'durable');
+    mkdirSync(sub);
+    const file = join(sub, 'j.jsonl');
+    const created = pathLoggingFs();
+    const writer = await open(file, { create: true, runId: 'd', fs: created.fs });
+    await writer.close();
+    const headerSync = created.log.findIndex((line) => /^fdatasync .*\.j\.jsonl\..*\.tmp$/.test(line));
+    const dirSync = created.log.indexOf(`fsync ${sub}`);
+    assert.ok(headerSync >= 0, `the header is synced before it is linked into place: ${created.log.join(' | ')}`);
+    assert.ok(dirSync > headerSync, `the directory is synced after the journal appears in it: ${created.log.join(' | ')}`);
+
+    const whole = readFileSync(file);
+    writeFileSync(file, Buffer.concat([whole, Buffer.from('0badf00d {"seq":1,"pr')]));
+    const repaired = pathLoggingFs();
+    const result = await repairJournal(file, { fs: repaired.fs });
+    assert.ok(result.ok);
+    const cut = repaired.log.indexOf(`ftruncate ${file} ${whole.length}`);
+    assert.ok(cut >= 0, repaired.log.join(' | '));
+    assert.ok(repaired.log.indexOf(`fsync ${file}`, cut) > cut, `the cut is synced: ${repaired.log.join(' | ')}`);
+    const copied = repaired.log.indexOf(`fsync ${sub}`);
+    assert.ok(copied >= 0 && copied < cut, `the .broken copy is durable before the journal is cut: ${repaired.log.join(' | ')}`);
   }),
 );
 
