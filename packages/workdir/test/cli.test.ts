@@ -202,6 +202,27 @@ test(
 );
 
 test(
+  'bin create: when the mark cannot be written the fresh leaf is removed again (exit 1), so no unmarked leaf blocks the run',
+  withTimeout(180_000, async () => {
+    const tmp = tempDir();
+    try {
+      // A parent so deep that the leaf fits under PATH_MAX but the mark's temp file inside it does not.
+      let parent = tmp.path;
+      while (parent.length + 201 < 4095 - 20) parent = join(parent, 'd'.repeat(200));
+      parent = join(parent, 'e'.repeat(4095 - 20 - parent.length - 1));
+      const id = 'r'.repeat(12);
+      const result = await workdir(['create', `${parent}/{{run.id}}`, '--var', `run.id=${id}`]);
+      assert.is(result.exitCode, 1, result.stderr);
+      assert.is(result.stdout, '');
+      assert.match(stderrLines(result)[0]!, /^workdir: mark_failed: cannot mark .*: ENAMETOOLONG$/);
+      assert.equal(readdirSync(parent), [], 'the unmarked leaf was removed');
+    } finally {
+      tmp.cleanup();
+    }
+  }),
+);
+
+test(
   'bin create: template errors exit 2 naming element and variable, and create nothing',
   withTimeout(180_000, async () => {
     const tmp = tempDir();
