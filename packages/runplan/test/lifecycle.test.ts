@@ -4,7 +4,7 @@ import { readLedger, runBin, withTimeout } from '@runplan/test-fixtures';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireLock } from '@runplan/journal';
-import { alive, ofType, records, runIds, RUNPLAN, runplan, setup, slugDir, waitForEvent } from './support.js';
+import { alive, ofType, records, runIds, RUNPLAN, runplan, setup, slugDir, waitForEvent, waitForLine } from './support.js';
 
 const HOLD = { MOCK_HOLD: 'only', MOCK_HOLD_SECONDS: '120' };
 
@@ -199,6 +199,28 @@ test(
       const holder = JSON.parse(readFileSync(identity, 'utf8'));
       writeFileSync(identity, JSON.stringify({ ...holder, startTime: holder.startTime - 1 }));
       assert.is(await state(), 'degraded');
+    } finally {
+      killAgents(f.ledger);
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'stop exits 3 when the coordinator has not exited within --wait (its attempt ignores TERM), then a longer wait stops it',
+  withTimeout(90_000, async () => {
+    const f = setup('deadline', { 'deadline = "2s"': 'deadline = "60s"', 'grace = "1s"': 'grace = "3s"' });
+    try {
+      const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 80_000 });
+      await waitForEvent(f.repo, 'deadline', 'attempt-started');
+      await waitForLine(f.ledger, (l) => l.startsWith('stuck '));
+      const quick = await runplan(['stop', 'deadline', '--wait', '200ms'], f);
+      assert.is(quick.exitCode, 3, quick.stderr);
+      assert.match(quick.stderr, /still_running: pid \d+ did not exit/);
+      const patient = await runplan(['stop', 'deadline', '--wait', '60s'], f);
+      assert.is(patient.exitCode, 0, patient.stderr);
+      const r = await running;
+      assert.is(r.exitCode, 143, r.stderr);
     } finally {
       killAgents(f.ledger);
       f.cleanup();
