@@ -175,6 +175,11 @@ test(
       ['gap (deleted line)', [L[0]!, L[1]!, L[3]!, L[4]!], { offsetLine: 2, seq: 3, reason: 'seq_gap' }],
       ['reordered', [L[0]!, L[1]!, L[3]!, L[2]!, L[4]!], { offsetLine: 2, seq: 3, reason: 'seq_gap' }],
       ['header deleted', [L[1]!, L[2]!], { offsetLine: 0, seq: 1, reason: 'no_header' }],
+      [
+        'a header-shaped first record of another type',
+        [lineOf({ ...recordOf(L[0]!), type: 'task-done' }), ...L.slice(1)],
+        { offsetLine: 0, seq: 0, reason: 'no_header' },
+      ],
       ['spliced from another journal', [L[0]!, L[1]!, other.lines[2]!, L[3]!, L[4]!], { offsetLine: 2, seq: 2, reason: 'chain_broken' }],
       ['another journal appended', [...L, ...other.lines], { offsetLine: 5, seq: 0, reason: 'foreign_line' }],
       ['a foreign line', [L[0]!, L[1]!, Buffer.from('{"seq":2,"hello":"world"}\n'), L[2]!], { offsetLine: 2, seq: null, reason: 'foreign_line' }],

@@ -403,11 +403,15 @@ test(
       const zero = await workdir(['datadir', tmp.path, '--run-id', 'e', '--keep-runs', '0']);
       assert.is(zero.exitCode, 2, zero.stderr);
       assert.match(zero.stderr, /^workdir: bad_retain: /);
+      const relative = await workdir(['datadir', 'rel', '--run-id', 'e'], undefined, tmp.path);
+      assert.is(relative.exitCode, 2, relative.stderr);
+      assert.match(relative.stderr, /^workdir: not_absolute: workdir "rel" is not an absolute path/);
       const missing = await workdir(['datadir', join(tmp.path, 'nope'), '--run-id', 'e']);
       assert.is(missing.exitCode, 1, missing.stderr);
       assert.match(missing.stderr, /^workdir: workdir_missing: /);
       assert.not.ok(existsSync(join(tmp.path, 'nope')));
       assert.not.ok(existsSync(join(base, 'e')));
+      assert.not.ok(existsSync(join(tmp.path, 'rel')));
     } finally {
       tmp.cleanup();
     }
