@@ -112,6 +112,11 @@ test(
       assert.not.match(unknown.stderr, /at .*\.js:\d+/);
       const none = await runplan([], f);
       assert.is(none.exitCode, 2);
+      const wait = await runplan(['stop', 'single', '--wait', 'soon'], f);
+      assert.is(wait.exitCode, 2);
+      assert.match(wait.stderr, /runplan: usage: --wait soon/);
+      const statusFlag = await runplan(['status', '--bogus'], f);
+      assert.is(statusFlag.exitCode, 2);
       const help = await runplan(['--help'], f);
       assert.is(help.exitCode, 0);
       assert.match(help.stdout, /Exit codes/);
