@@ -263,17 +263,25 @@ function isDirectory(path: string): boolean {
   }
 }
 
-// Gives a slow reader up to `ms` (Infinity: as long as it takes) to take what we already wrote; false when it did not.
+// Gives a slow reader up to `ms` (Infinity: as long as it takes) to take what we already
+// wrote; false when it did not. Polls writableLength: 'drain' only fires after a write that
+// returned false, and the timer also keeps the event loop alive while we wait.
 async function flushStdout(ms: number): Promise<boolean> {
   const out = process.stdout;
-  if (out.writableLength === 0 || out.destroyed) return true;
+  const flushed = () => out.writableLength === 0 || out.destroyed;
+  if (flushed()) return true;
+  const giveUpAt = Date.now() + ms;
   return new Promise<boolean>((resolve) => {
-    const timer = Number.isFinite(ms) ? setTimeout(() => resolve(false), ms) : undefined;
-    const done = () => {
-      clearTimeout(timer);
-      resolve(true);
+    const timer = setInterval(() => {
+      if (flushed()) finish(true);
+      else if (Date.now() >= giveUpAt) finish(false);
+    }, 20);
+    const finish = (result: boolean) => {
+      clearInterval(timer);
+      out.off('error', onError);
+      resolve(result);
     };
-    out.once('drain', done);
-    out.once('error', done);
+    const onError = () => finish(true);
+    out.once('error', onError);
   });
 }

@@ -293,8 +293,12 @@ export async function runChild<R>(
   outputs.closeOut();
   child.stdin?.destroy();
   if (!exitInfo) child.unref();
-  await within(consumed, graceMs);
-  if (!consumerDone) outputs.forConsumer.destroy(new Error('settle: the consumer did not finish reading within grace after the child settled'));
+  // The consumer reads what is left at its own pace after a normal exit (until the deadline,
+  // if any); after a teardown it gets `grace`, then its stream is destroyed under it.
+  const consumerMs = requested ? graceMs : deadlineAt !== undefined ? Math.max(deadlineAt - Date.now(), graceMs) : Infinity;
+  if (Number.isFinite(consumerMs)) await within(consumed, consumerMs);
+  else await consumed;
+  if (!consumerDone) outputs.forConsumer.destroy(new Error('settle: the consumer did not finish reading in time after the child settled'));
   const result = await consumed;
   await fed;
 
