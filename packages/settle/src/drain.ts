@@ -1,7 +1,7 @@
 import { readlinkSync } from 'node:fs';
 import type { ChildOutputs } from './outputs.js';
-import { within } from './teardown.js';
 import type { ProcSource } from './types.js';
+import { within } from './wait.js';
 
 const pollMs = 100;
 

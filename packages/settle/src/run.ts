@@ -7,9 +7,10 @@ import { feedPrompt, type PromptFailure } from './input.js';
 import { findOwned, type Ownership } from './owned.js';
 import { ChildOutputs } from './outputs.js';
 import { procSource } from './procfs.js';
-import { codeOf, messageOf, preflight, releasePrompt } from './spawn-plan.js';
+import { codeOf, messageOf, preflight, releasePrompt } from './preflight.js';
 import { childEnv, isOwnerTag, newOwnerTag } from './tag.js';
-import { endTree, noTeardown, within } from './teardown.js';
+import { endTree, noTeardown } from './teardown.js';
+import { within } from './wait.js';
 import type { Execution, SettleEvent, SettleReason, SettleSpec, TeardownReport, TransportError } from './types.js';
 
 /** How the consumer of stdout finished; `undefined` when it never started (spawn failure). */

@@ -2,23 +2,11 @@ import { findOwned, stillSame, type OwnedProcess, type Ownership } from './owned
 import { procSource } from './procfs.js';
 import { isOwnerTag } from './tag.js';
 import type { ProcSource, SettleEvent, TeardownReport } from './types.js';
+import { sleep } from './wait.js';
 
 /** How long the final reap after KILL may take before the rest are reported as survivors. */
 export const reapMs = 2000;
 const pollMs = 50;
-
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-// Waits for a promise at most `ms`; true when it settled in time. The timer never outlives the wait.
-export async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([promise.then(() => true, () => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 export interface TreeTeardown {
   ownership: Ownership;
