@@ -289,19 +289,23 @@ export async function runChild<R>(
 
   // Close out: destroy what is left of the pipes, end the consumer's stream, join every worker.
   closingOut = true;
-  settled = true;
-  spec.signal?.removeEventListener('abort', onAbort);
   outputs.closeOut();
   child.stdin?.destroy();
   if (!exitInfo) child.unref();
   // The consumer reads what is left at its own pace after a normal exit (until the deadline,
-  // if any); after a teardown it gets `grace`, then its stream is destroyed under it.
-  const consumerMs = requested ? graceMs : deadlineAt !== undefined ? Math.max(deadlineAt - Date.now(), graceMs) : Infinity;
-  if (Number.isFinite(consumerMs)) await within(consumed, consumerMs);
-  else await consumed;
+  // if any, or an interruption); after a teardown it gets `grace`, then its stream is
+  // destroyed under it.
+  if (!requested) {
+    const finishedOrInterrupted = Promise.race([consumed, termination]);
+    if (deadlineAt === undefined) await finishedOrInterrupted;
+    else await within(finishedOrInterrupted, Math.max(deadlineAt - Date.now(), graceMs));
+  }
+  if (!consumerDone) await within(consumed, graceMs);
   if (!consumerDone) outputs.forConsumer.destroy(new Error('settle: the consumer did not finish reading in time after the child settled'));
   const result = await consumed;
   await fed;
+  settled = true;
+  spec.signal?.removeEventListener('abort', onAbort);
 
   const reason: SettleReason = requested ?? (exitInfo?.signal ? 'signaled' : 'exited');
   const execution: Execution = {

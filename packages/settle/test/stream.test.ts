@@ -260,6 +260,31 @@ test(
 );
 
 test(
+  'an interruption cuts short the wait for a consumer that lingers after a normal exit',
+  withTimeout(20_000, async () => {
+    const controller = new AbortController();
+    const { execution, state } = await stream(
+      {
+        argv: ['sh', '-c', 'echo once'],
+        graceMs: 300,
+        signal: controller.signal,
+        onEvent: (e) => {
+          if (e.type === 'exited') setTimeout(() => controller.abort('SIGINT'), 100);
+        },
+      },
+      { waited: false },
+      async (stdout, s) => {
+        await new Promise((resolve) => stdout.once('close', resolve)); // never reads
+        s.waited = true;
+      },
+    );
+    assert.is(execution.reason, 'interrupted');
+    assert.is(exitCodeFor(execution), 130);
+    assert.equal(state, { waited: true });
+  }),
+);
+
+test(
   'a consumer that stops reading early does not hang the call',
   withTimeout(20_000, async () => {
     const { execution, state } = await stream({ argv: [sh('flood.sh')], graceMs: 500, stderr: 'ignore' }, { first: '' }, async (stdout, s) => {
