@@ -349,7 +349,7 @@ class Coordinator {
         survivors: a.survivors,
         durationMs: 0,
       });
-      if (decision.action === 'stop') engine ??= { task: a.taskId, detail: decision.detail };
+      if (decision.action === 'stop' && !this.checkpoints.has(a.taskId)) engine ??= { task: a.taskId, detail: decision.detail };
       if (a.survivors.length > 0) engine ??= { task: a.taskId, detail: `processes of the crashed attempt survived teardown: ${a.survivors.join(' ')}` };
     }
     if (recovered.planDigest !== this.planDigest) {
