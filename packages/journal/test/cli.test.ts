@@ -57,7 +57,7 @@ async function spawnHolder(file: string): Promise<Holder> {
 
 test(
   '--help lists the commands and every exit code; usage errors exit 2 with one line, no stack',
-  withTimeout(20_000, async () => {
+  withTimeout(180_000, async () => {
     const help = await journal(['--help']);
     assert.is(help.exitCode, 0);
     for (const word of ['init', 'append', 'cat', 'validate', 'repair', 'holder', 'Exit codes']) assert.match(help.stdout, word);
@@ -73,7 +73,7 @@ test(
 
 test(
   'init, append (--data and stdin lines), cat with --type and --since',
-  withTimeout(20_000, async () => {
+  withTimeout(180_000, async () => {
     const file = fresh();
     assert.is((await journal(['init', file, '--run-id', '0042'])).exitCode, 0);
     const again = await journal(['init', file, '--run-id', 'x']);
@@ -95,7 +95,7 @@ test(
 
 test(
   'append creates a missing journal unless --no-create; a bad stdin line stops with exit 2 after the good ones',
-  withTimeout(20_000, async () => {
+  withTimeout(180_000, async () => {
     const missing = fresh();
     const refused = await journal(['append', missing, '--type', 'x', '--data', '{}', '--no-create']);
     assert.equal([refused.exitCode, existsSync(missing)], [2, false]);
@@ -119,7 +119,7 @@ test(
 
 test(
   'append input that can never be appended is refused before the journal is created (exit 2, no file)',
-  withTimeout(30_000, async () => {
+  withTimeout(180_000, async () => {
     const cases: Array<[string[], string | undefined, RegExp]> = [
       [['--type', 'bad type', '--data', '{}'], undefined, /^journal: bad_record: the record type "bad type"/],
       [['--type', 'journal-header', '--data', '{}'], undefined, /^journal: bad_record: "journal-header" is reserved/],
@@ -145,7 +145,7 @@ test(
 
 test(
   'validate: 0 clean, 1 torn tail, 3 corrupt naming byte offset and seq; --json says the same',
-  withTimeout(20_000, async () => {
+  withTimeout(180_000, async () => {
     const sample = await writeSample(dir.path, `v-${++n}.jsonl`);
     const clean = await journal(['validate', sample.path]);
     assert.equal([clean.exitCode, clean.stdout], [0, `${sample.path}: clean: 5 records, last seq 4\n`]);
@@ -170,7 +170,7 @@ test(
 
 test(
   'repair cuts a torn tail (keeps FILE.broken, journals it); refuses corruption and changes nothing',
-  withTimeout(20_000, async () => {
+  withTimeout(180_000, async () => {
     const sample = await writeSample(dir.path, `r-${++n}.jsonl`);
     const torn = Buffer.concat([sample.bytes, Buffer.from('1234abcd {"seq":5,"prev":"')]);
     writeFileSync(sample.path, torn);
@@ -198,7 +198,7 @@ test(
 
 test(
   'CRLF and BOM from an editor get a clear error; append refuses after a terminal record',
-  withTimeout(20_000, async () => {
+  withTimeout(180_000, async () => {
     const sample = await writeSample(dir.path, `e-${++n}.jsonl`);
     writeFileSync(sample.path, sample.bytes.toString('utf8').replaceAll('\n', '\r\n'));
     const crlf = await journal(['validate', sample.path]);
@@ -292,7 +292,7 @@ test(
 
 test(
   'holder never takes the lock: nobody → exit 1, nothing bound, no identity written',
-  withTimeout(20_000, async () => {
+  withTimeout(180_000, async () => {
     const file = fresh('holder');
     assert.is((await journal(['init', file, '--run-id', 'h'])).exitCode, 0);
     for (let i = 0; i < 3; i++) {
@@ -308,7 +308,7 @@ test(
 
 test(
   'a lock taken on another host is refused (exit 4) unless --break-lock',
-  withTimeout(20_000, async () => {
+  withTimeout(180_000, async () => {
     const file = fresh('foreign');
     assert.is((await journal(['init', file, '--run-id', 'f'])).exitCode, 0);
     const other = { pid: 4312, startTime: 77, bootId: bootId(), host: `not-${hostname()}`, acquiredAt: '2026-11-29T07:41:00.000Z' };
@@ -347,7 +347,7 @@ test(
 
 test(
   'cat of a corrupt journal prints nothing (exit 3); cat into a closed pipe does not crash',
-  withTimeout(30_000, async () => {
+  withTimeout(180_000, async () => {
     const sample = await writeSample(dir.path, `c-${++n}.jsonl`, 3000);
     const head = spawn(process.execPath, [bin, 'cat', sample.path], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
