@@ -209,7 +209,7 @@ test(
 test(
   'stop exits 3 when the coordinator has not exited within --wait (its attempt ignores TERM), then a longer wait stops it',
   withTimeout(90_000, async () => {
-    const f = setup('deadline', { 'deadline = "2s"': 'deadline = "60s"', 'grace = "1s"': 'grace = "3s"' });
+    const f = setup('deadline', { 'deadline = "2s"': 'deadline = "60s"', 'grace = "1s"': 'grace = "20s"' });
     try {
       const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 80_000 });
       await waitForEvent(f.repo, 'deadline', 'attempt-started');
