@@ -71,7 +71,7 @@ export async function measure({ quick }) {
       { key: 'scan', run: () => perCall(batch, async () => scanOnce()) },
       { key: 'statOnly', run: () => perCall(batch, async () => statOnly()) },
     ],
-    { rounds: quick ? 5 : 15, warmup: 1 },
+    { rounds: quick ? 4 : 15, warmup: 1 },
   );
   const rows = [
     row('raw child_process.spawn', 'ms', v.raw),

@@ -109,7 +109,7 @@ export async function measure({ quick, log }) {
         { key: 'naive', run: run('naive') },
         { key: 'tool', run: run('tool') },
       ],
-      { rounds: count >= 1e6 ? 2 : quick ? 3 : 5, warmup: 1 },
+      { rounds: count >= 1e6 ? 2 : quick ? 2 : 5, warmup: 1 },
     );
     const label = count >= 1e6 ? '1e6' : '1e5';
     const mb = (statSync(path).size / 2 ** 20).toFixed(0);

@@ -207,8 +207,8 @@ const lastLines = (text) => text.trim().split('\n').filter((l) => l !== '').slic
 export async function measure({ quick, log }) {
   const { existsSync } = await import('node:fs');
   if (!existsSync(join(runplanDist, 'cli.js'))) return skipped(name, title, 'not available yet: packages/runplan is not built (npm run build)');
-  const n = quick ? 1000 : 10000;
-  const limitMs = quick ? 15_000 : 30_000;
+  const n = quick ? 500 : 10000;
+  const limitMs = quick ? 8_000 : 30_000;
   const rounds = quick ? 1 : 3;
   const dir = scratch('resume');
   try {
@@ -229,7 +229,7 @@ export async function measure({ quick, log }) {
       ratios.push(ratio('runplan resume decision, total', rows[0].median, { limit: 2000, better: 'lower', unit: 'ms', meaning: `wall time of \`runplan run\` from start to exit when all ${n} tasks are checkpointed` }));
     } else if (first.timedOut) {
       // Too slow to wait for: time a small state and scale it, and report the bound we saw.
-      const smallN = quick ? 50 : 100;
+      const smallN = quick ? 25 : 100;
       const small = scratch('resume-small');
       try {
         const s = await forgeState(small.path, smallN);

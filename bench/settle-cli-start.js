@@ -50,7 +50,7 @@ export async function measure({ quick }) {
     haveBundle = false;
   }
   if (haveBundle) variants.push({ key: 'bundle', run: () => startToExit('bundle', [node, bundle, '--', '/bin/true']) });
-  const v = await interleave(variants, { rounds: quick ? 8 : 30, warmup: 2 });
+  const v = await interleave(variants, { rounds: quick ? 6 : 30, warmup: 2 });
 
   // The warm-up runs are in cpu[] too: drop them so wall and CPU cover the same runs.
   const cpuRows = (key, label) => row(`cpu: ${label}`, 'ms', cpu[key].slice(-v[key].length), { show: 'mean' });

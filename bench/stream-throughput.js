@@ -110,7 +110,7 @@ export async function measure({ quick }) {
       { key: 'settle', run: run('settle') },
       { key: 'raw-detached', run: run('raw-detached') },
     ],
-    { rounds: quick ? 3 : 4, warmup: 1 },
+    { rounds: quick ? 2 : 4, warmup: 1 },
   );
 
   // Exactness: both sides hash a patterned stream; both must match the expected digest.

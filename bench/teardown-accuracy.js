@@ -70,7 +70,7 @@ function rawTrial(argv, { deadline, killAfter, heldPipe }) {
 export async function measure({ quick }) {
   if (!built('settle')) return skipped(name, title, 'not available yet: packages/settle is not built (npm run build)');
   const { capture } = await import('@runplan/settle');
-  const n = quick ? { term: 12, ignore: 8, held: 6 } : { term: 60, ignore: 40, held: 30 };
+  const n = quick ? { term: 8, ignore: 6, held: 4 } : { term: 60, ignore: 40, held: 30 };
   const ignoreTerm = [join(fixtures, 'ignore-term.sh')];
   const holds = [join(fixtures, 'setsid-holds-stdout.sh')];
 
