@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { dispatchCounts, readLedger, withTimeout } from '@runplan/test-fixtures';
+import { dispatchCounts, readLedger, tempDir, withTimeout } from '@runplan/test-fixtures';
 import { journalPath, ofType, records, runIds, runplan, setup, slugDir } from './support.js';
 
 const THIRTEEN = ['t01', 't02', 't03', 't04', 't05', 't06', 't07', 't08', 't09', 't10', 't11', 't12', 't13'];
@@ -160,6 +160,29 @@ prompt = "mock: write out/three.txt 3"
       assert.ok(f.repo.fileAt('runplan/retained', 'out/three.txt'));
     } finally {
       f.cleanup();
+    }
+  }),
+);
+
+test(
+  'refusals before anything starts: a base that names no commit, a plan outside any repository (exit 3, nothing written)',
+  withTimeout(60_000, async () => {
+    const f = setup('single', { 'base = "main"': 'base = "no-such-branch"' });
+    const outside = tempDir('runplan-norepo-');
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 3, r.stderr);
+      assert.match(r.stderr, /^runplan: base_missing: base "no-such-branch"/);
+      assert.not.ok(existsSync(slugDir(f.repo, 'single')));
+      const { copyFileSync } = await import('node:fs');
+      copyFileSync(f.plan, `${outside.path}/plan.toml`);
+      const n = await runplan(['run', `${outside.path}/plan.toml`], { env: f.env });
+      assert.is(n.exitCode, 3, n.stderr);
+      assert.match(n.stderr, /^runplan: not_a_repository: /);
+      assert.is(readLedger(f.ledger).length, 0);
+    } finally {
+      f.cleanup();
+      outside.cleanup();
     }
   }),
 );
