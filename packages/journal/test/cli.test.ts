@@ -323,6 +323,28 @@ test(
 );
 
 test(
+  'a stale identity from another boot is taken over at once; a live process of this boot whose socket does not answer is refused (exit 4)',
+  withTimeout(180_000, async () => {
+    const file = fresh('stale');
+    assert.is((await journal(['init', file, '--run-id', 's'])).exitCode, 0);
+    const rebooted = { pid: process.pid, startTime: 1, bootId: `not-${bootId()}`, host: hostname(), acquiredAt: '2026-11-29T07:41:00.000Z' };
+    writeFileSync(`${file}.lock.json`, JSON.stringify(rebooted));
+    const taken = await journal(['append', file, '--type', 'x', '--data', '{}', '--wait', '0s']);
+    assert.is(taken.exitCode, 0, taken.stderr);
+    // This test process is alive and holds no socket for the file: it cannot be verified.
+    const me = processIdentity(process.pid)!;
+    writeFileSync(`${file}.lock.json`, JSON.stringify({ ...me, acquiredAt: '2026-11-29T07:41:00.000Z' }));
+    const refused = await journal(['append', file, '--type', 'x', '--data', '{}', '--wait', '0s']);
+    assert.is(refused.exitCode, 4, refused.stderr);
+    assert.match(refused.stderr, `journal: lock_held: ${file} is held by pid ${process.pid} (start time ${me.startTime})`);
+    assert.match(refused.stderr, 'its lock socket does not answer');
+    const broken = await journal(['append', file, '--type', 'x', '--data', '{}', '--break-lock']);
+    assert.is(broken.exitCode, 0, broken.stderr);
+    assert.is((await validateJournal(file)).lastSeq, 2);
+  }),
+);
+
+test(
   'EFBIG (ulimit -f) poisons the writer; the file validates up to the last acknowledged record',
   withTimeout(60_000, async () => {
     const file = fresh('efbig');
