@@ -194,7 +194,11 @@ class AttemptState {
     const dir = await createRunDir(ctx.workdirTemplate, baseVars);
     if (!dir.ok) throw fail('environment', 'workdir_failed', 'setup', `${dir.error.reason}: ${dir.error.message}`);
     const tree = join(dir.value.path, 'tree');
-    const added = await gitSettled(ctx.repo, ['worktree', 'add', '--detach', '--quiet', tree, baseCommit], this.gitCtx);
+    const addTree = () => ctx.worktrees.exclusive(() => gitSettled(ctx.repo, ['worktree', 'add', '--detach', '--quiet', tree, baseCommit], this.gitCtx));
+    let added = await addTree();
+    // Another process (a second slug's coordinator, an operator) may race on .git/worktrees:
+    // that failure names a directory it could not create; one more try settles it.
+    if (!succeeded(added) && added.reason === 'exited' && /could not create directory/.test(added.stderr.toString('utf8'))) added = await addTree();
     this.interruptedCheck(added.reason);
     if (!succeeded(added)) throw fail('environment', 'worktree_failed', 'setup', describeGitFailure(['worktree', 'add'], added));
     this.worktree = tree;
@@ -573,6 +577,7 @@ class AttemptState {
   // Removes a finished attempt's worktree (its result is checkpointed); failed ones stay as evidence.
   async removeWorktree(): Promise<void> {
     if (this.worktree === undefined) return;
-    await git(this.ctx.repo, ['worktree', 'remove', '--force', this.worktree]);
+    const tree = this.worktree;
+    await this.ctx.worktrees.exclusive(() => git(this.ctx.repo, ['worktree', 'remove', '--force', tree]));
   }
 }

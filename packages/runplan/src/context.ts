@@ -10,17 +10,10 @@ export class JournalFailure extends Error {
   override readonly name = 'JournalFailure';
 }
 
-/**
- * The integration head and the one lock that serializes integration: only one attempt at a
- * time rebases, re-runs gates, checkpoints and moves the branch.
- */
-export class Integration {
+/** Runs async sections one at a time, in call order. */
+export class Serial {
   #tail: Promise<void> = Promise.resolve();
-  constructor(
-    public head: string,
-    readonly branchRef: string,
-  ) {}
-  // Runs `fn` when every earlier integration has finished.
+  // Runs `fn` when every earlier section has finished.
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.#tail.then(fn);
     this.#tail = run.then(
@@ -28,6 +21,19 @@ export class Integration {
       () => undefined,
     );
     return run;
+  }
+}
+
+/**
+ * The integration head and the one lock that serializes integration: only one attempt at a
+ * time rebases, re-runs gates, checkpoints and moves the branch.
+ */
+export class Integration extends Serial {
+  constructor(
+    public head: string,
+    readonly branchRef: string,
+  ) {
+    super();
   }
 }
 
@@ -50,6 +56,12 @@ export interface RunContext {
   integration: Integration;
   /** Checkpoint ids of finished tasks, by task id. */
   checkpoints: ReadonlyMap<string, string>;
+  /**
+   * Serializes `git worktree add/remove/prune`: git names every worktree's admin dir after
+   * its basename (`tree`, `tree1`, …) and removes `.git/worktrees` when it empties, so a
+   * concurrent add and remove can fail with "could not create directory".
+   */
+  worktrees: Serial;
   /** Loop rounds already used by crashed attempts, per task: a resumed loop gets what is left. */
   roundsUsed: ReadonlyMap<string, number>;
   /** Attempt directory template (plan `workdir` or the default under the slug dir). */

@@ -15,7 +15,7 @@ import { chooseRun, type Start } from './prior.js';
 import { failPoint, hits } from './failpoint.js';
 import { budgetExceeded, decideAfterCrash, decideRepair, emptyHistory, failureFingerprint, recordFailure, type TaskHistory } from './repair.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Integration, JournalFailure, type Emit, type RunContext } from './context.js';
+import { Integration, JournalFailure, Serial, type Emit, type RunContext } from './context.js';
 import { addUsage, ZERO_USAGE, type AttemptFailureData, type EventMap, type EventType, type RunCompleteData, type RunFailedData, type UsageTotals } from './events.js';
 import { commonDir, git, identityEnv, readRef, resolveCommit, toplevel, updateRef } from './git.js';
 import { land } from './land.js';
@@ -147,6 +147,7 @@ class Coordinator {
   readonly lastFailure = new Map<string, { attempt: number; failure: AttemptFailureData }>();
   /** Loop rounds used by crashed attempts (a resumed loop gets the rounds that are left). */
   readonly roundsUsed = new Map<string, number>();
+  readonly worktrees = new Serial();
 
   constructor(
     readonly plan: Plan,
@@ -217,6 +218,7 @@ class Coordinator {
       checkpoints: this.checkpoints,
       workdirTemplate: this.workdirTemplate,
       roundsUsed: this.roundsUsed,
+      worktrees: this.worktrees,
     };
   }
   identity: Record<string, string> = {};
@@ -541,7 +543,7 @@ class Coordinator {
       if (dir.ok) inFlight.push(dir.value);
     }
     const pruned = await prune(this.workdirTemplate, vars, { retain: this.plan.retain, inFlight });
-    if (pruned.ok) await git(this.repo, ['worktree', 'prune']);
+    if (pruned.ok) await this.worktrees.exclusive(() => git(this.repo, ['worktree', 'prune']));
   }
 
   get runId(): string {
