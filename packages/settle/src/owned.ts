@@ -40,6 +40,15 @@ function carriesTag(pid: number, tags: readonly string[], proc: ProcSource): boo
   return environ !== undefined && tags.some((tag) => environHasTag(environ, tag));
 }
 
+// Whether the child's process group may be signalled as a whole: its leader (the child,
+// pid = pgid) is still alive, not a zombie, with the start time we recorded, and still leads
+// the group. While the leader is unreaped its pid, and so the group id, cannot be reused.
+export function groupLeaderAlive(ownership: Ownership, proc: ProcSource): boolean {
+  if (ownership.pgid === undefined || !ownership.groupStartTime) return false;
+  const stat = proc.readStat(ownership.pgid);
+  return stat !== undefined && !dead(stat.state) && stat.startTime === ownership.groupStartTime && stat.pgrp === ownership.pgid;
+}
+
 // Whether the pid still names the same live process we found (pid + start time, not a zombie).
 export function stillSame(owned: OwnedProcess, proc: ProcSource): boolean {
   const stat = proc.readStat(owned.pid);

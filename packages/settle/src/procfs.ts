@@ -41,6 +41,40 @@ function readFdTargets(pid: number): string[] {
   return targets;
 }
 
+/**
+ * The descendants of a live process, from /proc/<pid>/task/<tid>/children: a walk of the
+ * tree's own files instead of every process on the machine. Best effort (a process
+ * reparented to init is not found); at most `limit` pids.
+ */
+export function descendantsOf(root: number, limit = 4096): number[] {
+  const found: number[] = [];
+  const queue = [root];
+  while (queue.length > 0 && found.length < limit) {
+    const pid = queue.shift()!;
+    let tasks: string[];
+    try {
+      tasks = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tasks) {
+      let children: string;
+      try {
+        children = readFileSync(`/proc/${pid}/task/${tid}/children`, 'latin1');
+      } catch {
+        continue;
+      }
+      for (const word of children.split(' ')) {
+        if (!/^\d+$/.test(word)) continue;
+        const child = Number(word);
+        found.push(child);
+        queue.push(child);
+      }
+    }
+  }
+  return found;
+}
+
 export const realProc: ProcSource = { listPids, readStat: readProcStat, readEnviron, readFdTargets };
 
 // The real /proc with any injected parts (tests) laid over it.

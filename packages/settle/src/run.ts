@@ -254,7 +254,7 @@ export async function runChild<R>(
     // Leftovers get the rest of grace to finish on their own, then are torn down.
     let left = ownedNow();
     while (left.length > 0 && Date.now() < exitAt + graceMs && !requested) {
-      await within(termination, pollMs * 2);
+      await within(termination, Math.max(0, Math.min(pollMs * 2, exitAt + graceMs - Date.now())));
       left = ownedNow();
     }
     const teardown =
@@ -278,7 +278,7 @@ export async function runChild<R>(
   clearTimeout(stallTimer);
   let teardown: TeardownReport;
   if (first === 'terminate' && !exitInfo) {
-    teardown = await endTree({ ownership, proc, signal: killSignal, graceMs, onEvent: emit, why: requested! });
+    teardown = await endTree({ ownership, proc, signal: killSignal, graceMs, onEvent: emit, why: requested!, exited });
     await within(exited, exitTrailMs);
     const late = exitNow();
     if (late) emit({ type: 'exited', exitCode: late.code, signal: late.signal });

@@ -1,12 +1,14 @@
-import { findOwned, stillSame, type OwnedProcess, type Ownership } from './owned.js';
-import { procSource } from './procfs.js';
+import { findOwned, groupLeaderAlive, stillSame, type OwnedProcess, type Ownership } from './owned.js';
+import { descendantsOf, procSource } from './procfs.js';
 import { isOwnerTag } from './tag.js';
 import type { ProcSource, SettleEvent, TeardownReport } from './types.js';
-import { sleep } from './wait.js';
+import { sleep, within } from './wait.js';
 
 /** How long the final reap after KILL may take before the rest are reported as survivors. */
 export const reapMs = 2000;
-const pollMs = 50;
+/** Re-scan intervals after a signal: quick at first (most trees die at once), then steady. */
+const pollStepsMs = [5, 10, 20, 40];
+const pollMaxMs = 50;
 
 export interface TreeTeardown {
   ownership: Ownership;
@@ -17,21 +19,47 @@ export interface TreeTeardown {
   why: 'timed_out' | 'stalled' | 'interrupted' | 'leftovers';
   /** Resolves early when the caller cannot wait any longer (an interruption during grace). */
   hurry?: Promise<void>;
+  /** Resolves when the child (the group leader) exits: a reason to re-scan at once. */
+  exited?: Promise<void>;
 }
 
 export const noTeardown = (): TeardownReport => ({ result: 'none', signalled: [], survivors: [], heldPipe: false });
 
 /**
- * Ends everything an ownership covers: the first signal (and SIGCONT, so a stopped
- * process can act on it) to every owned process, re-scanning for new forks until all are
- * gone or `grace` passes; then KILL, re-scanning for up to `reapMs`. Each pid is signalled
- * only while its start time still matches what we found, so a reused pid is never hit.
+ * Ends everything an ownership covers. When the child still leads its process group (pid
+ * and start time checked, not a zombie), the group gets the first signal at once, before
+ * any /proc scan; then a scan finds tagged processes outside the group (and anything the
+ * group signal did not reach) and signals them one by one. SIGCONT follows every first
+ * signal, so a stopped process can act on it. Re-scans for new forks follow at short,
+ * growing intervals (or at once when the child exits) until all are gone or `grace`
+ * passes; then KILL the same way, re-scanning for up to `reapMs`. A pid is signalled only
+ * while its start time still matches what we found, so a reused pid is never hit.
  */
 export async function endTree(t: TreeTeardown): Promise<TeardownReport> {
   const signalled = new Set<number>();
+  const announced = new Set<number>(); // reached by the first group signal
+  const leader = t.ownership.pgid;
+  const groupFirst = leader !== undefined && groupLeaderAlive(t.ownership, t.proc);
+  if (groupFirst) {
+    t.onEvent?.({ type: 'teardown-started', why: t.why, signal: t.signal });
+    // Who the group signal reaches, for the report: the leader's descendants still in its
+    // group (a walk of the tree's own /proc files, not of every process).
+    const members = descendantsOf(leader).filter((pid) => {
+      const stat = t.proc.readStat(pid);
+      return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X' && stat.pgrp === leader && stat.startTime >= (t.ownership.groupStartTime ?? 0);
+    });
+    if (send(-leader, t.signal)) {
+      if (t.signal !== 'SIGKILL' && t.signal !== 'SIGCONT') send(-leader, 'SIGCONT');
+      for (const pid of [leader, ...members]) {
+        signalled.add(pid);
+        announced.add(pid);
+        t.onEvent?.({ type: 'signalled', pid, signal: t.signal });
+      }
+    }
+  }
   const first = findOwned(t.ownership, t.proc);
-  if (first.length === 0) return noTeardown();
-  t.onEvent?.({ type: 'teardown-started', why: t.why, signal: t.signal });
+  if (first.length === 0 && !groupFirst) return noTeardown();
+  if (!groupFirst) t.onEvent?.({ type: 'teardown-started', why: t.why, signal: t.signal });
 
   const hit = (owned: OwnedProcess[], signal: NodeJS.Signals, seen: Set<number>) => {
     for (const p of owned) {
@@ -43,15 +71,28 @@ export async function endTree(t: TreeTeardown): Promise<TeardownReport> {
       t.onEvent?.({ type: 'signalled', pid: p.pid, signal });
     }
   };
-
-  const termed = new Set<number>();
-  hit(first, t.signal, termed);
   let hurried = false;
   void t.hurry?.then(() => (hurried = true));
+  let woken = false;
+  const wake = Promise.race([t.hurry, t.exited].filter((p) => p !== undefined)).then(() => (woken = true));
+  // Waits for the next re-scan: the next step of the backoff, never past `until`, sooner
+  // when the child exits or the caller hurries (once each: after that, plain steps).
+  let step = 0;
+  const pause = async (until: number) => {
+    const ms = Math.max(0, Math.min(pollStepsMs[step] ?? pollMaxMs, until - Date.now()));
+    step++;
+    if (woken) await sleep(ms);
+    else await within(wake, ms);
+  };
+
+  // What the group signal reached is not signalled again; anything else the scans find (a
+  // tagged process outside the group, a fork made after the group signal) is, once.
+  const termed = new Set<number>(announced);
+  hit(first, t.signal, termed);
   const graceEnds = Date.now() + t.graceMs;
   let left = first;
   while (left.length > 0 && Date.now() < graceEnds && !hurried) {
-    await sleep(pollMs);
+    await pause(graceEnds);
     left = findOwned(t.ownership, t.proc);
     hit(left, t.signal, termed);
   }
@@ -61,13 +102,16 @@ export async function endTree(t: TreeTeardown): Promise<TeardownReport> {
     survivors,
     heldPipe: false,
   });
-  left = findOwned(t.ownership, t.proc);
+  if (left.length > 0) left = findOwned(t.ownership, t.proc);
   if (left.length === 0) return report(signalled.size > 0 ? 'clean' : 'none', []);
 
   const reapEnds = Date.now() + reapMs;
+  step = 0;
   for (;;) {
+    // KILL cannot be caught, so the group and then each process found get it (twice is harmless).
+    if (leader !== undefined && groupLeaderAlive(t.ownership, t.proc)) send(-leader, 'SIGKILL');
     hit(left, 'SIGKILL', new Set());
-    await sleep(pollMs);
+    await pause(reapEnds);
     left = findOwned(t.ownership, t.proc);
     if (left.length === 0) return report('escalated', []);
     if (Date.now() >= reapEnds) break;
