@@ -10,3 +10,5 @@ export type { AttemptResult } from './attempt.js';
 export { RUN_ID_PATTERN, newRunId, runPaths, slugPaths, stateRootFor } from './state.js';
 export type { RunPaths, SlugPaths } from './state.js';
 export type * from './events.js';
+export { inspectRuns, recoverRun } from './resume.js';
+export type { OpenAttempt, PriorKind, PriorRun, RecoveredRun, Refusal } from './resume.js';
