@@ -45,7 +45,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--state-dir <dir>', 'State root (default: <git common dir>/runplan)')
     .option('--break-lock', 'Take over a slug lock whose holder is on another host')
     .action(async (plan: string, o: Record<string, unknown>) => {
-      code = await runCommand(resolve(plan), o, stdout, stderr);
+      code = await runCommand(resolve(plan), asTyped(argv, o), stdout, stderr);
     });
 
   cli.command('validate <plan>', 'Report every problem in a plan; run nothing').action(async (plan: string) => {
@@ -64,7 +64,8 @@ export async function main(argv: string[]): Promise<number> {
     .option('--json', 'One JSON object per slug on stdout')
     .option('--repo <dir>', 'The git repository (default: the current directory)')
     .option('--state-dir <dir>', 'State root (default: <git common dir>/runplan)')
-    .action(async (slug: string | undefined, o: Record<string, unknown>) => {
+    .action(async (slug: string | undefined, typed: Record<string, unknown>) => {
+      const o = asTyped(argv, typed);
       const root = await stateRoot(o);
       if (!root.ok) {
         say(`runplan: not_a_repository: ${root.message}`);
@@ -92,7 +93,8 @@ export async function main(argv: string[]): Promise<number> {
     .option('--wait <duration>', 'How long to wait for it to exit (default 60s)')
     .option('--repo <dir>', 'The git repository (default: the current directory)')
     .option('--state-dir <dir>', 'State root (default: <git common dir>/runplan)')
-    .action(async (slug: string, o: Record<string, unknown>) => {
+    .action(async (slug: string, typed: Record<string, unknown>) => {
+      const o = asTyped(argv, typed);
       const waitMs = o.wait === undefined ? 60_000 : parseDuration(String(o.wait));
       if (waitMs === undefined) throw new UsageError(`--wait ${String(o.wait)}: not a duration (500ms, 30s, 10m, 2h)`);
       const root = await stateRoot(o);
@@ -153,6 +155,42 @@ async function stateRoot(o: Record<string, unknown>): Promise<{ ok: true; value:
 function printProblems(file: string, problems: PlanProblem[], say: (line: string) => void): void {
   for (const p of problems) say(`runplan: ${p.reason}: ${file}: ${p.path}: ${p.message}`);
   say(`runplan: invalid_plan: ${file}: ${problems.length} problem(s); nothing was run`);
+}
+
+/** Options whose values are strings as typed (camelCase key → flag name). */
+const STRING_OPTIONS = { repo: 'repo', stateDir: 'state-dir', run: 'run', retry: 'retry', jobs: 'jobs', wait: 'wait' } as const;
+
+/**
+ * cac's parser (mri) turns numeric-looking values into numbers (`--retry 007` → 7, so the
+ * task `007` would never match; `--repo 0042` → 42), so each string option's values are
+ * taken from argv exactly as typed; cac's parse still decides how many there are.
+ */
+function asTyped(argv: readonly string[], options: Record<string, unknown>): Record<string, unknown> {
+  const typed = { ...options };
+  for (const [key, flag] of Object.entries(STRING_OPTIONS)) {
+    const parsed = options[key];
+    if (parsed === undefined) continue;
+    const raw = rawValues(argv, flag);
+    if (raw.length !== (Array.isArray(parsed) ? parsed.length : 1)) continue;
+    typed[key] = Array.isArray(parsed) ? raw : raw[0];
+  }
+  return typed;
+}
+
+// Every value of `--name VALUE` / `--name=VALUE`, as typed.
+function rawValues(argv: readonly string[], name: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === `--${name}`) {
+      const next = argv[i + 1];
+      if (next !== undefined && !next.startsWith('-')) {
+        values.push(next);
+        i++;
+      }
+    } else if (arg.startsWith(`--${name}=`)) values.push(arg.slice(name.length + 3));
+  }
+  return values;
 }
 
 // `runplan run` (and demo): signals become one AbortSignal; progress observes; the end
