@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { withTimeout } from '@runplan/test-fixtures';
-import { capture, exitCodeFor, stream, type SettleEvent } from '../src/index.js';
+import { capture, exitCodeFor, realProc, stream, type SettleEvent } from '../src/index.js';
 import { alive, killQuietly, pidsIn, reaped, sh, taggedAlive } from './support.js';
 
 test(
@@ -139,6 +139,53 @@ test(
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.is(settled, 1);
     assert.is(r.reason, 'timed_out');
+  }),
+);
+
+// Runs sleeper.sh to a deadline, logging events and /proc scans in order; `reuse` makes the
+// child's start time read differently once it has been recorded (as a reused pid would).
+async function deadlineLog(reuse: boolean) {
+  const log: string[] = [];
+  let child: number | undefined;
+  const r = await capture({
+    argv: [sh('sleeper.sh')],
+    deadlineMs: 200,
+    graceMs: 2000,
+    onEvent: (e: SettleEvent) => {
+      if (e.type === 'spawned') child = e.pid;
+      log.push(e.type);
+    },
+    proc: {
+      listPids: () => (log.push('scan'), realProc.listPids()),
+      readStat: (pid) => {
+        const stat = realProc.readStat(pid);
+        return reuse && stat && child !== undefined && pid === child ? { ...stat, startTime: stat.startTime + 1 } : stat;
+      },
+    },
+  });
+  const afterDeadline = log.slice(log.indexOf('deadline'));
+  return { r, firstSignal: afterDeadline.indexOf('signalled'), firstScan: afterDeadline.indexOf('scan') };
+}
+
+test(
+  'at a deadline the verified process group is signalled before any /proc scan',
+  withTimeout(30_000, async () => {
+    const { r, firstSignal, firstScan } = await deadlineLog(false);
+    assert.is(r.reason, 'timed_out');
+    assert.is(r.teardown.result, 'clean');
+    assert.ok(r.teardown.signalled.includes(r.pid!));
+    assert.ok(firstSignal >= 0 && (firstScan < 0 || firstSignal < firstScan), 'signal before scan');
+    assert.ok(reaped(r.pid));
+  }),
+);
+
+test(
+  'a group leader whose start time no longer matches is not signalled as a group',
+  withTimeout(30_000, async () => {
+    const { r, firstSignal, firstScan } = await deadlineLog(true);
+    killQuietly(r.pid);
+    assert.is(r.reason, 'timed_out');
+    assert.ok(firstScan >= 0 && firstSignal > firstScan, 'no group signal: the scan came first');
   }),
 );
 
