@@ -44,11 +44,22 @@ export function taskContract(task: TaskSpec): Record<string, unknown> {
   };
 }
 
+// sha256 of one task's contract.
+export function contractDigestOf(task: TaskSpec): string {
+  return sha256Hex(canonicalJson(taskContract(task)));
+}
+
+// Every task's contract digest, computed once per plan (callers over many tasks use this,
+// not taskContractDigest in a loop, which searches the task list on every call).
+export function taskContractDigests(plan: Pick<Plan, 'tasks'>): Map<string, string> {
+  return new Map(plan.tasks.map((t) => [t.id, contractDigestOf(t)]));
+}
+
 // sha256 of the task's contract; throws for an id the plan does not have (a caller bug).
 export function taskContractDigest(plan: Pick<Plan, 'tasks'>, taskId: string): string {
   const task = plan.tasks.find((t) => t.id === taskId);
   if (!task) throw new Error(`taskContractDigest: no task ${JSON.stringify(taskId)} in the plan`);
-  return sha256Hex(canonicalJson(taskContract(task)));
+  return contractDigestOf(task);
 }
 
 // The contract keys that differ between two versions of a task (for a refusal message).

@@ -93,6 +93,62 @@ export async function isAncestor(cwd: string, ancestor: string, descendant: stri
   return undefined;
 }
 
+/**
+ * Answers "is `a` `b` or one of its ancestors?" for many pairs from ONE git process:
+ * `git rev-list --topo-order --parents <tips> ^<floor>` gives the commits reachable from
+ * some tip but not from `floor`, each with its parents, descendants listed before
+ * ancestors. For a pair with `floor <= a` (a is the floor or descends from it), every
+ * commit on a path from `b` down to `a` other than the floor descends from the floor, so
+ * is in that graph; the walk from `b` never leaves it and never goes below `a`'s position.
+ * The caller guarantees `floor <= a` (resume walks a chain up from its base commit, and
+ * every link it accepted was proven); a `true` is always a real parent path. Pairs the
+ * graph cannot place, and a failed rev-list, give undefined (ask `isAncestor` instead).
+ */
+export type AncestryOracle = (a: string, b: string) => boolean | undefined;
+
+const FULL_SHA = /^[0-9a-f]{40}$|^[0-9a-f]{64}$/;
+
+export async function ancestryOracle(cwd: string, floor: string, tips: readonly string[]): Promise<AncestryOracle | undefined> {
+  if (!FULL_SHA.test(floor)) return undefined;
+  const heads = [...new Set(tips.filter((t) => FULL_SHA.test(t) && t !== floor))];
+  if (heads.length === 0) return (a, b) => (a === b && a === floor ? true : undefined);
+  const out = await git(cwd, ['rev-list', '--topo-order', '--parents', '--stdin'], [...heads, `^${floor}`].join('\n') + '\n');
+  if (out.code !== 0) return undefined;
+  const asked = new Set(heads);
+  const position = new Map<string, number>();
+  const parents: string[][] = [];
+  for (const line of out.stdout.split('\n')) {
+    if (line === '') continue;
+    const [sha, ...ps] = line.split(' ');
+    if (sha === undefined || !FULL_SHA.test(sha)) return undefined;
+    position.set(sha, parents.length);
+    parents.push(ps);
+  }
+  return (a, b) => {
+    if (a === b) return FULL_SHA.test(a) && (a === floor || position.has(a)) ? true : undefined;
+    const limit = a === floor ? Infinity : position.get(a);
+    if (limit === undefined) return undefined;
+    const start = position.get(b);
+    // A tip outside the graph is the floor or below it, so it cannot descend from a (a is
+    // the floor or above it, and a !== b); a commit that was no tip gives no answer.
+    if (start === undefined) return b === floor || asked.has(b) ? false : undefined;
+    if (start >= limit) return false;
+    const seen = new Set<number>([start]);
+    const stack = [start];
+    while (stack.length > 0) {
+      const at = stack.pop()!;
+      for (const p of parents[at]!) {
+        if (p === a) return true;
+        const i = position.get(p);
+        if (i === undefined || i >= limit || seen.has(i)) continue;
+        seen.add(i);
+        stack.push(i);
+      }
+    }
+    return false;
+  };
+}
+
 export interface RefMoved {
   reason: 'ref_moved';
   ref: string;

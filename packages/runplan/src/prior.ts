@@ -2,7 +2,7 @@ import { rename } from 'node:fs/promises';
 import { teardownByTag } from '@runplan/settle';
 import { openWriter, readJournal, type JournalRecord } from '@runplan/journal';
 import type { Plan } from './plan-types.js';
-import { taskContractDigest } from './digest.js';
+import { taskContractDigests } from './digest.js';
 import { budgetExceeded } from './repair.js';
 import { inspectRuns, recoverRun, type PriorRun, type Refusal, type RecoveredRun } from './resume.js';
 import { ZERO_USAGE, type RunFailedData, type UsageTotals } from './events.js';
@@ -53,8 +53,9 @@ export async function chooseRun(slug: SlugPaths, plan: Plan, repo: string, req: 
     // A task repair stopped is not run again on the same inputs: only --retry (the operator
     // says the cause changed) or a changed contract lets a continuation dispatch it.
     const journaled = new Map(recovered.value.started.tasks.map((t) => [t.id, t.contractDigest]));
+    const digests = taskContractDigests(plan);
     const stopped = [...recovered.value.stopped].filter(
-      ([task]) => !(req.retry ?? []).includes(task) && plan.tasks.some((t) => t.id === task) && journaled.get(task) === taskContractDigest(plan, task),
+      ([task]) => !(req.retry ?? []).includes(task) && digests.has(task) && journaled.get(task) === digests.get(task),
     );
     if (stopped.length > 0) {
       const [task, s] = stopped[0]!;

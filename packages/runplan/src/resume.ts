@@ -1,11 +1,11 @@
 import { readJournal, type JournalRecord, type JournalStatus } from '@runplan/journal';
 import type { ProcessIdentity } from '@runplan/settle';
 import type { Plan } from './plan-types.js';
-import { taskContractDigest } from './digest.js';
+import { taskContractDigests } from './digest.js';
 import { checkpointId } from './attempt.js';
 import { emptyHistory, recordFailure, type TaskHistory } from './repair.js';
 import { addUsage, ZERO_USAGE, type AttemptFailureData, type CheckpointData, type RunStartedData, type UsageTotals } from './events.js';
-import { isAncestor, missingObjects } from './git.js';
+import { ancestryOracle, isAncestor, missingObjects, type AncestryOracle } from './git.js';
 import { listRunIds, runPaths, type RunPaths, type SlugPaths } from './state.js';
 
 /**
@@ -129,8 +129,16 @@ export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode
   let head = started.baseCommit;
   if (missing.has(head)) return refuse('commit_missing', `the base commit ${head} of run ${id} is missing from ${repo}`);
 
+  const digests = taskContractDigests(plan);
+  // One rev-list for the whole chain, asked only once a checkpoint gets as far as its
+  // ancestry check; undefined (git could not say) falls back to one merge-base per pair.
+  let oracle: Promise<AncestryOracle | undefined> | undefined;
+  const descends = async (ancestor: string, descendant: string): Promise<boolean | undefined> => {
+    oracle ??= ancestryOracle(repo, started.baseCommit, all.map((c) => c.resultCommit).filter((sha) => !missing.has(sha)));
+    return (await oracle)?.(ancestor, descendant) ?? (await isAncestor(repo, ancestor, descendant));
+  };
   for (const cp of all) {
-    const problem = await checkpointProblem(cp, plan, byTask, ids, head, missing, repo);
+    const problem = await checkpointProblem(cp, plan, byTask, digests, ids, head, missing, descends);
     if (problem !== undefined) {
       if (mode === 'continue') break;
       return refuse(problem.reason, `run ${id}: ${problem.message}`, problem.hint ?? fresh);
@@ -224,17 +232,18 @@ async function checkpointProblem(
   cp: CheckpointData,
   plan: Plan,
   byTask: Map<string, Plan['tasks'][number]>,
+  digests: Map<string, string>,
   ids: Map<string, string>,
   head: string,
   missing: Set<string>,
-  repo: string,
+  descends: (ancestor: string, descendant: string) => Promise<boolean | undefined>,
 ): Promise<Refusal | undefined> {
   const recomputed = checkpointId(cp);
   if (recomputed !== cp.id) return { reason: 'checkpoint_invalid', message: `the checkpoint of task ${cp.taskId} does not match its id (${cp.id.slice(0, 12)} vs ${recomputed.slice(0, 12)})` };
   const task = byTask.get(cp.taskId);
   if (task === undefined) return { reason: 'task_removed', message: `completed task ${cp.taskId} is no longer in ${plan.file}`, hint: 'restore the task in the plan, or start over with --fresh' };
   if (ids.has(cp.taskId)) return { reason: 'checkpoint_invalid', message: `task ${cp.taskId} has two checkpoints` };
-  const digest = taskContractDigest(plan, cp.taskId);
+  const digest = digests.get(cp.taskId)!;
   if (digest !== cp.taskContractDigest) {
     return {
       reason: 'contract_changed',
@@ -252,7 +261,7 @@ async function checkpointProblem(
   for (const sha of [cp.baseCommit, cp.resultCommit]) {
     if (missing.has(sha)) return { reason: 'commit_missing', message: `commit ${sha} of task ${cp.taskId}'s checkpoint is missing from the repository` };
   }
-  if (cp.resultCommit !== cp.baseCommit && (await isAncestor(repo, cp.baseCommit, cp.resultCommit)) !== true) {
+  if (cp.resultCommit !== cp.baseCommit && (await descends(cp.baseCommit, cp.resultCommit)) !== true) {
     return { reason: 'not_descendant', message: `the result ${cp.resultCommit.slice(0, 12)} of task ${cp.taskId} does not descend from its predecessor ${cp.baseCommit.slice(0, 12)}` };
   }
   return undefined;
