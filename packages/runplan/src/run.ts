@@ -5,7 +5,7 @@ import { newOwnerTag, processIdentity, teardownByTag, type ProcessIdentity } fro
 import { acquireLock, openWriter, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
 import { loadPlan, topologicalOrder } from './plan.js';
 import type { Plan, PlanProblem, TaskSpec } from './plan-types.js';
-import { planDigest, taskContractDigest } from './digest.js';
+import { planDigest, taskContractDigests } from './digest.js';
 import { maskDeep, maskSecrets, planCopy, secretValues } from './secrets.js';
 import { runAttempt, workdirVars, type AttemptResult } from './attempt.js';
 import { prune, render } from '@runplan/workdir';
@@ -110,7 +110,7 @@ async function startRun(plan: Plan, repo: string, slug: SlugPaths, start: Start,
   const { run } = start;
   const secrets = secretValues(plan);
   const digest = planDigest(plan);
-  const contracts = new Map(plan.tasks.map((t) => [t.id, taskContractDigest(plan, t.id)]));
+  const contracts = taskContractDigests(plan);
   await ensurePrivateDir(run.dir);
   await writeFileAtomic(run.planCopy, maskSecrets(JSON.stringify(planCopy(plan), null, 2), secrets) + '\n', { mode: 0o600 });
   const opened = await openWriter(run.journal, start.mode === 'resume' ? { create: false } : { create: true, runId: run.runId });
