@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { capture, exitCodeFor, newOwnerTag, stream, type Execution } from '@runplan/settle';
+import { capture, exitCodeFor, newOwnerTag, stream, type Captured, type Execution } from '@runplan/settle';
 import { afterPostRun, afterPreRun, runHook, type HookOutcome, type RunOutcome } from '@runplan/run-hook';
 import { createDataDir, createRunDir, render, renderArgv, type TemplateVars } from '@runplan/workdir';
 import type { TaskSpec } from './plan-types.js';
@@ -362,16 +362,7 @@ class AttemptState {
       const command = await this.command(vars, tree, roundPrompt, round);
       last = command.execution;
       if (command.failure !== undefined) return command;
-      const verify = await capture({
-        argv: until.value,
-        cwd: tree,
-        env: scrubbedGitEnv(ctx.gitIdentity),
-        input: '',
-        deadlineMs: task.gateDeadlineMs,
-        signal: ctx.signal,
-        ownerTag: this.ownerTag,
-        maxBuffer: 4 << 20,
-      });
+      const verify = await this.check(until.value, tree);
       const output = `${verify.stdout.toString('utf8')}${verify.stderr.toString('utf8')}`;
       const path = join(this.evidenceDir, `verify.round-${round}.log`);
       await writeEvidence(path, `$ ${until.value.join(' ')}\n# ${verify.reason} exit=${verify.exitCode}\n${output}`, ctx.secrets);
@@ -434,6 +425,21 @@ class AttemptState {
   }
 
   // Runs the gates in order (captured, gate_deadline); the first failure stops them.
+  // A gate or a loop's verify command: captured, in the worktree, held to gate_deadline,
+  // owned by this attempt.
+  check(argv: readonly string[], tree: string): Promise<Captured> {
+    return capture({
+      argv,
+      cwd: tree,
+      env: scrubbedGitEnv(this.ctx.gitIdentity),
+      input: '',
+      deadlineMs: this.task.gateDeadlineMs,
+      signal: this.ctx.signal,
+      ownerTag: this.ownerTag,
+      maxBuffer: 4 << 20,
+    });
+  }
+
   async gates(vars: TemplateVars, tree: string, phase: 'gates' | 'integrate'): Promise<StepFailed | undefined> {
     const { ctx, task } = this;
     if (task.gates.length === 0) return undefined;
@@ -445,16 +451,7 @@ class AttemptState {
         failure = fail('environment', 'template_refused', phase, argv.error.message);
         break;
       }
-      const gate = await capture({
-        argv: argv.value,
-        cwd: tree,
-        env: scrubbedGitEnv(ctx.gitIdentity),
-        input: '',
-        deadlineMs: task.gateDeadlineMs,
-        signal: ctx.signal,
-        ownerTag: this.ownerTag,
-        maxBuffer: 4 << 20,
-      });
+      const gate = await this.check(argv.value, tree);
       const path = join(this.evidenceDir, `${phase === 'gates' ? 'gate' : 'integrate-gate'}-${i + 1}.log`);
       const output = `$ ${argv.value.join(' ')}\n# ${gate.reason} exit=${gate.exitCode} ${gate.durationMs}ms\n--- stdout\n${gate.stdout.toString('utf8')}\n--- stderr\n${gate.stderr.toString('utf8')}\n`;
       await writeEvidence(path, output, ctx.secrets);

@@ -4,6 +4,7 @@ import {
   count,
   isProviderText,
   isRecord,
+  jsonEvent,
   marksProviderLimit,
   resetFromText,
   scanBlocked,
@@ -87,18 +88,8 @@ export function claudeInterpreter(state: AgentState): LineInterpreter {
 
   return {
     line(text) {
-      const trimmed = text.trim();
-      if (trimmed === '') return;
-      let event: unknown;
-      try {
-        event = JSON.parse(trimmed);
-      } catch {
-        // Not JSON: a wrapper's plain output (or a line torn by the CLI itself).
-        scanBlocked(state, text);
-        warn(state, `line ${state.lines} is not JSON: ${trimmed.slice(0, 80)}`);
-        return;
-      }
-      if (!isRecord(event)) return;
+      const event = jsonEvent(state, text);
+      if (event === undefined) return;
       switch (event['type']) {
         case 'system':
           if (event['subtype'] === 'init' && typeof event['session_id'] === 'string') state.sessionId ??= event['session_id'];

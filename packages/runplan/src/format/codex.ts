@@ -1,4 +1,4 @@
-import { addUsage, boundMessage, count, isProviderText, isRecord, marksProviderLimit, scanBlocked, warn } from './state.js';
+import { addUsage, boundMessage, count, isProviderText, isRecord, jsonEvent, marksProviderLimit, scanBlocked, warn } from './state.js';
 import type { AgentState, LineInterpreter } from './state.js';
 
 // `codex exec --json`: one thread event per line.
@@ -22,17 +22,8 @@ export function codexInterpreter(state: AgentState): LineInterpreter {
 
   return {
     line(text) {
-      const trimmed = text.trim();
-      if (trimmed === '') return;
-      let event: unknown;
-      try {
-        event = JSON.parse(trimmed);
-      } catch {
-        scanBlocked(state, text);
-        warn(state, `line ${state.lines} is not JSON: ${trimmed.slice(0, 80)}`);
-        return;
-      }
-      if (!isRecord(event)) return;
+      const event = jsonEvent(state, text);
+      if (event === undefined) return;
       switch (event['type']) {
         case 'thread.started':
           if (typeof event['thread_id'] === 'string') state.sessionId = event['thread_id'];

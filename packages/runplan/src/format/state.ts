@@ -106,6 +106,22 @@ export function marksProviderLimit(state: AgentState, resetAtMs: number | undefi
 }
 
 // Plain-object guard for parsed JSON.
+// One line of a JSON agent format as an object; blank lines are nothing, and a line that is
+// not JSON (a wrapper's plain output, a torn line) is a warning and still scanned for BLOCKED.
+export function jsonEvent(state: AgentState, text: string): Record<string, unknown> | undefined {
+  const trimmed = text.trim();
+  if (trimmed === '') return undefined;
+  let event: unknown;
+  try {
+    event = JSON.parse(trimmed);
+  } catch {
+    scanBlocked(state, text);
+    warn(state, `line ${state.lines} is not JSON: ${trimmed.slice(0, 80)}`);
+    return undefined;
+  }
+  return isRecord(event) ? event : undefined;
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
