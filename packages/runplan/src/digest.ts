@@ -81,6 +81,14 @@ export function planDigest(plan: Plan): string {
 // The plan as planDigest sees it.
 export function digestablePlan(plan: Plan): Record<string, unknown> {
   return {
+    ...planSettings(plan),
+    tasks: plan.tasks.map(({ envFileValues: _values, envFile: _path, promptFile: _prompt, ...rest }) => rest),
+  };
+}
+
+// The plan-level keys (everything but the file and the tasks), as digests and the plan copy see them.
+export function planSettings(plan: Plan): Record<string, unknown> {
+  return {
     slug: plan.slug,
     base: plan.base,
     jobs: plan.jobs,
@@ -91,6 +99,5 @@ export function digestablePlan(plan: Plan): Record<string, unknown> {
     hooks: plan.hooks,
     budget: plan.budget,
     repair: plan.repair,
-    tasks: plan.tasks.map(({ envFileValues: _values, envFile: _path, promptFile: _prompt, ...rest }) => rest),
   };
 }

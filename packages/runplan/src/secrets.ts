@@ -1,4 +1,4 @@
-import { canonicalJson } from './digest.js';
+import { canonicalJson, planSettings } from './digest.js';
 import type { Plan } from './plan-types.js';
 
 export const MASK = '***';
@@ -71,16 +71,7 @@ export function planCopy(plan: Plan, env: NodeJS.ProcessEnv = process.env): unkn
   const secrets = secretValues(plan, env);
   const copy = {
     file: plan.file,
-    slug: plan.slug,
-    base: plan.base,
-    jobs: plan.jobs,
-    retain: plan.retain,
-    land: plan.land,
-    workdir: plan.workdir,
-    secretEnv: plan.secretEnv,
-    hooks: plan.hooks,
-    budget: plan.budget,
-    repair: plan.repair,
+    ...planSettings(plan),
     tasks: plan.tasks.map(({ envFileValues, ...task }) => ({
       ...task,
       env: Object.fromEntries(Object.entries(task.env).map(([k, v]) => [k, plan.secretEnv.includes(k) ? MASK : v])),
