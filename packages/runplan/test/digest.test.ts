@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { canonicalJson, contractChanges, planDigest, taskContractDigest } from '../src/digest.js';
+import { canonicalJson, contractChanges, planDigest, taskContractDigest, taskContractDigests } from '../src/digest.js';
 import type { Plan, TaskSpec } from '../src/plan.js';
 
 function task(overrides: Partial<TaskSpec> = {}): TaskSpec {
@@ -104,6 +104,14 @@ test('the plan digest covers every key but env_file values and absolute location
 
 test('an unknown task id is a caller bug', () => {
   assert.throws(() => taskContractDigest(plan(task()), 'nope'), /no task "nope"/);
+});
+
+test('task contract digests: one per task, the same as asking task by task', () => {
+  const tasks = ['a', 'b', 'c'].map((id, i) => task({ id, needs: i === 0 ? [] : ['a'], prompt: `do ${id}` }));
+  const p = { tasks };
+  const digests = taskContractDigests(p);
+  assert.equal([...digests.keys()], ['a', 'b', 'c']);
+  for (const t of tasks) assert.is(digests.get(t.id), taskContractDigest(p, t.id));
 });
 
 test.run();
