@@ -1,16 +1,23 @@
 import type { ChildProcess } from 'node:child_process';
-import { PassThrough } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { StderrPolicy } from './types.js';
+
+/** How much stdout may wait in the consumer's stream before the pipe is paused. */
+const consumerBufferBytes = 64 * 1024;
 
 /**
  * The child's stdout and stderr as settle reads them: stdout counted and handed to the
- * consumer through a PassThrough we can end ourselves (so a consumer sees a clean EOF even
+ * consumer through a stream we can end ourselves (so a consumer sees a clean EOF even
  * when the real pipe never closes); stderr captured up to a limit, piped to a caller's
  * writable, or not ours at all (inherited or ignored).
+ *
+ * The consumer's stream is a plain Readable fed from stdout's `data` events, paused and
+ * resumed for backpressure: one hop per chunk, with none of a Transform's writable side
+ * (a PassThrough cost ~20 % more reader CPU per byte than reading the pipe directly).
  */
 export class ChildOutputs {
   /** What the consumer reads. Ended by us at EOF, or when we give up on the pipe. */
-  readonly forConsumer = new PassThrough();
+  readonly forConsumer: Readable;
   bytesOut = 0;
   bytesErr = 0;
   stderrTruncated = false;
@@ -29,13 +36,19 @@ export class ChildOutputs {
     onStdout: () => void,
   ) {
     this.done = new Promise<void>((resolve) => (this.wake = resolve));
-    this.forConsumer.on('error', () => {});
     const stdout = child.stdout!;
+    // The consumer asking for more resumes the pipe; a full buffer pauses it.
+    const forConsumer = new Readable({ highWaterMark: consumerBufferBytes, read: () => void stdout.resume() });
+    this.forConsumer = forConsumer;
+    forConsumer.on('error', () => {});
+    // A consumer that destroys its stream stops taking bytes: read and drop them, never block the child.
+    forConsumer.once('close', () => void stdout.resume());
     stdout.on('data', (chunk: Buffer) => {
       this.bytesOut += chunk.length;
       onStdout();
+      if (this.stdoutDone || forConsumer.destroyed) return;
+      if (!forConsumer.push(chunk)) stdout.pause();
     });
-    stdout.pipe(this.forConsumer, { end: false });
     stdout.once('end', () => this.endStdout());
     stdout.once('close', () => this.endStdout());
 
@@ -75,17 +88,13 @@ export class ChildOutputs {
   // and the child sees a closed pipe, as under `| head`.
   stopReadingStdout(): void {
     if (this.stdoutDone) return;
-    const stdout = this.child.stdout!;
-    stdout.unpipe(this.forConsumer);
-    stdout.destroy();
+    this.child.stdout!.destroy();
     this.forConsumer.resume();
   }
 
   // Gives up on whatever is still open and ends the consumer's stream with a clean EOF.
   closeOut(): void {
-    const stdout = this.child.stdout!;
-    stdout.unpipe(this.forConsumer);
-    stdout.destroy();
+    this.child.stdout!.destroy();
     this.child.stderr?.destroy();
     this.endStdout();
     this.endStderr();
@@ -103,7 +112,7 @@ export class ChildOutputs {
   private endStdout(): void {
     if (this.stdoutDone) return;
     this.stdoutDone = true;
-    if (!this.forConsumer.writableEnded) this.forConsumer.end();
+    if (!this.forConsumer.destroyed) this.forConsumer.push(null);
     if (this.finished) this.wake();
   }
 
