@@ -55,6 +55,15 @@ export function taskContractDigests(plan: Pick<Plan, 'tasks'>): Map<string, stri
   return new Map(plan.tasks.map((t) => [t.id, contractDigestOf(t)]));
 }
 
+/**
+ * sha256 of a plan's task list as run-started and plan-amended journal it: the canonical
+ * JSON of `[{id, needs, contractDigest}, …]` in plan order. `contracts` are the plan's
+ * task contract digests (taskContractDigests).
+ */
+export function taskListDigest(plan: Pick<Plan, 'tasks'>, contracts: Map<string, string> = taskContractDigests(plan)): string {
+  return sha256Hex(canonicalJson(plan.tasks.map((t) => ({ id: t.id, needs: t.needs, contractDigest: contracts.get(t.id) ?? contractDigestOf(t) }))));
+}
+
 // sha256 of the task's contract; throws for an id the plan does not have (a caller bug).
 export function taskContractDigest(plan: Pick<Plan, 'tasks'>, taskId: string): string {
   const task = plan.tasks.find((t) => t.id === taskId);

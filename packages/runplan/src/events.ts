@@ -27,6 +27,7 @@ export interface UsageTotals {
 /** The phase named in a failure: the step of "One attempt" (or the run) that failed. */
 export type Phase = 'setup' | 'pre_run' | 'command' | 'gates' | 'post_run' | 'commit' | 'integrate' | 'land' | 'run';
 
+/** One task as taskListDigest digests it (journals written before it listed these in run-started `tasks`). */
 export interface TaskDigest {
   id: string;
   needs: string[];
@@ -40,8 +41,17 @@ export interface RunStartedData {
   /** The masked plan copy beside the journal. */
   planCopy: string;
   planDigest: string;
-  /** Every task's contract digest, written before the first dispatch (resume compares them). */
-  tasks: TaskDigest[];
+  /** How many tasks the plan has. */
+  taskCount: number;
+  /**
+   * sha256 of every task's id, needs and contract digest, in plan order (taskListDigest),
+   * written before the first dispatch. One digest, not the list, so the record stays far
+   * below the journal's 1 MiB line limit however many tasks there are; a resume checks each
+   * checkpoint against the plan's own contract digests, and a continuation checks a stopped
+   * task against the digest its own attempt-started journaled. Journals written before
+   * this change carry `tasks` (the list) instead.
+   */
+  tasksDigest: string;
   repo: string;
   stateDir: string;
   base: string;
@@ -78,7 +88,9 @@ export interface CoordinatorCrashedData {
 export interface PlanAmendedData {
   from: string;
   to: string;
-  tasks: TaskDigest[];
+  /** The amended plan's task count and task list digest, as in run-started. */
+  taskCount: number;
+  tasksDigest: string;
   jobs: number;
 }
 

@@ -17,7 +17,15 @@ export type Start =
 
 // Decides, read-only, between resuming the sole incomplete run, continuing a failed one,
 // and starting clean; `--fresh` abandons incomplete runs first. Any doubt refuses.
-export async function chooseRun(slug: SlugPaths, plan: Plan, repo: string, req: RunRequest, runId: string): Promise<{ ok: true; value: Start } | { ok: false; end: RunEnd }> {
+// `digests`: the plan's task contract digests (computed once per run by the caller).
+export async function chooseRun(
+  slug: SlugPaths,
+  plan: Plan,
+  repo: string,
+  req: RunRequest,
+  runId: string,
+  digests: Map<string, string> = taskContractDigests(plan),
+): Promise<{ ok: true; value: Start } | { ok: false; end: RunEnd }> {
   const unknown = (req.retry ?? []).filter((id) => !plan.tasks.some((t) => t.id === id));
   if (unknown.length > 0) {
     return { ok: false, end: { kind: 'refused', reason: 'unknown_task', message: `--retry names no task of ${plan.file}: ${unknown.join(', ')}` } };
@@ -35,7 +43,7 @@ export async function chooseRun(slug: SlugPaths, plan: Plan, repo: string, req: 
     if (target === undefined) {
       return refused({ reason: 'no_such_run', message: `slug ${plan.slug} has no incomplete run ${req.run}`, hint: 'runplan status' });
     }
-    return resumeOf(target, plan, repo);
+    return resumeOf(target, plan, repo, digests);
   }
   if (incomplete.length > 1) {
     const list = incomplete.map((p) => p.paths.runId).join(', ');
@@ -45,17 +53,17 @@ export async function chooseRun(slug: SlugPaths, plan: Plan, repo: string, req: 
       hint: `pick one: runplan run ${plan.file} --run ${incomplete[0]!.paths.runId}   (or --fresh to abandon them all)`,
     });
   }
-  if (incomplete.length === 1) return resumeOf(incomplete[0]!, plan, repo);
+  if (incomplete.length === 1) return resumeOf(incomplete[0]!, plan, repo, digests);
   const last = prior.at(-1);
   if (last !== undefined && last.kind === 'failed' && last.failedClass !== 'abandoned') {
-    const recovered = await recoverRun(last, plan, repo, 'continue');
+    const recovered = await recoverRun(last, plan, repo, 'continue', digests);
     if (!recovered.ok) return refused(recovered.error);
     // A task repair stopped is not run again on the same inputs: only --retry (the operator
-    // says the cause changed) or a changed contract lets a continuation dispatch it.
-    const journaled = new Map(recovered.value.started.tasks.map((t) => [t.id, t.contractDigest]));
-    const digests = taskContractDigests(plan);
+    // says the cause changed) or a contract changed since the stopped attempt (the digest
+    // its attempt-started journaled) lets a continuation dispatch it. An attempt that
+    // journaled no digest counts as unchanged.
     const stopped = [...recovered.value.stopped].filter(
-      ([task]) => !(req.retry ?? []).includes(task) && digests.has(task) && journaled.get(task) === digests.get(task),
+      ([task, s]) => !(req.retry ?? []).includes(task) && digests.has(task) && (s.contractDigest === null || s.contractDigest === digests.get(task)),
     );
     if (stopped.length > 0) {
       const [task, s] = stopped[0]!;
@@ -74,8 +82,8 @@ export async function chooseRun(slug: SlugPaths, plan: Plan, repo: string, req: 
   return { ok: true, value: { mode: 'clean', run: runPaths(slug, runId), abandoned: [] } };
 }
 
-async function resumeOf(target: PriorRun, plan: Plan, repo: string): Promise<{ ok: true; value: Start } | { ok: false; end: RunEnd }> {
-  const recovered = await recoverRun(target, plan, repo, 'resume');
+async function resumeOf(target: PriorRun, plan: Plan, repo: string, digests: Map<string, string>): Promise<{ ok: true; value: Start } | { ok: false; end: RunEnd }> {
+  const recovered = await recoverRun(target, plan, repo, 'resume', digests);
   if (!recovered.ok) return { ok: false, end: { kind: 'refused', ...recovered.error } };
   return { ok: true, value: { mode: 'resume', run: target.paths, recovered: recovered.value } };
 }

@@ -1,4 +1,4 @@
-import { readJournal, type JournalRecord, type JournalStatus } from '@runplan/journal';
+import { scanJournal, type JournalRecord, type JournalStatus } from '@runplan/journal';
 import type { ProcessIdentity } from '@runplan/settle';
 import type { Plan } from './plan-types.js';
 import { taskContractDigests } from './digest.js';
@@ -24,7 +24,8 @@ export type PriorKind = 'complete' | 'failed' | 'incomplete' | 'corrupt';
 export interface PriorRun {
   paths: RunPaths;
   kind: PriorKind;
-  records: JournalRecord[];
+  /** What the journal's valid records say, folded as they were read (the records are not kept). */
+  journal: JournalFold;
   status: JournalStatus;
   /** The class of a `run-failed` receipt. */
   failedClass: string | null;
@@ -70,45 +71,172 @@ export interface RecoveredRun {
   lastFailure: Map<string, { attempt: number; failure: AttemptFailureData }>;
   /** Loop rounds journaled by attempts a coordinator crash ended, per task. */
   roundsUsed: Map<string, number>;
-  /** Tasks repair stopped (and no operator-retry since): never redispatched on the same inputs. */
-  stopped: Map<string, { class: string; reason: string; detail: string }>;
+  /**
+   * Tasks repair stopped (and no operator-retry since): never redispatched on the same
+   * inputs. `contractDigest` is the contract the stopped attempt ran under (its
+   * attempt-started record); null when that record did not say.
+   */
+  stopped: Map<string, StoppedTask>;
 }
 
-// Every run of the slug, oldest first, with how it ended.
+export interface StoppedTask {
+  class: string;
+  reason: string;
+  detail: string;
+  contractDigest: string | null;
+}
+
+// Every run of the slug, oldest first, with how it ended. Each journal is read once, every
+// record parsed and checked (readJournal's checks), and folded as it is read.
 export async function inspectRuns(slug: SlugPaths): Promise<PriorRun[]> {
   const runs: PriorRun[] = [];
   for (const id of await listRunIds(slug)) {
     const paths = runPaths(slug, id);
-    let records: JournalRecord[] = [];
+    let journal = new JournalFold();
     let status: JournalStatus;
     try {
-      const read = await readJournal(paths.journal);
-      records = read.records;
-      status = read.status;
+      const fold = journal;
+      status = (await scanJournal(paths.journal, { onRecord: (record) => fold.add(record) })).status;
     } catch (e) {
+      journal = new JournalFold();
       status = { kind: 'corrupt', offset: 0, seq: null, reason: e instanceof Error ? e.message : String(e) } as JournalStatus;
     }
-    const terminal = records.find((r) => r.terminal === true);
+    const terminal = journal.terminal;
     const kind: PriorKind =
       status.kind === 'corrupt' ? 'corrupt' : terminal === undefined ? 'incomplete' : terminal.type === 'run-complete' ? 'complete' : 'failed';
     const cls = terminal !== undefined ? (terminal.data as { class?: unknown }).class : undefined;
-    runs.push({ paths, kind, records, status, failedClass: typeof cls === 'string' ? cls : null });
+    runs.push({ paths, kind, journal, status, failedClass: typeof cls === 'string' ? cls : null });
   }
   return runs;
 }
 
-// The checkpoints a journal holds, in order: its own and the ones it adopted.
-function checkpointsOf(records: JournalRecord[]): CheckpointData[] {
-  const out: CheckpointData[] = [];
-  for (const r of records) {
-    if (r.type === 'checkpoint') out.push(r.data as unknown as CheckpointData);
-    if (r.type === 'checkpoint-adopted') out.push((r.data as { checkpoint: CheckpointData }).checkpoint);
+/**
+ * One pass over a run's journal records, in order, keeping only what a resume or a
+ * continuation needs: the first terminal record, the first run-started, every checkpoint
+ * (its own and adopted ones), and the per-task state of attempts, usage, failures and
+ * repair decisions. Records before run-started (none, in journals runplan writes) are held
+ * until it arrives, because the totals start from what it carried.
+ */
+export class JournalFold {
+  terminal: JournalRecord | undefined;
+  started: RunStartedData | undefined;
+  readonly checkpoints: CheckpointData[] = [];
+  readonly attempts = new Map<string, number>();
+  readonly open = new Map<string, OpenAttempt>();
+  readonly crashes = new Map<string, number>();
+  usage: UsageTotals = ZERO_USAGE;
+  costUsd = 0;
+  readonly histories = new Map<string, TaskHistory>();
+  readonly lastFailure = new Map<string, { attempt: number; failure: AttemptFailureData }>();
+  readonly stopped = new Map<string, StoppedTask>();
+  attemptsTotal = 0;
+  planDigest = '';
+  coordinator: ProcessIdentity | null = null;
+  private readonly closedFailures = new Map<string, AttemptFailureData>();
+  private readonly contracts = new Map<string, string>();
+  private readonly roundsByAttempt = new Map<string, { taskId: string; rounds: number }>();
+  private readonly crashedKeys = new Set<string>();
+  private early: JournalRecord[] | undefined = [];
+
+  add(r: JournalRecord): void {
+    if (r.terminal === true) this.terminal ??= r;
+    if (r.type === 'checkpoint') this.checkpoints.push(r.data as unknown as CheckpointData);
+    if (r.type === 'checkpoint-adopted') this.checkpoints.push((r.data as { checkpoint: CheckpointData }).checkpoint);
+    if (this.early !== undefined) {
+      this.early.push(r);
+      if (r.type !== 'run-started') return;
+      const started = r.data as unknown as RunStartedData;
+      this.started = started;
+      this.usage = addUsage(ZERO_USAGE, { ...ZERO_USAGE, ...(started.usageCarried ?? {}) });
+      this.costUsd = started.costCarried ?? 0;
+      this.planDigest = started.planDigest;
+      this.coordinator = started.coordinator ?? null;
+      const early = this.early;
+      this.early = undefined;
+      for (const record of early) this.fold(record);
+      return;
+    }
+    this.fold(r);
   }
-  return out;
+
+  private fold(r: JournalRecord): void {
+    const d = r.data as Record<string, unknown>;
+    const key = `${String(d.taskId)}.${String(d.attempt)}`;
+    switch (r.type) {
+      case 'attempt-started':
+        this.attemptsTotal++;
+        this.attempts.set(String(d.taskId), Math.max(this.attempts.get(String(d.taskId)) ?? 0, Number(d.attempt)));
+        this.open.set(key, { taskId: String(d.taskId), attempt: Number(d.attempt), ownerTag: String(d.ownerTag), evidenceDir: String(d.evidenceDir), settled: false });
+        if (typeof d.contractDigest === 'string') this.contracts.set(key, d.contractDigest);
+        break;
+      case 'attempt-closed':
+        this.open.delete(key);
+        if (d.failure !== null && typeof d.failure === 'object') this.closedFailures.set(key, d.failure as AttemptFailureData);
+        if (d.reason === 'coordinator_crashed') {
+          this.crashes.set(String(d.taskId), (this.crashes.get(String(d.taskId)) ?? 0) + 1);
+          this.crashedKeys.add(key);
+        }
+        break;
+      case 'usage':
+        if (d.usage !== null && typeof d.usage === 'object') this.usage = addUsage(this.usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
+        if (typeof d.costUsd === 'number') this.costUsd += d.costUsd;
+        break;
+      case 'command-settled':
+        if (this.open.has(key)) this.open.get(key)!.settled = true;
+        if (d.usage !== null && typeof d.usage === 'object') this.usage = addUsage(this.usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
+        if (typeof d.costUsd === 'number') this.costUsd += d.costUsd;
+        break;
+      case 'coordinator-crashed':
+        this.coordinator = (d.coordinator as ProcessIdentity | undefined) ?? this.coordinator;
+        break;
+      case 'repair-decided': {
+        const task = String(d.taskId);
+        this.histories.set(task, recordFailure(this.histories.get(task) ?? emptyHistory(), { class: d.class as AttemptFailureData['class'], fingerprint: String(d.fingerprint) }));
+        const failure = this.closedFailures.get(key);
+        if (d.action === 'retry' && failure !== undefined) this.lastFailure.set(task, { attempt: Number(d.attempt), failure });
+        else this.lastFailure.delete(task);
+        if (d.action === 'stop') {
+          this.stopped.set(task, { class: String(d.class), reason: String(d.stopReason), detail: String(d.detail), contractDigest: this.contracts.get(key) ?? null });
+        }
+        break;
+      }
+      case 'round-done':
+        this.roundsByAttempt.set(key, { taskId: String(d.taskId), rounds: Math.max(this.roundsByAttempt.get(key)?.rounds ?? 0, Number(d.round)) });
+        break;
+      case 'operator-retry':
+        this.histories.delete(String(d.taskId));
+        this.stopped.delete(String(d.taskId));
+        break;
+      case 'checkpoint':
+        this.lastFailure.delete(String(d.taskId));
+        break;
+      case 'plan-amended':
+        if (typeof d.to === 'string') this.planDigest = d.to;
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** Loop rounds of attempts that are still open or that a coordinator crash closed, per task. */
+  roundsUsed(): Map<string, number> {
+    const roundsUsed = new Map<string, number>();
+    for (const [key, r] of this.roundsByAttempt) {
+      if (this.open.has(key) || this.crashedKeys.has(key)) roundsUsed.set(r.taskId, Math.max(roundsUsed.get(r.taskId) ?? 0, r.rounds));
+    }
+    return roundsUsed;
+  }
 }
 
 // Recovers a run's state. `resume`: every doubt is a refusal. `continue`: the valid prefix.
-export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode: 'resume' | 'continue'): Promise<{ ok: true; value: RecoveredRun } | { ok: false; error: Refusal }> {
+// `digests` are the plan's task contract digests when the caller has them already.
+export async function recoverRun(
+  prior: PriorRun,
+  plan: Plan,
+  repo: string,
+  mode: 'resume' | 'continue',
+  digests: Map<string, string> = taskContractDigests(plan),
+): Promise<{ ok: true; value: RecoveredRun } | { ok: false; error: Refusal }> {
   const id = prior.paths.runId;
   const fresh = `runplan run ${plan.file} --fresh`;
   const refuse = (reason: string, message: string, hint = fresh) => ({ ok: false as const, error: { reason, message, hint } });
@@ -116,11 +244,11 @@ export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode
     const s = prior.status;
     return refuse('journal_corrupt', `the journal of run ${id} is corrupt at offset ${s.offset} (seq ${s.seq ?? '?'}): ${s.reason}: ${prior.paths.journal}`);
   }
-  const startedRecord = prior.records.find((r) => r.type === 'run-started');
-  if (startedRecord === undefined) return refuse('run_unreadable', `run ${id} has no run-started record: ${prior.paths.journal}`);
-  const started = startedRecord.data as unknown as RunStartedData;
+  const fold = prior.journal;
+  const started = fold.started;
+  if (started === undefined) return refuse('run_unreadable', `run ${id} has no run-started record: ${prior.paths.journal}`);
 
-  const all = checkpointsOf(prior.records);
+  const all = fold.checkpoints;
   const shas = [...new Set(all.flatMap((c) => [c.baseCommit, c.resultCommit]).concat(started.baseCommit))];
   const missing = new Set(await missingObjects(repo, shas));
   const byTask = new Map(plan.tasks.map((t) => [t.id, t]));
@@ -129,7 +257,6 @@ export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode
   let head = started.baseCommit;
   if (missing.has(head)) return refuse('commit_missing', `the base commit ${head} of run ${id} is missing from ${repo}`);
 
-  const digests = taskContractDigests(plan);
   // One rev-list for the whole chain, asked only once a checkpoint gets as far as its
   // ancestry check; undefined (git could not say) falls back to one merge-base per pair.
   let oracle: Promise<AncestryOracle | undefined> | undefined;
@@ -148,82 +275,25 @@ export async function recoverRun(prior: PriorRun, plan: Plan, repo: string, mode
     head = cp.resultCommit;
   }
 
-  const attempts = new Map<string, number>();
-  const openMap = new Map<string, OpenAttempt>();
-  const crashes = new Map<string, number>();
-  let usage = addUsage(ZERO_USAGE, { ...ZERO_USAGE, ...(started.usageCarried ?? {}) });
-  let costUsd = started.costCarried ?? 0;
-  const histories = new Map<string, TaskHistory>();
-  const lastFailure = new Map<string, { attempt: number; failure: AttemptFailureData }>();
-  const closedFailures = new Map<string, AttemptFailureData>();
-  const stopped = new Map<string, { class: string; reason: string; detail: string }>();
-  const roundsByAttempt = new Map<string, { taskId: string; rounds: number }>();
-  const crashedKeys = new Set<string>();
-  let attemptsTotal = 0;
-  let planDigest = started.planDigest;
-  let coordinator: ProcessIdentity | null = started.coordinator ?? null;
-  for (const r of prior.records) {
-    const d = r.data as Record<string, unknown>;
-    const key = `${String(d.taskId)}.${String(d.attempt)}`;
-    switch (r.type) {
-      case 'attempt-started':
-        attemptsTotal++;
-        attempts.set(String(d.taskId), Math.max(attempts.get(String(d.taskId)) ?? 0, Number(d.attempt)));
-        openMap.set(key, { taskId: String(d.taskId), attempt: Number(d.attempt), ownerTag: String(d.ownerTag), evidenceDir: String(d.evidenceDir), settled: false });
-        break;
-      case 'attempt-closed':
-        openMap.delete(key);
-        if (d.failure !== null && typeof d.failure === 'object') closedFailures.set(key, d.failure as AttemptFailureData);
-        if (d.reason === 'coordinator_crashed') {
-          crashes.set(String(d.taskId), (crashes.get(String(d.taskId)) ?? 0) + 1);
-          crashedKeys.add(key);
-        }
-        break;
-      case 'usage':
-        if (d.usage !== null && typeof d.usage === 'object') usage = addUsage(usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
-        if (typeof d.costUsd === 'number') costUsd += d.costUsd;
-        break;
-      case 'command-settled':
-        if (openMap.has(key)) openMap.get(key)!.settled = true;
-        if (d.usage !== null && typeof d.usage === 'object') usage = addUsage(usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
-        if (typeof d.costUsd === 'number') costUsd += d.costUsd;
-        break;
-      case 'coordinator-crashed':
-        coordinator = (d.coordinator as ProcessIdentity | undefined) ?? coordinator;
-        break;
-      case 'repair-decided': {
-        const task = String(d.taskId);
-        histories.set(task, recordFailure(histories.get(task) ?? emptyHistory(), { class: d.class as AttemptFailureData['class'], fingerprint: String(d.fingerprint) }));
-        const failure = closedFailures.get(key);
-        if (d.action === 'retry' && failure !== undefined) lastFailure.set(task, { attempt: Number(d.attempt), failure });
-        else lastFailure.delete(task);
-        if (d.action === 'stop') stopped.set(task, { class: String(d.class), reason: String(d.stopReason), detail: String(d.detail) });
-        break;
-      }
-      case 'round-done':
-        roundsByAttempt.set(key, { taskId: String(d.taskId), rounds: Math.max(roundsByAttempt.get(key)?.rounds ?? 0, Number(d.round)) });
-        break;
-      case 'operator-retry':
-        histories.delete(String(d.taskId));
-        stopped.delete(String(d.taskId));
-        break;
-      case 'checkpoint':
-        lastFailure.delete(String(d.taskId));
-        break;
-      case 'plan-amended':
-        if (typeof d.to === 'string') planDigest = d.to;
-        break;
-      default:
-        break;
-    }
-  }
-  const roundsUsed = new Map<string, number>();
-  for (const [key, r] of roundsByAttempt) {
-    if (openMap.has(key) || crashedKeys.has(key)) roundsUsed.set(r.taskId, Math.max(roundsUsed.get(r.taskId) ?? 0, r.rounds));
-  }
   return {
     ok: true,
-    value: { stopped, roundsUsed, started, checkpoints: valid, head, attempts, open: [...openMap.values()], crashes, planDigest, coordinator, usage, costUsd, attemptsTotal, histories, lastFailure },
+    value: {
+      stopped: fold.stopped,
+      roundsUsed: fold.roundsUsed(),
+      started,
+      checkpoints: valid,
+      head,
+      attempts: fold.attempts,
+      open: [...fold.open.values()],
+      crashes: fold.crashes,
+      planDigest: fold.planDigest,
+      coordinator: fold.coordinator,
+      usage: fold.usage,
+      costUsd: fold.costUsd,
+      attemptsTotal: fold.attemptsTotal,
+      histories: fold.histories,
+      lastFailure: fold.lastFailure,
+    },
   };
 }
 

@@ -5,7 +5,7 @@ import { newOwnerTag, processIdentity, teardownByTag, type ProcessIdentity } fro
 import { acquireLock, openWriter, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
 import { loadPlan, topologicalOrder } from './plan.js';
 import type { Plan, PlanProblem, TaskSpec } from './plan-types.js';
-import { planDigest, taskContractDigests } from './digest.js';
+import { planDigest, taskContractDigests, taskListDigest } from './digest.js';
 import { maskDeep, maskSecrets, planCopy, secretValues } from './secrets.js';
 import { runAttempt, workdirVars, type AttemptResult } from './attempt.js';
 import { prune, render } from '@runplan/workdir';
@@ -88,9 +88,10 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
     return { kind: 'refused', reason: lock.error.reason, message: lock.error.message, ...(lock.error.reason === 'foreign_host' ? { hint: 'pass --break-lock if that host is gone' } : {}) };
   }
   try {
-    const chosen = await chooseRun(slug, plan, repo, req, runId);
+    const contracts = taskContractDigests(plan);
+    const chosen = await chooseRun(slug, plan, repo, req, runId, contracts);
     if (!chosen.ok) return chosen.end;
-    return await startRun(plan, repo, slug, chosen.value, baseCommit, req);
+    return await startRun(plan, repo, slug, chosen.value, baseCommit, contracts, req);
   } finally {
     await lock.value.release();
   }
@@ -106,11 +107,10 @@ async function wake(ms: number, signal: AbortSignal): Promise<undefined> {
   return undefined;
 }
 
-async function startRun(plan: Plan, repo: string, slug: SlugPaths, start: Start, baseCommit: string, req: RunRequest): Promise<RunEnd> {
+async function startRun(plan: Plan, repo: string, slug: SlugPaths, start: Start, baseCommit: string, contracts: Map<string, string>, req: RunRequest): Promise<RunEnd> {
   const { run } = start;
   const secrets = secretValues(plan);
   const digest = planDigest(plan);
-  const contracts = taskContractDigests(plan);
   await ensurePrivateDir(run.dir);
   await writeFileAtomic(run.planCopy, maskSecrets(JSON.stringify(planCopy(plan), null, 2), secrets) + '\n', { mode: 0o600 });
   const opened = await openWriter(run.journal, start.mode === 'resume' ? { create: false } : { create: true, runId: run.runId });
@@ -237,7 +237,7 @@ class Coordinator {
           planFile: this.plan.file,
           planCopy: this.run.planCopy,
           planDigest: this.planDigest,
-          tasks: this.taskDigests(),
+          ...this.taskList(),
           repo: this.repo,
           stateDir: this.slug.stateRoot,
           base: this.plan.base,
@@ -274,8 +274,11 @@ class Coordinator {
     return processIdentity(process.pid) ?? { pid: process.pid, startTime: 0, bootId: 'unknown', host: 'unknown' };
   }
 
-  taskDigests() {
-    return this.plan.tasks.map((t) => ({ id: t.id, needs: t.needs, contractDigest: this.contracts.get(t.id)! }));
+  // The task list as run-started and plan-amended journal it: its length and one digest of
+  // every task's id, needs and contract digest (taskListDigest), so the record stays small
+  // however many tasks the plan has (the tasks themselves are in the plan copy).
+  taskList(): { taskCount: number; tasksDigest: string } {
+    return { taskCount: this.plan.tasks.length, tasksDigest: taskListDigest(this.plan, this.contracts) };
   }
 
   // Loads what a journal proved: checkpoints (the tasks never dispatched again), attempt
@@ -355,7 +358,7 @@ class Coordinator {
       if (a.survivors.length > 0) engine ??= { task: a.taskId, detail: `processes of the crashed attempt survived teardown: ${a.survivors.join(' ')}` };
     }
     if (recovered.planDigest !== this.planDigest) {
-      await this.emit('plan-amended', { from: recovered.planDigest, to: this.planDigest, tasks: this.taskDigests(), jobs: this.jobs });
+      await this.emit('plan-amended', { from: recovered.planDigest, to: this.planDigest, ...this.taskList(), jobs: this.jobs });
     }
     if (engine !== undefined) {
       const survived = engine.detail.startsWith('processes');

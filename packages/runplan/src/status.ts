@@ -140,7 +140,8 @@ function summarize(row: SlugStatus, records: JournalRecord[], now: number): void
     const d = r.data as Record<string, unknown>;
     switch (r.type) {
       case 'run-started':
-        row.tasksTotal = Array.isArray(d.tasks) ? d.tasks.length : 0;
+        // taskCount; journals written before it listed every task in `tasks`.
+        row.tasksTotal = typeof d.taskCount === 'number' ? d.taskCount : Array.isArray(d.tasks) ? d.tasks.length : 0;
         row.planFile = typeof d.planFile === 'string' ? d.planFile : null;
         start = Date.parse(r.ts);
         break;

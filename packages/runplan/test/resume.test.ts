@@ -5,6 +5,8 @@ import * as assert from 'uvu/assert';
 import { dispatchCounts, readLedger, readPids, runBin, tempDir, withTimeout } from '@runplan/test-fixtures';
 import { openWriter, readJournal } from '@runplan/journal';
 import { checkpointId } from '../src/attempt.js';
+import { taskContractDigests } from '../src/digest.js';
+import { loadPlan } from '../src/plan.js';
 import { alive, journalPath, ofType, records, RUNPLAN, runIds, runplan, setup, slugDir, waitForEvent, waitForLine } from './support.js';
 
 // Two tasks in a chain, a gate on the second, landing on main: every kind of event.
@@ -237,14 +239,16 @@ test(
       await crashAt(f, 'branch-updated:a');
       const rs = await records(f.repo, 'chain');
       const a = ofType(rs, 'checkpoint')[0]!;
-      const b = ofType(rs, 'run-started')[0]!.tasks.find((t: { id: string }) => t.id === 'b');
+      const plan = await loadPlan(f.plan);
+      assert.ok(plan.ok);
+      const bDigest = plan.ok ? taskContractDigests(plan.value).get('b')! : '';
       f.repo.git(['checkout', '-q', '-b', 'elsewhere', 'main']);
       const unrelated = f.repo.commitFiles({ 'forged.txt': 'x\n' }, 'not a descendant of a');
       const key = {
         logicalRunId: a.logicalRunId,
         planDigest: a.planDigest,
         taskId: 'b',
-        taskContractDigest: b.contractDigest,
+        taskContractDigest: bDigest,
         dependencyCheckpointIds: [a.id],
         baseCommit: a.resultCommit,
         resultCommit: unrelated,
