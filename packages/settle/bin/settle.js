@@ -1,5 +1,17 @@
 #!/usr/bin/env node
 // Committed shim: the built CLI decides the exit code; this file only loads it.
-import { main } from '../dist/src/cli.js';
+//
+// CommonJS on purpose (bin/package.json): an ES module entry starts Node's ESM loader,
+// which costs ~15 ms of a ~110 ms cold start before settle runs a line. The build emits
+// dist/settle.cjs, the CLI and its dependencies as one CommonJS file (esbuild); without it
+// (only `tsc` ran) the shim falls back to the ES modules in dist/src.
+'use strict';
+const { existsSync } = require('node:fs');
+const { join } = require('node:path');
 
-process.exitCode = await main(process.argv.slice(2));
+const bundle = join(__dirname, '..', 'dist', 'settle.cjs');
+const cli = existsSync(bundle) ? Promise.resolve(require(bundle)) : import('../dist/src/cli.js');
+
+cli.then(({ main }) => main(process.argv.slice(2))).then((code) => {
+  process.exitCode = code;
+});
