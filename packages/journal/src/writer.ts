@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { constants, statSync } from 'node:fs';
-import { link, unlink } from 'node:fs/promises';
+import { link, open, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { err, ok, type Result } from '@runplan/settle';
 import { ioError, JournalFailure, type JournalError } from './errors.js';
@@ -63,6 +63,14 @@ export interface OpenWriterOptions {
   identityPath?: string;
   /** Extra fields for the lock identity (e.g. the coordinator's role). */
   details?: Record<string, unknown>;
+  /**
+   * A clean scan of this journal the caller already made (`scanJournal` with `digest`,
+   * e.g. while reading it). Once it holds the lock the writer reads the file back and
+   * uses this result instead of scanning again only when the file is exactly the bytes
+   * that scan checked: the same size and the same sha256. Anything else (a different size
+   * or digest, a scan that was not clean or has no digest) and it scans in full as usual.
+   */
+  scanned?: ScanResult;
 }
 
 // The writer lock's identity file, beside the journal.
@@ -338,6 +346,32 @@ export async function openWriter(path: string, options: OpenWriterOptions = {}):
   return opened;
 }
 
+/** Bytes read at a time when checking a journal against an earlier scan. */
+const VERIFY_CHUNK_BYTES = 1024 * 1024;
+
+// Whether the file at `path` is exactly the bytes a clean, digested scan checked: same
+// size, same sha256 (read back in bounded chunks). False for anything else, so the caller
+// scans in full; throws only as scanJournal would (ENOENT…).
+async function holdsScannedBytes(path: string, scanned: ScanResult): Promise<boolean> {
+  if (scanned.status.kind !== 'clean' || scanned.sha256 === undefined || scanned.validEnd !== scanned.size) return false;
+  const handle = await open(path, 'r');
+  try {
+    if ((await handle.stat()).size !== scanned.size) return false;
+    const hash = createHash('sha256');
+    const buffer = Buffer.allocUnsafe(Math.min(VERIFY_CHUNK_BYTES, Math.max(1, scanned.size)));
+    let offset = 0;
+    while (offset < scanned.size) {
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, scanned.size - offset), offset);
+      if (bytesRead === 0) return false;
+      hash.update(buffer.subarray(0, bytesRead));
+      offset += bytesRead;
+    }
+    return hash.digest('hex') === scanned.sha256;
+  } finally {
+    await handle.close();
+  }
+}
+
 async function openLocked(path: string, lock: HeldLock, options: OpenWriterOptions): Promise<Result<JournalWriter, JournalError>> {
   const journalFs = options.fs ?? nodeJournalFs;
   const runId = options.runId ?? newRunId();
@@ -345,7 +379,7 @@ async function openLocked(path: string, lock: HeldLock, options: OpenWriterOptio
   let scan: ScanResult;
   for (;;) {
     try {
-      scan = await scanJournal(path);
+      scan = options.scanned !== undefined && (await holdsScannedBytes(path, options.scanned)) ? options.scanned : await scanJournal(path);
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tempDir, withTimeout } from '@runplan/test-fixtures';
-import { isLockHeld, JournalFailure, nodeJournalFs, openWriter, readJournal, repairJournal, type JournalEvent, type JournalFs, type JournalWriter } from '../src/index.js';
+import { isLockHeld, JournalFailure, nodeJournalFs, openWriter, readJournal, repairJournal, scanJournal, type JournalEvent, type JournalFs, type JournalWriter } from '../src/index.js';
+import { createHash } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { recordingFs, writeSample } from './sample.js';
 
 const dir = tempDir('journal-writer-');
@@ -280,6 +282,76 @@ test(
     assert.ok(!exists.ok && exists.error.reason === 'exists');
     assert.not.ok(existsSync(`${path}.lock.json`), 'close removes the identity file');
     assert.not.ok(await isLockHeld(path));
+  }),
+);
+
+test(
+  'scanJournal with digest: the sha256 of the bytes on a clean journal, none on a torn tail or corruption',
+  withTimeout(10_000, async () => {
+    const sample = await writeSample(dir.path, 'digest.jsonl', 6);
+    const clean = await scanJournal(sample.path, { digest: true });
+    assert.is(clean.status.kind, 'clean');
+    assert.is(clean.sha256, createHash('sha256').update(sample.bytes).digest('hex'));
+    assert.is((await scanJournal(sample.path)).sha256, undefined);
+    writeFileSync(join(dir.path, 'digest-torn.jsonl'), sample.bytes.subarray(0, sample.bytes.length - 5));
+    const torn = await scanJournal(join(dir.path, 'digest-torn.jsonl'), { digest: true });
+    assert.is(torn.status.kind, 'torn_tail');
+    assert.is(torn.sha256, undefined);
+    const flipped = Buffer.from(sample.bytes);
+    flipped[sample.offsets[2]! + 20]! ^= 0x01;
+    writeFileSync(join(dir.path, 'digest-corrupt.jsonl'), flipped);
+    const corrupt = await scanJournal(join(dir.path, 'digest-corrupt.jsonl'), { digest: true, parse: true });
+    assert.is(corrupt.status.kind, 'corrupt');
+    assert.is(corrupt.sha256, undefined);
+  }),
+);
+
+test(
+  'openWriter({ scanned }) takes the caller\'s scan only for the very bytes it checked; a changed file is scanned in full',
+  withTimeout(20_000, async () => {
+    // Unchanged: the caller's result is used as it is (a tampered lastSeq shows it was not rescanned).
+    const same = await writeSample(dir.path, 'scanned-same.jsonl', 3);
+    const scanned = await scanJournal(same.path, { digest: true, parse: true });
+    const w1 = await open(same.path, { scanned });
+    assert.is(w1.lastSeq, 3);
+    assert.is((await w1.append('next', {})).seq, 4);
+    await w1.close();
+    assert.is((await readJournal(same.path)).status.kind, 'clean');
+    const reused = await open(same.path, { scanned: { ...(await scanJournal(same.path, { digest: true })), lastSeq: 41 } });
+    assert.is(reused.lastSeq, 41);
+    await reused.close();
+
+    // The same size but one byte changed after the scan: the writer scans and refuses it.
+    const edited = await writeSample(dir.path, 'scanned-edited.jsonl', 3);
+    const before = await scanJournal(edited.path, { digest: true });
+    const bytes = Buffer.from(edited.bytes);
+    bytes[edited.offsets[1]! + 15]! ^= 0x01;
+    writeFileSync(edited.path, bytes);
+    const refused = await openWriter(edited.path, { scanned: before });
+    assert.is(refused.ok, false);
+    if (!refused.ok) assert.is(refused.error.reason, 'corrupt');
+
+    // Grown after the scan (another writer appended): scanned in full, the chain continues.
+    const grown = await writeSample(dir.path, 'scanned-grown.jsonl', 3);
+    const early = await scanJournal(grown.path, { digest: true });
+    const other = await open(grown.path);
+    await other.append('from-another-writer', {});
+    await other.close();
+    const w2 = await open(grown.path, { scanned: early });
+    assert.is(w2.lastSeq, 4);
+    assert.is((await w2.append('next', {})).seq, 5);
+    await w2.close();
+    assert.is((await readJournal(grown.path)).status.kind, 'clean');
+
+    // A scan that saw a torn tail is never taken: the writer repairs from its own scan.
+    const torn = await writeSample(dir.path, 'scanned-torn.jsonl', 3);
+    appendFileSync(torn.path, '0123abcd {"seq":4,"pr');
+    const tornScan = await scanJournal(torn.path, { digest: true });
+    assert.is(tornScan.status.kind, 'torn_tail');
+    const w3 = await open(torn.path, { scanned: tornScan });
+    assert.ok(w3.repaired);
+    await w3.close();
+    assert.is((await readJournal(torn.path)).status.kind, 'clean');
   }),
 );
 
