@@ -4,6 +4,12 @@ import type { ProcSource } from './types.js';
 import { within } from './wait.js';
 
 const pollMs = 100;
+/**
+ * How long the last read waits for EOF before asking /proc who still holds the pipe. After
+ * a teardown the holders are usually gone and EOF is already on its way; a walk of every
+ * process's fds is only worth making when it is not.
+ */
+const eofFirstMs = 20;
 
 // Where fd N of a process points (its end of our stdout/stderr socket), read right after the spawn.
 export function fdTarget(pid: number, fd: number): string | undefined {
@@ -20,13 +26,16 @@ export function pipeHolders(childEnds: readonly string[], proc: ProcSource): num
 }
 
 export interface DrainRules {
-  /** Processes that still hold the child's end of a pipe (and that we could not end). */
-  holders: readonly number[];
+  /**
+   * Processes that still hold the child's end of a pipe (and that we could not end). Asked
+   * once, and only when EOF did not come within a moment.
+   */
+  holders: () => readonly number[];
   graceMs: number;
   /**
-   * Nobody else holds the pipe, so what is left in it is finite and only waits for the
+   * When nobody holds the pipe, what is left in it is finite and only waits for the
    * consumer (`settle -- make | less`): keep reading at the consumer's pace instead of
-   * giving up after `grace` without progress.
+   * giving up after `grace` without progress. Only when `holders()` is empty.
    */
   patient: boolean;
   /** Absolute time (Date.now()) past which we stop anyway: the deadline bounds delivery too. */
@@ -47,16 +56,21 @@ export async function drainRest(outputs: ChildOutputs, rules: DrainRules): Promi
   let progressAt = start;
   let stopped = false;
   void rules.stop?.then(() => (stopped = true));
+  let holders: readonly number[] | undefined;
+  let wait = Math.min(eofFirstMs, rules.graceMs);
   while (!outputs.finished) {
-    await within(rules.stop ? Promise.race([outputs.done, rules.stop]) : outputs.done, pollMs);
+    await within(rules.stop ? Promise.race([outputs.done, rules.stop]) : outputs.done, wait);
+    wait = pollMs;
+    if (outputs.finished) break;
+    holders ??= rules.holders();
     const now = Date.now();
     if (outputs.bytesSeen !== seen) {
       seen = outputs.bytesSeen;
       progressAt = now;
     }
-    if (rules.holders.length > 0 && now - start >= rules.graceMs) return true;
+    if (holders.length > 0 && now - start >= rules.graceMs) return true;
     if (stopped || (rules.until !== undefined && now >= rules.until)) return false;
-    if (!rules.patient && now - progressAt >= rules.graceMs) return false;
+    if (!(rules.patient && holders.length === 0) && now - progressAt >= rules.graceMs) return false;
   }
   return false;
 }

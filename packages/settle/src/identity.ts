@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { hostname } from 'node:os';
 
 /**
@@ -44,7 +44,7 @@ export function parseProcStat(text: string): ProcStat | undefined {
   const close = text.lastIndexOf(')');
   if (open < 0 || close < open) return undefined;
   const pid = Number(text.slice(0, open).trim());
-  const rest = text.slice(close + 2).split(' ');
+  const rest = text.slice(close + 2).split(' ', 20); // up to field 22, the start time
   // rest[0] is field 3 (state); field N is rest[N - 3].
   const state = rest[0];
   const ppid = Number(rest[1]);
@@ -54,10 +54,24 @@ export function parseProcStat(text: string): ProcStat | undefined {
   return { pid, state, ppid, pgrp, startTime };
 }
 
-// Reads /proc/<pid>/stat, or undefined when the process is gone.
+// One buffer for every stat read: an ownership scan reads one per process on the machine.
+// A stat line is a few hundred bytes (the command name is at most 16).
+const statBuffer = Buffer.allocUnsafe(4096);
+
+// Reads /proc/<pid>/stat, or undefined when the process is gone. open + one read + close
+// into a reused buffer (readFileSync also fstat()s and allocates per call).
 export function readProcStat(pid: number): ProcStat | undefined {
+  const path = `/proc/${pid}/stat`;
   try {
-    return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    const fd = openSync(path, 'r');
+    let length: number;
+    try {
+      length = readSync(fd, statBuffer, 0, statBuffer.length, null);
+    } finally {
+      closeSync(fd);
+    }
+    if (length < statBuffer.length) return parseProcStat(statBuffer.toString('utf8', 0, length));
+    return parseProcStat(readFileSync(path, 'utf8'));
   } catch {
     return undefined;
   }

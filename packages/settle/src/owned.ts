@@ -20,7 +20,26 @@ const dead = (state: string) => state === 'Z' || state === 'X';
 
 // Every live process the ownership covers, except ourselves.
 export function findOwned(ownership: Ownership, proc: ProcSource): OwnedProcess[] {
-  const found: OwnedProcess[] = [];
+  return survey(ownership, proc, []).owned;
+}
+
+/** One walk of /proc: what an ownership covers, and who of the same age holds a pipe end. */
+export interface Survey {
+  owned: OwnedProcess[];
+  /**
+   * Live processes, owned or not, that started no earlier than the child and hold one of
+   * the pipe ends asked about. Only such a process can have inherited the child's end; an
+   * older one can hold it only if it was handed the fd (over a socket, or with
+   * pidfd_getfd), which `pipeHolders` (every process) is there to find.
+   */
+  holders: number[];
+}
+
+// The ownership scan, also reading the fds of every process young enough to have
+// inherited one of `pipeEnds` (none when `pipeEnds` is empty): one walk instead of two.
+export function survey(ownership: Ownership, proc: ProcSource, pipeEnds: readonly string[]): Survey {
+  const owned: OwnedProcess[] = [];
+  const holders: number[] = [];
   for (const pid of proc.listPids()) {
     if (pid === process.pid) continue;
     const stat = proc.readStat(pid);
@@ -29,9 +48,10 @@ export function findOwned(ownership: Ownership, proc: ProcSource): OwnedProcess[
     // never ours, and skipping them keeps a scan after a quick child to a few reads.
     if (stat.startTime < (ownership.groupStartTime ?? 0)) continue;
     const inGroup = ownership.pgid !== undefined && stat.pgrp === ownership.pgid;
-    if (inGroup || carriesTag(pid, ownership.tags, proc)) found.push({ pid, startTime: stat.startTime });
+    if (inGroup || carriesTag(pid, ownership.tags, proc)) owned.push({ pid, startTime: stat.startTime });
+    if (pipeEnds.length > 0 && proc.readFdTargets(pid).some((t) => pipeEnds.includes(t))) holders.push(pid);
   }
-  return found;
+  return { owned, holders };
 }
 
 function carriesTag(pid: number, tags: readonly string[], proc: ProcSource): boolean {

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { drainRest, fdTarget, pipeHolders } from './drain.js';
 import { feedPrompt, type PromptFailure } from './input.js';
-import { findOwned, type Ownership } from './owned.js';
+import { findOwned, survey, type OwnedProcess, type Ownership, type Survey } from './owned.js';
 import { ChildOutputs } from './outputs.js';
 import { procSource } from './procfs.js';
 import { codeOf, messageOf, preflight, releasePrompt } from './preflight.js';
@@ -222,18 +222,28 @@ export async function runChild<R>(
   });
 
   const ownedNow = () => findOwned(ownership, proc);
-  const holdersNow = () => (childEnds.length > 0 ? pipeHolders(childEnds, proc) : ownedNow().map((p) => p.pid));
+  // The ownership scan and who still holds the child's end of our pipes, in one walk: a
+  // holder that inherited the end started no earlier than the child, so the scan reads the
+  // fds of those processes too. Only when none of them holds it are the fds of every process
+  // read, for an older holder that was handed the fd. Without the child's ends (it closed
+  // them before we looked) the owned processes stand in for the holders.
+  const surveyNow = (): Survey => {
+    if (childEnds.length === 0) {
+      const owned = ownedNow();
+      return { owned, holders: owned.map((p) => p.pid) };
+    }
+    const found = survey(ownership, proc, childEnds);
+    return found.holders.length > 0 ? found : { owned: found.owned, holders: pipeHolders(childEnds, proc) };
+  };
   let heldPipe = false;
   const deadlineAt = spec.deadlineMs !== undefined ? Date.now() + spec.deadlineMs : undefined;
   const finalDrain = async () => {
     if (outputs.finished) return;
-    const holders = holdersNow();
-    // Patient only after a normal exit, when /proc shows nobody else holding the pipe.
-    const patient = !requested && childEnds.length > 0 && holders.length === 0;
     const rules = {
-      holders,
+      holders: () => surveyNow().holders,
       graceMs,
-      patient,
+      // Patient only after a normal exit, when /proc shows nobody else holding the pipe.
+      patient: !requested && childEnds.length > 0,
       ...(requested ? {} : { stop: termination }), // an interruption during the drain cuts it short
       ...(deadlineAt !== undefined ? { until: deadlineAt } : {}),
     };
@@ -244,15 +254,17 @@ export async function runChild<R>(
     emit({ type: 'exited', exitCode: exitInfo?.code ?? null, signal: exitInfo?.signal ?? null });
     const exitAt = Date.now();
     await within(Promise.race([outputs.done, termination]), graceMs);
+    let left: OwnedProcess[] | undefined;
     if (!outputs.finished) {
-      const holders = holdersNow();
-      if (holders.length > 0) {
+      const found = surveyNow();
+      left = found.owned;
+      if (found.holders.length > 0) {
         heldPipe = true;
-        emit({ type: 'held-pipe', holders });
+        emit({ type: 'held-pipe', holders: found.holders });
       }
     }
     // Leftovers get the rest of grace to finish on their own, then are torn down.
-    let left = ownedNow();
+    left ??= ownedNow();
     while (left.length > 0 && Date.now() < exitAt + graceMs && !requested) {
       await within(termination, Math.max(0, Math.min(pollMs * 2, exitAt + graceMs - Date.now())));
       left = ownedNow();
@@ -267,6 +279,8 @@ export async function runChild<R>(
             onEvent: emit,
             why: requested ?? 'leftovers',
             hurry: termination,
+            found: left,
+            ...(outputs.finished ? {} : { pipesClosed: outputs.done }),
           })
         : noTeardown();
     await finalDrain();

@@ -21,6 +21,14 @@ export interface TreeTeardown {
   hurry?: Promise<void>;
   /** Resolves when the child (the group leader) exits: a reason to re-scan at once. */
   exited?: Promise<void>;
+  /** Resolves when the child's pipes reach EOF, so whoever held them is gone: a reason to re-scan at once. */
+  pipesClosed?: Promise<void>;
+  /**
+   * An ownership scan the caller made a moment ago, used as the first scan when the group is
+   * not signalled first (after the group signal, a scan is always made afresh). Each pid in
+   * it is still checked against its start time before it is signalled.
+   */
+  found?: OwnedProcess[];
 }
 
 export const noTeardown = (): TeardownReport => ({ result: 'none', signalled: [], survivors: [], heldPipe: false });
@@ -57,7 +65,7 @@ export async function endTree(t: TreeTeardown): Promise<TeardownReport> {
       }
     }
   }
-  const first = findOwned(t.ownership, t.proc);
+  const first = !groupFirst && t.found ? t.found : findOwned(t.ownership, t.proc);
   if (first.length === 0 && !groupFirst) return noTeardown();
   if (!groupFirst) t.onEvent?.({ type: 'teardown-started', why: t.why, signal: t.signal });
 
@@ -74,7 +82,7 @@ export async function endTree(t: TreeTeardown): Promise<TeardownReport> {
   let hurried = false;
   void t.hurry?.then(() => (hurried = true));
   let woken = false;
-  const wake = Promise.race([t.hurry, t.exited].filter((p) => p !== undefined)).then(() => (woken = true));
+  const wake = Promise.race([t.hurry, t.exited, t.pipesClosed].filter((p) => p !== undefined)).then(() => (woken = true));
   // Waits for the next re-scan: the next step of the backoff, never past `until`, sooner
   // when the child exits or the caller hurries (once each: after that, plain steps).
   let step = 0;

@@ -27,6 +27,80 @@ test(
 );
 
 test(
+  'the held-pipe event names the grandchild holding stdout, found in the same walk as the ownership scan',
+  withTimeout(30_000, async () => {
+    const held: number[][] = [];
+    let fdWalksOfOlderProcesses = 0;
+    let childStart = 0;
+    const r = await capture({
+      argv: [sh('setsid-holds-stdout.sh')],
+      graceMs: 300,
+      onEvent: (e) => {
+        if (e.type === 'spawned') childStart = readProcStat(e.pid)?.startTime ?? 0;
+        if (e.type === 'held-pipe') held.push(e.holders);
+      },
+      proc: {
+        readFdTargets: (pid) => {
+          if ((readProcStat(pid)?.startTime ?? 0) < childStart) fdWalksOfOlderProcesses++;
+          return realProc.readFdTargets(pid);
+        },
+      },
+    });
+    const [grandchild] = pidsIn(r.stdout);
+    try {
+      assert.ok(grandchild);
+      assert.equal(held, [[grandchild!]], 'one held-pipe event naming the holder');
+      assert.ok(r.teardown.heldPipe);
+      assert.ok(r.teardown.signalled.includes(grandchild!));
+      assert.not.ok(alive(grandchild!));
+      assert.is(fdWalksOfOlderProcesses, 0, 'a holder was found among the younger processes, so no walk over every process was needed to name it');
+    } finally {
+      killQuietly(grandchild);
+    }
+  }),
+);
+
+test(
+  'a pipe holder older than the child (as one handed the fd would be) is still found through every process’s fds',
+  withTimeout(30_000, async () => {
+    let grandchild: number | undefined;
+    const held: number[][] = [];
+    // The grandchild is made to look older than the child, so the ownership walk skips it:
+    // only the walk over every process's fds can find it, and settle does not own it. (The
+    // child lingers a moment so that its end of the pipe is seen right after the spawn.)
+    const { execution } = await stream(
+      {
+        argv: ['sh', '-c', `sleep 0.2; exec ${sh('setsid-holds-stdout.sh')}`],
+        graceMs: 300,
+        onEvent: (e) => {
+          if (e.type === 'held-pipe') held.push(e.holders);
+        },
+        proc: {
+          readStat: (pid) => {
+            const stat = realProc.readStat(pid);
+            return stat && pid === grandchild ? { ...stat, startTime: 0 } : stat;
+          },
+        },
+      },
+      null,
+      async (stdout) => {
+        for await (const chunk of stdout) grandchild ??= pidsIn(chunk as Buffer)[0];
+      },
+    );
+    try {
+      assert.ok(grandchild);
+      assert.is(execution.reason, 'exited');
+      assert.equal(held, [[grandchild!]], 'named as the holder');
+      assert.ok(execution.teardown.heldPipe, 'the pipe was abandoned as held');
+      assert.is(execution.teardown.result, 'none', 'not owned, so not signalled');
+      assert.ok(alive(grandchild!), 'and left alone');
+    } finally {
+      killQuietly(grandchild);
+    }
+  }),
+);
+
+test(
   'the same with a TERM-ignoring setsid grandchild: escalated to KILL',
   withTimeout(30_000, async () => {
     const r = await capture({ argv: [sh('setsid-holds-stdout.sh'), 'ignore-term'], graceMs: 300 });

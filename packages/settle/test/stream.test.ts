@@ -300,6 +300,29 @@ test(
 );
 
 test(
+  'a consumer that destroys its stream while the pipe is paused does not block the child: the rest is read and dropped',
+  withTimeout(30_000, async () => {
+    let exited: () => void = () => {};
+    const childExited = new Promise<void>((resolve) => (exited = resolve));
+    const total = 8 * MiB;
+    const { execution, state } = await stream(
+      { argv: [sh('write-then-exit.sh'), String(total)], onEvent: (e) => e.type === 'exited' && exited() },
+      { buffered: 0 },
+      async (stdout, s) => {
+        await new Promise((resolve) => setTimeout(resolve, 300)); // not reading: the buffer fills, the pipe is paused
+        s.buffered = stdout.readableLength;
+        stdout.destroy();
+        await childExited; // the child can only exit if its 8 MiB are read
+      },
+    );
+    assert.ok((state?.buffered ?? 0) > 0, 'the consumer’s stream held bytes when it was destroyed');
+    assert.is(execution.reason, 'exited');
+    assert.is(execution.exitCode, 0);
+    assert.is(execution.bytesOut, total, 'every byte was read (and dropped)');
+  }),
+);
+
+test(
   'interrupt while the child already exited but a grandchild holds the pipe',
   withTimeout(30_000, async () => {
     const controller = new AbortController();
