@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { constants } from 'node:os';
-import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { drainRest, fdTarget, pipeHolders } from './drain.js';
 import { feedPrompt, type PromptFailure } from './input.js';
@@ -12,6 +11,10 @@ import { childEnv, isOwnerTag, newOwnerTag } from './tag.js';
 import { endTree, noTeardown } from './teardown.js';
 import { within } from './wait.js';
 import type { Execution, SettleEvent, SettleReason, SettleSpec, TeardownReport, TransportError } from './types.js';
+
+// Monotonic milliseconds (not node:perf_hooks: loading it allocates ~300 KB, enough to cost
+// the settle CLI a garbage collection during start-up).
+const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6;
 
 /** How the consumer of stdout finished; `undefined` when it never started (spawn failure). */
 export type Consumed<R> = { kind: 'returned'; value: R } | { kind: 'threw'; error: unknown };
@@ -56,7 +59,7 @@ export async function runChild<R>(
   options: RunOptions,
   consume: (stdout: Readable) => Promise<R>,
 ): Promise<RunOutcome<R>> {
-  const startedAt = performance.now();
+  const startedAt = monotonicMs();
   const tag = newOwnerTag();
   const graceMs = spec.graceMs ?? defaultGraceMs;
   const killSignal = spec.killSignal ?? 'SIGTERM';
@@ -81,7 +84,7 @@ export async function runChild<R>(
       exitCode: null,
       signal: null,
       pid: undefined,
-      durationMs: Math.round(performance.now() - startedAt),
+      durationMs: Math.round(monotonicMs() - startedAt),
       ...fixed,
       teardown: noTeardown(),
       ...(error ? { error } : {}),
@@ -327,7 +330,7 @@ export async function runChild<R>(
     exitCode: exitInfo?.code ?? null,
     signal: exitInfo?.signal ?? null,
     pid,
-    durationMs: Math.round(performance.now() - startedAt),
+    durationMs: Math.round(monotonicMs() - startedAt),
     ...fixed,
     teardown: { ...teardown, heldPipe },
     ...(firstError ? { error: firstError } : {}),
