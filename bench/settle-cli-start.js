@@ -1,11 +1,15 @@
 // Cold start of the settle CLI: `settle -- /bin/true` against `node -e 0` (the floor any
 // Node CLI pays) and GNU `timeout 60 /bin/true` (what settle replaces, for context).
 // Each variant is a fresh process, timed from spawn to exit; every run must exit 0.
+//
+// The bin runs dist/settle.cjs, the CLI as one CommonJS file (the build bundles it with
+// esbuild). Context rows show what that is made of: node loading the bundle without
+// running it, node spawning one detached /bin/true (what any Node CLI that runs a child
+// pays), and the same bin without the bundle (the ES modules tsc emits, its fallback).
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildBundle, bundlePath } from './bundle-settle.js';
-import { context, interleave, now, pairedRatio, ratio, reapedCpuMs, root, row, skipped } from './lib.js';
+import { context, interleave, now, pairedRatio, ratio, reapedCpuMs, root, row, scratch, skipped } from './lib.js';
 
 export const name = 'settle-cli-start';
 export const title = '`settle -- /bin/true` cold start vs `node -e 0`';
@@ -24,65 +28,67 @@ function startToExit(key, argv) {
   return ms;
 }
 
+// The bin as installed next to a dist/ holding only dist/src: what runs when only tsc ran.
+function unbundledBin(dir) {
+  const pkg = join(root, 'packages/settle');
+  mkdirSync(join(dir, 'bin'));
+  mkdirSync(join(dir, 'dist'));
+  for (const file of ['settle.js', 'package.json']) copyFileSync(join(pkg, 'bin', file), join(dir, 'bin', file));
+  symlinkSync(join(pkg, 'dist/src'), join(dir, 'dist/src'));
+  return join(dir, 'bin/settle.js');
+}
+
 export async function measure({ quick }) {
   const settleBin = join(root, 'packages/settle/bin/settle.js');
+  const bundle = join(root, 'packages/settle/dist/settle.cjs');
   if (!existsSync(join(root, 'packages/settle/dist/src/cli.js'))) return skipped(name, title, 'not available yet: packages/settle is not built (npm run build)');
+  if (!existsSync(bundle)) return skipped(name, title, 'packages/settle/dist/settle.cjs missing: build settle with its own build script (npm run build), which bundles after tsc');
   const node = process.execPath;
-  const variants = [
-    { key: 'node', run: () => startToExit('node', [node, '-e', '0']) },
-    { key: 'settle', run: () => startToExit('settle', [node, settleBin, '--', '/bin/true']) },
-    { key: 'timeout', run: () => startToExit('timeout', ['timeout', '60', '/bin/true']) },
-  ];
-  // What the start is made of: loading the CLI's modules, and one spawn + wait from node.
-  const cliModule = join(root, 'packages/settle/dist/src/cli.js');
-  variants.push(
-    { key: 'import', run: () => startToExit('import', [node, '--input-type=module', '-e', `await import(${JSON.stringify(cliModule)})`]) },
-    { key: 'spawn', run: () => startToExit('spawn', [node, '-e', "require('child_process').spawn('/bin/true', { stdio: ['ignore', 'pipe', 'pipe'] }).on('exit', () => {})"]) },
-  );
-  // The bundle prototype is rebuilt from the current dist whenever esbuild is at hand
-  // ($ESBUILD_DIR or /tmp/esbuild-scratch, never a repo dependency), so it is never stale.
-  const bundle = bundlePath();
-  let haveBundle = false;
+  const dir = scratch('settle-start');
   try {
-    await buildBundle({ esbuildDir: process.env.ESBUILD_DIR ?? '/tmp/esbuild-scratch' });
-    haveBundle = existsSync(bundle);
-  } catch {
-    haveBundle = false;
-  }
-  if (haveBundle) variants.push({ key: 'bundle', run: () => startToExit('bundle', [node, bundle, '--', '/bin/true']) });
-  const v = await interleave(variants, { rounds: quick ? 6 : 30, warmup: 2 });
+    const fallbackBin = unbundledBin(dir.path);
+    const variants = [
+      { key: 'node', run: () => startToExit('node', [node, '-e', '0']) },
+      { key: 'settle', run: () => startToExit('settle', [node, settleBin, '--', '/bin/true']) },
+      { key: 'timeout', run: () => startToExit('timeout', ['timeout', '60', '/bin/true']) },
+      { key: 'load', run: () => startToExit('load', [node, '-e', `require(${JSON.stringify(bundle)})`]) },
+      {
+        key: 'spawn',
+        run: () => startToExit('spawn', [node, '-e', "require('child_process').spawn('/bin/true', { stdio: ['ignore', 'pipe', 'inherit'], detached: true }).on('exit', () => {})"]),
+      },
+      { key: 'unbundled', run: () => startToExit('unbundled', [node, fallbackBin, '--', '/bin/true']) },
+    ];
+    const v = await interleave(variants, { rounds: quick ? 6 : 30, warmup: 2 });
 
-  // The warm-up runs are in cpu[] too: drop them so wall and CPU cover the same runs.
-  const cpuRows = (key, label) => row(`cpu: ${label}`, 'ms', cpu[key].slice(-v[key].length), { show: 'mean' });
-  const rows = [
-    row('node -e 0', 'ms', v.node),
-    row('settle -- /bin/true', 'ms', v.settle),
-    row('timeout 60 /bin/true', 'ms', v.timeout),
-  ];
-  const base = rows[0].median;
-  const ratios = [
-    ratio('settle / node -e 0', pairedRatio(v.settle, v.node), { limit: 1.3, better: 'lower', meaning: 'how much slower the CLI starts, runs /bin/true and exits than an empty node' }),
-    context('settle / timeout', pairedRatio(v.settle, v.timeout), 'cost of a Node tool over the C one it replaces'),
-  ];
-  rows.push(row('part: node + import settle CLI modules (no run)', 'ms', v.import), row('part: node + one spawn of /bin/true', 'ms', v.spawn));
-  const cpuNode = cpuRows('node', 'node -e 0');
-  const cpuSettle = cpuRows('settle', 'settle -- /bin/true');
-  ratios.push(context('cpu: settle / node -e 0', cpuSettle.mean / cpuNode.mean, 'the same ratio in CPU time (user+sys), which other load on the machine does not inflate'));
-  ratios.push(context('floor: node + one spawn / node -e 0', pairedRatio(v.spawn, v.node), 'what any node CLI that spawns one child pays, before settle does anything of its own'));
-  const importMs = rows[3].median - base;
-  const spawnMs = rows[4].median - base;
-  const notes = [
-    `settle adds ${(rows[1].median - base).toFixed(1)} ms over node -e 0: loading its modules ≈ ${importMs.toFixed(1)} ms, one spawn from node ≈ ${spawnMs.toFixed(1)} ms, the rest (ownership scan of /proc, pipes, exit) ≈ ${(rows[1].median - base - importMs - spawnMs).toFixed(1)} ms`,
-  ];
-  if (haveBundle) {
-    rows.push(row('bundled settle (prototype)', 'ms', v.bundle));
-    const cpuBundle = cpuRows('bundle', 'bundled settle');
-    ratios.push(ratio('bundle / node -e 0', pairedRatio(v.bundle, v.node), { limit: 1.3, better: 'lower', meaning: 'the same CLI as one esbuild file (bench/bundle-settle.js)' }));
-    ratios.push(context('cpu: bundle / node -e 0', cpuBundle.mean / cpuNode.mean, 'the bundle in CPU time'));
-    rows.push(cpuBundle);
-  } else {
-    notes.push('bundle prototype not measured: esbuild not found (install it in a scratch dir, see bench/bundle-settle.js)');
+    // The warm-up runs are in cpu[] too: drop them so wall and CPU cover the same runs.
+    const cpuRows = (key, label) => row(`cpu: ${label}`, 'ms', cpu[key].slice(-v[key].length), { show: 'mean' });
+    const rows = [
+      row('node -e 0', 'ms', v.node),
+      row('settle -- /bin/true', 'ms', v.settle),
+      row('timeout 60 /bin/true', 'ms', v.timeout),
+      row('part: node + load the CLI bundle (no run)', 'ms', v.load),
+      row('part: node + one detached spawn of /bin/true', 'ms', v.spawn),
+      row('settle without the bundle (dist/src ES modules)', 'ms', v.unbundled),
+    ];
+    const cpuNode = cpuRows('node', 'node -e 0');
+    const cpuSettle = cpuRows('settle', 'settle -- /bin/true');
+    const cpuUnbundled = cpuRows('unbundled', 'settle without the bundle');
+    rows.push(cpuNode, cpuSettle, cpuUnbundled);
+    const ratios = [
+      ratio('settle / node -e 0', pairedRatio(v.settle, v.node), { limit: 1.3, better: 'lower', meaning: 'how much slower the CLI starts, runs /bin/true and exits than an empty node' }),
+      context('settle / timeout', pairedRatio(v.settle, v.timeout), 'cost of a Node tool over the C one it replaces'),
+      context('cpu: settle / node -e 0', cpuSettle.mean / cpuNode.mean, 'the same ratio in CPU time (user+sys), which other load on the machine does not inflate'),
+      context('floor: node + one spawn / node -e 0', pairedRatio(v.spawn, v.node), 'what any node CLI that spawns one child pays, before settle does anything of its own'),
+      context('unbundled / node -e 0', pairedRatio(v.unbundled, v.node), 'the same bin without dist/settle.cjs: what the bundle saves'),
+    ];
+    const base = rows[0].median;
+    const loadMs = rows[3].median - base;
+    const spawnMs = rows[4].median - base;
+    const notes = [
+      `settle adds ${(rows[1].median - base).toFixed(1)} ms over node -e 0: loading the bundle ≈ ${loadMs.toFixed(1)} ms, one spawn from node ≈ ${spawnMs.toFixed(1)} ms, the rest (ownership scan of /proc, stdout, pipes, exit) ≈ ${(rows[1].median - base - loadMs - spawnMs).toFixed(1)} ms`,
+    ];
+    return { name, title, rows, ratios, notes };
+  } finally {
+    dir.cleanup();
   }
-  rows.push(cpuNode, cpuSettle);
-  return { name, title, rows, ratios, notes };
 }
