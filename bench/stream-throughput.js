@@ -127,6 +127,7 @@ export async function measure({ quick }) {
     row('raw loop, child in a new session (detached)', 'MiB/s', v['raw-detached']),
     row('reader CPU per GiB: raw', 'ms', cpu.raw.slice(-v.raw.length)),
     row('reader CPU per GiB: settle stream()', 'ms', cpu.settle.slice(-v.settle.length)),
+    row('reader CPU per GiB: raw detached', 'ms', cpu['raw-detached'].slice(-v['raw-detached'].length)),
     row('peak RSS: raw worker', 'MB', rss.raw.slice(-v.raw.length)),
     row('peak RSS: settle worker', 'MB', rss.settle.slice(-v.settle.length)),
   ];
