@@ -1,10 +1,14 @@
 #!/bin/sh
 # The baseline for bench/runplan-overhead.js: what `runplan run` does for N trivial tasks
 # (`touch tNN.txt`, one after another), done by hand in POSIX sh — the same git commands in
-# the same order, the same attempt directories and mark files, and the same number of
-# fdatasync (7 journal appends per task) and fsync (7 per task: mark files and their
-# directories) calls, issued with sync(1). What it leaves out is everything runplan does
-# in-process besides: plan validation, digests, CRCs, settle's ownership scans, templates.
+# the same order: per task `worktree add`, `add -A`, `diff --cached --quiet`, `commit`, one
+# `rev-list --parents -n 1 HEAD` (HEAD and its parents: the base is the result's parent, so
+# the ancestry is proven without `merge-base --is-ancestor`, which runs only when it is not),
+# `update-ref`, `worktree remove` — 7 git processes, as runplan — the same attempt
+# directories and mark files, and the same number of fdatasync (7 journal appends per task)
+# and fsync (7 per task: mark files and their directories) calls, issued with sync(1). What
+# it leaves out is everything runplan does in-process besides: plan validation, digests,
+# CRCs, settle's ownership scans, templates.
 #
 # usage: runplan-baseline.sh REPO STATE_DIR N
 set -eu
@@ -36,7 +40,7 @@ journal() {
 }
 
 journal run-started
-git update-ref -m runplan "$ref" "$head" "$zero"
+git update-ref -m runplan --end-of-options "$ref" "$head" "$zero"
 journal branch-updated
 
 i=1
@@ -48,7 +52,7 @@ while [ "$i" -le "$n" ]; do
   mkdir -p -m 700 "$attempt" "$evidence"
   echo '{"template":"bench"}' >"$attempt/.harness-run-dir"
   sync "$attempt/.harness-run-dir" "$attempt" "$work"
-  git worktree add --detach --quiet "$attempt/tree" "$head"
+  git worktree add --detach --quiet --end-of-options "$attempt/tree" "$head"
   datadir=$attempt/.harness-run/$run
   mkdir -p -m 700 "$datadir"
   echo '{"template":"bench"}' >"$datadir/.harness-run-dir"
@@ -62,13 +66,19 @@ while [ "$i" -le "$n" ]; do
   if ! git -C "$attempt/tree" diff --cached --quiet; then
     git -C "$attempt/tree" commit --quiet -m "runplan: $task (run $run, attempt 1)"
   fi
-  result=$(git -C "$attempt/tree" rev-parse --verify --quiet --end-of-options 'HEAD^{commit}')
-  git -C "$attempt/tree" merge-base --is-ancestor "$head" "$result"
+  # HEAD and its parents in one rev-list; merge-base only when the base is not a parent.
+  set -- $(git -C "$attempt/tree" rev-list --parents -n 1 --end-of-options 'HEAD^{commit}' --)
+  result=$1
+  shift
+  case " $* " in
+  *" $head "*) ;;
+  *) git -C "$attempt/tree" merge-base --is-ancestor --end-of-options "$head" "$result" ;;
+  esac
   journal integrated
   journal checkpoint
-  git update-ref -m runplan "$ref" "$result" "$head"
+  git update-ref -m runplan --end-of-options "$ref" "$result" "$head"
   journal branch-updated
-  git worktree remove --force "$attempt/tree"
+  git worktree remove --force --end-of-options "$attempt/tree"
   journal attempt-closed
   head=$result
   i=$((i + 1))

@@ -11,7 +11,7 @@ import { JournalFailure, type RunContext } from './context.js';
 import { addUsage, ZERO_USAGE, type AttemptFailureData, type CheckpointData, type GateResult, type Phase, type UsageTotals } from './events.js';
 import { evidenceSink, fileTail, textTail, writeEvidence } from './evidence.js';
 import { compactUtc, attemptEvidenceDir, ensurePrivateDir } from './state.js';
-import { describeGitFailure, git, gitSettled, isAncestor, resolveCommit, scrubbedGitEnv, succeeded, updateRef, type GitRunContext } from './git.js';
+import { describeGitFailure, git, gitSettled, headWithParents, isAncestor, resolveCommit, scrubbedGitEnv, succeeded, updateRef, type GitRunContext } from './git.js';
 
 /** How one attempt ended; a journal failure is not an outcome but a thrown JournalFailure. */
 export type AttemptResult =
@@ -194,7 +194,7 @@ class AttemptState {
     const dir = await createRunDir(ctx.workdirTemplate, baseVars);
     if (!dir.ok) throw fail('environment', 'workdir_failed', 'setup', `${dir.error.reason}: ${dir.error.message}`);
     const tree = join(dir.value.path, 'tree');
-    const addTree = () => ctx.worktrees.exclusive(() => gitSettled(ctx.repo, ['worktree', 'add', '--detach', '--quiet', tree, baseCommit], this.gitCtx));
+    const addTree = () => ctx.worktrees.exclusive(() => gitSettled(ctx.repo, ['worktree', 'add', '--detach', '--quiet', '--end-of-options', tree, baseCommit], this.gitCtx));
     let added = await addTree();
     // Another process (a second slug's coordinator, an operator) may race on .git/worktrees:
     // that failure names a directory it could not create; one more try settles it.
@@ -502,13 +502,16 @@ class AttemptState {
     } else if (staged.code !== 0) {
       throw fail('environment', 'commit_failed', 'commit', `git diff --cached: ${staged.stderr}`);
     }
-    const head = await resolveCommit(tree, 'HEAD');
-    if (head === undefined) throw fail('task', 'commit_failed', 'commit', 'the worktree has no HEAD commit');
+    // HEAD and its parents in one process: the usual result (one commit on top of the base)
+    // has the base as a parent, which proves the ancestry; anything else asks merge-base.
+    const resolved = await headWithParents(tree);
+    if (resolved === undefined) throw fail('task', 'commit_failed', 'commit', 'the worktree has no HEAD commit');
+    const { head, parents } = resolved;
     if (head === baseCommit) {
       if (this.task.expect === 'none') return undefined;
       throw fail('task', 'zero_diff', 'commit', `task ${this.task.id} changed nothing (expect = "commit")`);
     }
-    if ((await isAncestor(tree, baseCommit, head)) !== true) {
+    if (!parents.includes(baseCommit) && (await isAncestor(tree, baseCommit, head)) !== true) {
       throw fail('task', 'history_rewritten', 'commit', `the task's HEAD ${head.slice(0, 12)} does not descend from its base ${baseCommit.slice(0, 12)}`);
     }
     return head;
@@ -529,7 +532,7 @@ class AttemptState {
       mode = 'fast_forward';
     } else {
       mode = 'rebase';
-      const rebase = await gitSettled(tree, ['rebase', '--quiet', onto], this.gitCtx);
+      const rebase = await gitSettled(tree, ['rebase', '--quiet', '--end-of-options', onto], this.gitCtx);
       if (!succeeded(rebase)) {
         await git(tree, ['rebase', '--abort']);
         this.interruptedCheck(rebase.reason);
@@ -575,6 +578,6 @@ class AttemptState {
   async removeWorktree(): Promise<void> {
     if (this.worktree === undefined) return;
     const tree = this.worktree;
-    await this.ctx.worktrees.exclusive(() => git(this.ctx.repo, ['worktree', 'remove', '--force', tree]));
+    await this.ctx.worktrees.exclusive(() => git(this.ctx.repo, ['worktree', 'remove', '--force', '--end-of-options', tree]));
   }
 }

@@ -1,4 +1,4 @@
-import { execa } from 'execa';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { capture, type Captured } from '@runplan/settle';
 import { err, ok, type Result } from '@runplan/settle';
 
@@ -32,25 +32,98 @@ export function scrubbedGitEnv(extra: Record<string, string> = {}): Record<strin
   return { ...env, ...extra };
 }
 
+const FULL_SHA = /^[0-9a-f]{40}$|^[0-9a-f]{64}$/;
+
 export interface GitOutput {
   code: number;
   stdout: string;
   stderr: string;
 }
 
+/** Output a plumbing call may buffer per stream before it is stopped (execa's default). */
+const PLUMBING_MAX_BUFFER = 100_000_000;
+/** After the deadline's SIGTERM, SIGKILL follows this much later (execa's forceKillAfterDelay). */
+const FORCE_KILL_AFTER_MS = 5_000;
+
+/**
+ * Plumbing children still running. One `exit` listener for the whole process (added with the
+ * first call) sends each SIGTERM, as execa's per-call `cleanup` did: SIGINT/SIGTERM reach the
+ * coordinator's own handlers and end in a normal exit, where this listener runs.
+ */
+const live = new Set<ChildProcess>();
+let exitListener = false;
+function killLive(): void {
+  for (const child of live) child.kill('SIGTERM');
+}
+
 // Hook-free plumbing: one git command, never a shell, a nonzero exit returned as data.
-export async function git(cwd: string, args: readonly string[], input?: string): Promise<GitOutput> {
-  const result = await execa('git', args, {
-    cwd,
-    env: scrubbedGitEnv(),
-    extendEnv: true,
-    reject: false,
-    stripFinalNewline: true,
-    timeout: GIT_DEADLINE_MS,
-    ...(input !== undefined ? { input } : { stdin: 'ignore' as const }),
+// A plain `child_process.spawn` (no execa: its per-call option normalisation and per-call
+// signal-exit listeners cost more than the git command itself): the scrubbed environment,
+// the git deadline (SIGTERM, then SIGKILL 5s later), output capped at 100 MB per stream;
+// a spawn failure, deadline or cap is code 128, like a git fatal error.
+export function git(cwd: string, args: readonly string[], input?: string): Promise<GitOutput> {
+  if (!exitListener) {
+    exitListener = true;
+    process.on('exit', killLive);
+  }
+  return new Promise((resolve) => {
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const [name, value] of Object.entries(scrubbedGitEnv())) {
+      if (value === undefined) delete env[name];
+      else env[name] = value;
+    }
+    const child = spawn('git', args, { cwd, env, stdio: [input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    live.add(child);
+    const out: Buffer[] = [];
+    const errs: Buffer[] = [];
+    let outBytes = 0;
+    let errBytes = 0;
+    let failed = false;
+    let forceKill: NodeJS.Timeout | undefined;
+    const stop = () => {
+      failed = true;
+      child.kill('SIGTERM');
+      forceKill ??= setTimeout(() => child.kill('SIGKILL'), FORCE_KILL_AFTER_MS);
+    };
+    const deadline = setTimeout(stop, GIT_DEADLINE_MS);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      outBytes += chunk.length;
+      if (outBytes > PLUMBING_MAX_BUFFER) stop();
+      else out.push(chunk);
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      errBytes += chunk.length;
+      if (errBytes > PLUMBING_MAX_BUFFER) stop();
+      else errs.push(chunk);
+    });
+    if (input !== undefined) {
+      child.stdin!.on('error', () => undefined); // git may exit before reading all of it (EPIPE)
+      child.stdin!.end(input);
+    }
+    let done = false;
+    const finish = (code: number) => {
+      if (done) return;
+      done = true;
+      live.delete(child);
+      clearTimeout(deadline);
+      if (forceKill !== undefined) clearTimeout(forceKill);
+      resolve({ code: failed ? 128 : code, stdout: stripFinalNewline(Buffer.concat(out).toString('utf8')), stderr: stripFinalNewline(Buffer.concat(errs).toString('utf8')) });
+    };
+    // A spawn failure (no git, no cwd) has no pid; 'close' may still follow, finish runs once.
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      if (child.pid === undefined) {
+        errs.push(Buffer.from(`${e.code ?? 'spawn_failed'}: ${e.message}`));
+        finish(128);
+      }
+    });
+    child.on('close', (code) => finish(typeof code === 'number' ? code : 128));
   });
-  const code = typeof result.exitCode === 'number' ? result.exitCode : 128;
-  return { code, stdout: String(result.stdout ?? ''), stderr: String(result.stderr ?? '') };
+}
+
+// One trailing newline (LF or CRLF) removed, as git's own callers and execa strip it.
+function stripFinalNewline(text: string): string {
+  if (!text.endsWith('\n')) return text;
+  return text.endsWith('\r\n') ? text.slice(0, -2) : text.slice(0, -1);
 }
 
 // The top level of the work tree containing `dir`.
@@ -77,6 +150,17 @@ export async function readRef(cwd: string, ref: string): Promise<string | undefi
   return out.code === 0 && out.stdout !== '' ? out.stdout : undefined;
 }
 
+// A worktree's HEAD commit and its parents, from one `git rev-list --parents -n 1` (undefined:
+// no HEAD commit). A commit is its parents' descendant, so a caller that finds the base it
+// expects among `parents` has its ancestry proven without a `merge-base`.
+export async function headWithParents(cwd: string): Promise<{ head: string; parents: string[] } | undefined> {
+  const out = await git(cwd, ['rev-list', '--parents', '-n', '1', '--end-of-options', 'HEAD^{commit}', '--']);
+  if (out.code !== 0) return undefined;
+  const [head, ...parents] = out.stdout.split(' ');
+  if (head === undefined || !FULL_SHA.test(head) || !parents.every((p) => FULL_SHA.test(p))) return undefined;
+  return { head, parents };
+}
+
 // Which of many objects exist, asked of one `git cat-file --batch-check` process.
 export async function missingObjects(cwd: string, shas: readonly string[]): Promise<string[]> {
   if (shas.length === 0) return [];
@@ -86,8 +170,11 @@ export async function missingObjects(cwd: string, shas: readonly string[]): Prom
 }
 
 // Whether `ancestor` is `descendant` or one of its ancestors (undefined: git could not say).
+// Revisions come from journals and plans: one that starts with '-' names no commit and is
+// never passed to git (false), and `--end-of-options` keeps any other from reading as an option.
 export async function isAncestor(cwd: string, ancestor: string, descendant: string): Promise<boolean | undefined> {
-  const out = await git(cwd, ['merge-base', '--is-ancestor', ancestor, descendant]);
+  if (ancestor.startsWith('-') || descendant.startsWith('-')) return false;
+  const out = await git(cwd, ['merge-base', '--is-ancestor', '--end-of-options', ancestor, descendant]);
   if (out.code === 0) return true;
   if (out.code === 1) return false;
   return undefined;
@@ -105,8 +192,6 @@ export async function isAncestor(cwd: string, ancestor: string, descendant: stri
  * graph cannot place, and a failed rev-list, give undefined (ask `isAncestor` instead).
  */
 export type AncestryOracle = (a: string, b: string) => boolean | undefined;
-
-const FULL_SHA = /^[0-9a-f]{40}$|^[0-9a-f]{64}$/;
 
 export async function ancestryOracle(cwd: string, floor: string, tips: readonly string[]): Promise<AncestryOracle | undefined> {
   if (!FULL_SHA.test(floor)) return undefined;
@@ -159,7 +244,7 @@ export interface RefMoved {
 
 // Moves a ref with compare-and-swap: only if it still holds `old` (null: must not exist).
 export async function updateRef(cwd: string, ref: string, next: string, old: string | null): Promise<Result<void, RefMoved>> {
-  const out = await git(cwd, ['update-ref', '-m', 'runplan', ref, next, old ?? ZERO_SHA]);
+  const out = await git(cwd, ['update-ref', '-m', 'runplan', '--end-of-options', ref, next, old ?? ZERO_SHA]);
   if (out.code === 0) return ok(undefined);
   const actual = (await readRef(cwd, ref)) ?? null;
   return err({ reason: 'ref_moved', ref, expected: old, actual, message: out.stderr.trim() });

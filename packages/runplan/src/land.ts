@@ -37,7 +37,7 @@ export async function land(repo: string, branch: string, target: string, emit: E
         failure: { class: 'integration', reason: 'land_checked_out', phase: 'land', message: `${ref} is checked out in ${worktree} with uncommitted changes; nothing was forced`, evidenceTail: dirty.stdout },
       };
     }
-    const merged = await gitSettled(worktree, ['merge', '--ff-only', '--quiet', target], gitCtx);
+    const merged = await gitSettled(worktree, ['merge', '--ff-only', '--quiet', '--end-of-options', target], gitCtx);
     if (!succeeded(merged) || (await readRef(repo, ref)) !== target) {
       return moved(`fast-forwarding ${ref} in ${worktree} failed: ${describeGitFailure(['merge', '--ff-only'], merged)}; nothing was forced`);
     }
