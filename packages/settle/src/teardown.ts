@@ -85,12 +85,17 @@ export async function endTree(t: TreeTeardown): Promise<TeardownReport> {
   const wake = Promise.race([t.hurry, t.exited, t.pipesClosed].filter((p) => p !== undefined)).then(() => (woken = true));
   // Waits for the next re-scan: the next step of the backoff, never past `until`, sooner
   // when the child exits or the caller hurries (once each: after that, plain steps).
+  // True when it waited all the way to `until` (timers and Date.now() may disagree by a ms).
   let step = 0;
-  const pause = async (until: number) => {
-    const ms = Math.max(0, Math.min(pollStepsMs[step] ?? pollMaxMs, until - Date.now()));
+  const pause = async (until: number): Promise<boolean> => {
+    const remaining = until - Date.now();
+    const ms = Math.max(0, Math.min(pollStepsMs[step] ?? pollMaxMs, remaining));
     step++;
-    if (woken) await sleep(ms);
-    else await within(wake, ms);
+    if (woken) {
+      await sleep(ms);
+      return ms >= remaining;
+    }
+    return !(await within(wake, ms)) && ms >= remaining;
   };
 
   // What the group signal reached is not signalled again; anything else the scans find (a
@@ -100,7 +105,10 @@ export async function endTree(t: TreeTeardown): Promise<TeardownReport> {
   const graceEnds = Date.now() + t.graceMs;
   let left = first;
   while (left.length > 0 && Date.now() < graceEnds && !hurried) {
-    await pause(graceEnds);
+    const graceOver = (await pause(graceEnds)) || Date.now() >= graceEnds;
+    // Grace is over and the verified group still has its leader: KILL is due whatever a scan
+    // would find, so it goes first and the scans follow in the KILL loop below.
+    if (graceOver && groupLeaderAlive(t.ownership, t.proc)) break;
     left = findOwned(t.ownership, t.proc);
     hit(left, t.signal, termed);
   }
@@ -110,7 +118,8 @@ export async function endTree(t: TreeTeardown): Promise<TeardownReport> {
     survivors,
     heldPipe: false,
   });
-  if (left.length > 0) left = findOwned(t.ownership, t.proc);
+  // Cut short by a hurry, the last scan may be a step old: look again before escalating.
+  if (left.length > 0 && hurried) left = findOwned(t.ownership, t.proc);
   if (left.length === 0) return report(signalled.size > 0 ? 'clean' : 'none', []);
 
   const reapEnds = Date.now() + reapMs;

@@ -180,6 +180,44 @@ test(
 );
 
 test(
+  'when grace ends a TERM-ignoring group whose leader is verified gets KILL as a group',
+  withTimeout(30_000, async () => {
+    const log: string[] = [];
+    let child: number | undefined;
+    const realKill = process.kill;
+    // Observe the signals settle sends (and pass them on).
+    process.kill = ((pid: number, signal?: NodeJS.Signals | number) => {
+      if (child !== undefined && pid === -child) log.push(`group ${String(signal)}`);
+      return realKill.call(process, pid, signal);
+    }) as typeof process.kill;
+    let r;
+    try {
+      r = await capture({
+        argv: [sh('ignore-term.sh')],
+        deadlineMs: 200,
+        graceMs: 300,
+        onEvent: (e: SettleEvent) => {
+          if (e.type === 'spawned') child = e.pid;
+        },
+        proc: { listPids: () => (log.push('scan'), realProc.listPids()) },
+      });
+    } finally {
+      process.kill = realKill;
+    }
+    killQuietly(pidsIn(r.stdout)[0]);
+    assert.is(r.reason, 'timed_out');
+    assert.is(r.teardown.result, 'escalated');
+    const term = log.indexOf('group SIGTERM');
+    const kill = log.indexOf('group SIGKILL');
+    assert.ok(term >= 0 && kill > term, 'TERM, then KILL, to the group');
+    assert.ok(log.slice(term, kill).includes('scan'), 'scans during grace');
+    assert.ok(log.slice(kill).includes('scan'), 'and a scan after KILL found the tree gone');
+    assert.equal(r.teardown.survivors, []);
+    assert.ok(reaped(r.pid));
+  }),
+);
+
+test(
   'a group leader whose start time no longer matches is not signalled as a group',
   withTimeout(30_000, async () => {
     const { r, firstSignal, firstScan } = await deadlineLog(true);
