@@ -8,8 +8,11 @@ export interface GraphNode {
 // Every cycle among known ids, each once, as `a → b → a` paths starting at the cycle's
 // first task in file order.
 export function findCycles(nodes: readonly GraphNode[]): string[][] {
-  const byId = new Map(nodes.map((n) => [n.id, n] as const));
-  const order = new Map(nodes.map((n, i) => [n.id, i] as const));
+  const byId = new Map<string, GraphNode>();
+  for (const node of nodes) byId.set(node.id, node);
+  // File positions, needed only to name a cycle found.
+  let positions: Map<string, number> | undefined;
+  const position = (id: string): number => (positions ??= new Map(nodes.map((n, i) => [n.id, i] as const))).get(id)!;
   const state = new Map<string, 'visiting' | 'done'>();
   const stack: string[] = [];
   const seen = new Set<string>();
@@ -18,12 +21,13 @@ export function findCycles(nodes: readonly GraphNode[]): string[][] {
   const visit = (id: string): void => {
     state.set(id, 'visiting');
     stack.push(id);
-    for (const need of byId.get(id)?.needs ?? []) {
+    const needs = byId.get(id)?.needs ?? [];
+    for (const need of needs) {
       if (!byId.has(need)) continue;
       const s = state.get(need);
       if (s === 'visiting') {
         const cycle = stack.slice(stack.indexOf(need));
-        const first = cycle.reduce((a, b) => (order.get(a)! <= order.get(b)! ? a : b));
+        const first = cycle.reduce((a, b) => (position(a) <= position(b) ? a : b));
         const rotated = [...cycle.slice(cycle.indexOf(first)), ...cycle.slice(0, cycle.indexOf(first))];
         const key = rotated.join('\0');
         if (!seen.has(key)) {

@@ -8,7 +8,7 @@ import { isEnvName } from './plan-env.js';
 import { dependencyOrder } from './plan-graph.js';
 import { isTable, keyPath, PlanReader } from './plan-reader.js';
 import { branchNameProblem, refComponentProblem, revisionProblem } from './plan-ref.js';
-import { DEFAULT_KEYS, readRepair, readTaskKeys, readTasks } from './plan-tasks.js';
+import { DEFAULT_KEYS, readPlanFiles, readRepair, readTaskKeys, readTasks } from './plan-tasks.js';
 import { DEFAULT_CAPS, PLAN_DEFAULTS } from './plan-types.js';
 import type { AgentFormat, Plan, PlanProblem } from './plan-types.js';
 
@@ -100,10 +100,12 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
 
   const defaultsTable = r.table(raw['defaults'], 'defaults') ?? {};
   r.keys(defaultsTable, DEFAULT_KEYS, 'defaults');
-  const defaults = await readTaskKeys(r, defaultsTable, 'defaults', dir);
+  // The files the plan names are read first, once each; the rest is synchronous.
+  const files = await readPlanFiles(raw, dir);
+  const defaults = readTaskKeys(r, defaultsTable, 'defaults', files);
 
   const formats: { path: string; id: string; format: AgentFormat }[] = [];
-  const tasks = await readTasks(r, raw['tasks'], defaults, repair, dir, formats, defaultsTable['command'] !== undefined);
+  const tasks = readTasks(r, raw['tasks'], defaults, repair, files, formats, defaultsTable['command'] !== undefined);
 
   // Every task's format, also of tasks with other problems: the list is complete.
   for (const { path, id, format } of formats) {

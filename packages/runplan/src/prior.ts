@@ -1,6 +1,6 @@
 import { rename } from 'node:fs/promises';
 import { teardownByTag } from '@runplan/settle';
-import { openWriter, readJournal, type JournalRecord } from '@runplan/journal';
+import { openWriter, readJournal, type JournalRecord, type ScanResult } from '@runplan/journal';
 import type { Plan } from './plan-types.js';
 import { taskContractDigests } from './digest.js';
 import { budgetExceeded } from './repair.js';
@@ -12,7 +12,7 @@ import type { RunEnd, RunRequest } from './run.js';
 /** What `run` does with the slug's earlier runs. */
 export type Start =
   | { mode: 'clean'; run: RunPaths; abandoned: string[] }
-  | { mode: 'resume'; run: RunPaths; recovered: RecoveredRun }
+  | { mode: 'resume'; run: RunPaths; recovered: RecoveredRun; scanned: ScanResult | undefined }
   | { mode: 'continue'; run: RunPaths; origin: string; recovered: RecoveredRun };
 
 // Decides, read-only, between resuming the sole incomplete run, continuing a failed one,
@@ -85,7 +85,7 @@ export async function chooseRun(
 async function resumeOf(target: PriorRun, plan: Plan, repo: string, digests: Map<string, string>): Promise<{ ok: true; value: Start } | { ok: false; end: RunEnd }> {
   const recovered = await recoverRun(target, plan, repo, 'resume', digests);
   if (!recovered.ok) return { ok: false, end: { kind: 'refused', ...recovered.error } };
-  return { ok: true, value: { mode: 'resume', run: target.paths, recovered: recovered.value } };
+  return { ok: true, value: { mode: 'resume', run: target.paths, recovered: recovered.value, scanned: target.scan } };
 }
 
 // `--fresh`: closes every incomplete run with a `run-failed` receipt of class abandoned

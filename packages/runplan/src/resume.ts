@@ -1,4 +1,4 @@
-import { scanJournal, type JournalRecord, type JournalStatus } from '@runplan/journal';
+import { scanJournal, type JournalRecord, type JournalStatus, type ScanResult } from '@runplan/journal';
 import type { ProcessIdentity } from '@runplan/settle';
 import type { Plan } from './plan-types.js';
 import { taskContractDigests } from './digest.js';
@@ -27,6 +27,8 @@ export interface PriorRun {
   /** What the journal's valid records say, folded as they were read (the records are not kept). */
   journal: JournalFold;
   status: JournalStatus;
+  /** The scan itself (with the sha256 of a clean journal): a resume's writer takes it if the file is unchanged. */
+  scan: ScanResult | undefined;
   /** The class of a `run-failed` receipt. */
   failedClass: string | null;
 }
@@ -94,9 +96,11 @@ export async function inspectRuns(slug: SlugPaths): Promise<PriorRun[]> {
     const paths = runPaths(slug, id);
     let journal = new JournalFold();
     let status: JournalStatus;
+    let scan: ScanResult | undefined;
     try {
       const fold = journal;
-      status = (await scanJournal(paths.journal, { onRecord: (record) => fold.add(record) })).status;
+      scan = await scanJournal(paths.journal, { onRecord: (record) => fold.add(record), digest: true });
+      status = scan.status;
     } catch (e) {
       journal = new JournalFold();
       status = { kind: 'corrupt', offset: 0, seq: null, reason: e instanceof Error ? e.message : String(e) } as JournalStatus;
@@ -105,7 +109,7 @@ export async function inspectRuns(slug: SlugPaths): Promise<PriorRun[]> {
     const kind: PriorKind =
       status.kind === 'corrupt' ? 'corrupt' : terminal === undefined ? 'incomplete' : terminal.type === 'run-complete' ? 'complete' : 'failed';
     const cls = terminal !== undefined ? (terminal.data as { class?: unknown }).class : undefined;
-    runs.push({ paths, kind, journal, status, failedClass: typeof cls === 'string' ? cls : null });
+    runs.push({ paths, kind, journal, status, scan, failedClass: typeof cls === 'string' ? cls : null });
   }
   return runs;
 }
@@ -250,6 +254,10 @@ export async function recoverRun(
 
   const all = fold.checkpoints;
   const shas = [...new Set(all.flatMap((c) => [c.baseCommit, c.resultCommit]).concat(started.baseCommit))];
+  // The ancestry graph of every result is asked for while cat-file runs (both read-only);
+  // it is used only if no commit turns out missing (else one without the missing ones is).
+  const results = all.map((c) => c.resultCommit);
+  const early = all.length > 0 ? ancestryOracle(repo, started.baseCommit, results) : undefined;
   const missing = new Set(await missingObjects(repo, shas));
   const byTask = new Map(plan.tasks.map((t) => [t.id, t]));
   const valid: CheckpointData[] = [];
@@ -257,11 +265,11 @@ export async function recoverRun(
   let head = started.baseCommit;
   if (missing.has(head)) return refuse('commit_missing', `the base commit ${head} of run ${id} is missing from ${repo}`);
 
-  // One rev-list for the whole chain, asked only once a checkpoint gets as far as its
-  // ancestry check; undefined (git could not say) falls back to one merge-base per pair.
+  // One rev-list for the whole chain; undefined (git could not say) falls back to one
+  // merge-base per pair.
   let oracle: Promise<AncestryOracle | undefined> | undefined;
   const descends = async (ancestor: string, descendant: string): Promise<boolean | undefined> => {
-    oracle ??= ancestryOracle(repo, started.baseCommit, all.map((c) => c.resultCommit).filter((sha) => !missing.has(sha)));
+    oracle ??= missing.size === 0 && early !== undefined ? early : ancestryOracle(repo, started.baseCommit, results.filter((sha) => !missing.has(sha)));
     return (await oracle)?.(ancestor, descendant) ?? (await isAncestor(repo, ancestor, descendant));
   };
   for (const cp of all) {

@@ -113,7 +113,8 @@ async function startRun(plan: Plan, repo: string, slug: SlugPaths, start: Start,
   const digest = planDigest(plan);
   await ensurePrivateDir(run.dir);
   await writeFileAtomic(run.planCopy, maskSecrets(JSON.stringify(planCopy(plan), null, 2), secrets) + '\n', { mode: 0o600 });
-  const opened = await openWriter(run.journal, start.mode === 'resume' ? { create: false } : { create: true, runId: run.runId });
+  // A resume hands the writer the scan that read the journal: it is used only if the file is still exactly those bytes.
+  const opened = await openWriter(run.journal, start.mode === 'resume' ? { create: false, ...(start.scanned ? { scanned: start.scanned } : {}) } : { create: true, runId: run.runId });
   if (!opened.ok) {
     if (start.mode === 'resume') return { kind: 'refused', reason: opened.error.reason, message: `cannot resume ${run.runId}: ${opened.error.message}`, hint: `runplan run ${plan.file} --fresh` };
     return { kind: 'journal_failed', message: opened.error.message, journal: run.journal };

@@ -399,4 +399,20 @@ test('the fixture plans of test-fixtures load; invalid.toml lists all its proble
   }
 }));
 
+test('files a plan names are read once each; a missing one names its error code', withTimeout(5000, async () => {
+  const { plan, problems } = await load({
+    'plan.toml': 'slug = "s"\n[defaults]\ncommand = ["x"]\nenv_file = "shared.env"\n' +
+      ['a', 'b', 'c'].map((id) => `[[tasks]]\nid = "${id}"\nenv_file = "shared.env"\nprompt_file = "p/${id}.md"\n`).join(''),
+    'shared.env': 'TOKEN=t1\n',
+    'p/a.md': 'do a',
+    'p/b.md': 'do b',
+    'p/c.md': 'do c',
+  });
+  assert.equal(problems, [], show(problems));
+  assert.equal(plan!.tasks.map((t) => [t.prompt, t.envFileValues['TOKEN']]), [['do a', 't1'], ['do b', 't1'], ['do c', 't1']]);
+  const missing = await load({ 'plan.toml': 'slug = "s"\n[[tasks]]\nid = "a"\ncommand = ["x"]\nprompt_file = "nowhere.md"\n' });
+  assert.is(missing.problems.length, 1);
+  assert.match(missing.problems[0]!.message, /nowhere\.md cannot be read \(ENOENT\)/);
+}));
+
 test.run();
