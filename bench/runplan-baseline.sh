@@ -5,8 +5,10 @@
 # `rev-list --parents -n 1 HEAD` (HEAD and its parents: the base is the result's parent, so
 # the ancestry is proven without `merge-base --is-ancestor`, which runs only when it is not),
 # `update-ref`, `worktree remove` — 7 git processes, as runplan — the same attempt
-# directories and mark files, and the same number of fdatasync (7 journal appends per task)
-# and fsync (7 per task: mark files and their directories) calls, issued with sync(1). What
+# directories and mark files, and the same number of fdatasync (6 journal appends per task:
+# attempt-started, command-settled, integrated, checkpoint, branch-updated, attempt-closed;
+# runplan journals no gates-done for a task without gates) and fsync (7 per task: mark files
+# and their directories) calls, issued with sync(1) — counted with strace -f -y. What
 # it leaves out is everything runplan does in-process besides: plan validation, digests,
 # CRCs, settle's ownership scans, templates.
 #
@@ -61,7 +63,6 @@ while [ "$i" -le "$n" ]; do
   : >"$evidence/stderr.log"
   (cd "$attempt/tree" && exec touch "$task.txt")
   journal command-settled
-  journal gates-done
   git -C "$attempt/tree" add -A
   if ! git -C "$attempt/tree" diff --cached --quiet; then
     git -C "$attempt/tree" commit --quiet -m "runplan: $task (run $run, attempt 1)"
