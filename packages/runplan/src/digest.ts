@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash as oneShotHash } from 'node:crypto';
 import type { Plan, TaskSpec } from './plan-types.js';
 
 // JSON with object keys sorted at every level (undefined dropped, as JSON.stringify does):
@@ -20,8 +20,10 @@ function sortKeys(value: unknown): unknown {
   return value;
 }
 
+// sha256 of the UTF-8 bytes of `text`, as hex. The one-shot crypto.hash (Node >= 20.12)
+// skips building a Hash object per call: digests are taken once per task and per checkpoint.
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  return typeof oneShotHash === 'function' ? oneShotHash('sha256', text, 'hex') : createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
 /**

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { newOwnerTag, processIdentity, teardownByTag, type ProcessIdentity } from '@runplan/settle';
 import { acquireLock, openWriter, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
@@ -53,15 +53,22 @@ export type RunEnd =
 // `runplan run`: validate, take the slug lock, start one logical run and drive it to its
 // one receipt. Everything before `run-started` is a refusal that writes nothing.
 export async function runPlan(req: RunRequest): Promise<RunEnd> {
+  // Which repository (and its git dir) does not depend on what the plan says, only on where
+  // it is (plan.dir is the plan file's directory): git is asked while the plan loads, and
+  // the answers are read in the same order as before, after the plan is known to be valid.
+  const repoAt = req.repo ?? dirname(resolve(req.planFile));
+  const asked = toplevel(repoAt).then(async (repo) => ({ repo, common: repo === undefined ? undefined : await commonDir(repo) }));
   const loaded = await loadPlan(req.planFile);
-  if (!loaded.ok) return { kind: 'invalid_plan', file: req.planFile, problems: loaded.error };
+  if (!loaded.ok) {
+    await asked;
+    return { kind: 'invalid_plan', file: req.planFile, problems: loaded.error };
+  }
   const plan = loaded.value;
 
-  const repo = await toplevel(req.repo ?? plan.dir);
+  const { repo, common } = await asked;
   if (repo === undefined) {
     return { kind: 'refused', reason: 'not_a_repository', message: `${req.repo ?? plan.dir} is not inside a git work tree`, hint: 'pass --repo DIR' };
   }
-  const common = await commonDir(repo);
   if (common === undefined) return { kind: 'refused', reason: 'not_a_repository', message: `no git dir for ${repo}` };
   const baseCommit = await resolveCommit(repo, plan.base);
   if (baseCommit === undefined) {

@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { canonicalJson, contractChanges, planDigest, taskContractDigest, taskContractDigests } from '../src/digest.js';
+import { canonicalJson, contractChanges, planDigest, sha256Hex, taskContractDigest, taskContractDigests } from '../src/digest.js';
 import type { Plan, TaskSpec } from '../src/plan.js';
 
 function task(overrides: Partial<TaskSpec> = {}): TaskSpec {
@@ -112,6 +113,11 @@ test('task contract digests: one per task, the same as asking task by task', () 
   const digests = taskContractDigests(p);
   assert.equal([...digests.keys()], ['a', 'b', 'c']);
   for (const t of tasks) assert.is(digests.get(t.id), taskContractDigest(p, t.id));
+});
+
+test('sha256Hex hashes the UTF-8 bytes of its text', () => {
+  assert.is(sha256Hex('abc'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  assert.is(sha256Hex('é'), createHash('sha256').update(Buffer.from('é', 'utf8')).digest('hex'));
 });
 
 test.run();
