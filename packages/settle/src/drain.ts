@@ -61,6 +61,8 @@ export async function drainRest(outputs: ChildOutputs, rules: DrainRules): Promi
   while (!outputs.finished) {
     await within(rules.stop ? Promise.race([outputs.done, rules.stop]) : outputs.done, wait);
     wait = pollMs;
+    // A timer can run before the I/O of the same turn: let a pending EOF be read before asking.
+    if (!outputs.finished && holders === undefined) await new Promise<void>((resolve) => setImmediate(resolve));
     if (outputs.finished) break;
     holders ??= rules.holders();
     const now = Date.now();
