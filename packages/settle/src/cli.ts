@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { formatDuration, parseDuration } from './duration.js';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { exitCodeFor } from './exit-code.js';
 import { isAlive, processIdentity, type ProcessIdentity } from './identity.js';
 import { passThrough } from './pass-through.js';
@@ -224,8 +224,13 @@ export async function main(argv: string[]): Promise<number> {
   spec.onEvent = (event) => {
     if (event.type === 'spawned') child = processIdentity(event.pid);
   };
+  // process.stdout is set up (a pipe or terminal handle) only once the child has written:
+  // a command that prints nothing never pays for it at start-up.
+  let out: Writable | undefined;
   const consume = async (stdout: Readable) => {
-    if ((await passThrough(stdout, process.stdout)) === 'broken' && child && isAlive(child)) process.kill(child.pid, 'SIGPIPE');
+    if (!(await firstOutput(stdout))) return;
+    out = process.stdout;
+    if ((await passThrough(stdout, out)) === 'broken' && child && isAlive(child)) process.kill(child.pid, 'SIGPIPE');
   };
   const startedAt = Date.now();
   let execution: Execution;
@@ -251,7 +256,7 @@ export async function main(argv: string[]): Promise<number> {
   const normal = execution.reason === 'exited' || execution.reason === 'signaled';
   const deadlineLeft = inv.deadlineMs !== undefined ? startedAt + inv.deadlineMs - Date.now() : Infinity;
   const flushMs = normal ? Math.max(deadlineLeft, execution.graceMs) : execution.graceMs;
-  if (!(await flushStdout(flushMs))) process.exit(code);
+  if (out && !(await flushStdout(out, flushMs))) process.exit(code);
   return code;
 }
 
@@ -266,8 +271,7 @@ function isDirectory(path: string): boolean {
 // Gives a slow reader up to `ms` (Infinity: as long as it takes) to take what we already
 // wrote; false when it did not. Polls writableLength: 'drain' only fires after a write that
 // returned false, and the timer also keeps the event loop alive while we wait.
-async function flushStdout(ms: number): Promise<boolean> {
-  const out = process.stdout;
+async function flushStdout(out: Writable, ms: number): Promise<boolean> {
   const flushed = () => out.writableLength === 0 || out.destroyed;
   if (flushed()) return true;
   const giveUpAt = Date.now() + ms;
@@ -283,5 +287,22 @@ async function flushStdout(ms: number): Promise<boolean> {
     };
     const onError = () => finish(true);
     out.once('error', onError);
+  });
+}
+
+// Resolves true once the child's stdout has bytes to pass on, false when it ends or is
+// destroyed without any. ('readable' fires for data or for the end, never for neither.)
+function firstOutput(stdout: Readable): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const answer = (has: boolean) => {
+      stdout.off('readable', onReadable);
+      stdout.off('close', onClose);
+      if (!has) stdout.resume(); // let an empty stream reach 'end'
+      resolve(has);
+    };
+    const onReadable = () => answer(stdout.readableLength > 0);
+    const onClose = () => answer(false);
+    stdout.on('readable', onReadable);
+    stdout.on('close', onClose);
   });
 }
