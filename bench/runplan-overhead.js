@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { context, git, gitEnv, interleave, makeRepo, now, pairedRatio, ratio, root, row, scratch, skipped } from './lib.js';
+import { context, git, gitEnv, interleave, makeRepo, now, pairedRatio, ratio, reapedCpuMs, root, row, scratch, skipped } from './lib.js';
 
 export const name = 'runplan-overhead';
 export const title = '`runplan run`, 50 trivial tasks vs a shell script doing the same git + fsync work';
@@ -25,6 +25,10 @@ function unavailable() {
   return undefined;
 }
 
+// CPU time (user + sys, ms) of each round's whole process tree — runplan or sh and every git,
+// touch and sync under it — by side: unlike wall time, not inflated by other load.
+const cpu = { runplan: [], shell: [] };
+
 // One round: a fresh repo, the tool or the baseline, checked to have made n commits. Returns ms.
 function round(side, n) {
   const dir = scratch('overhead');
@@ -37,9 +41,11 @@ function round(side, n) {
     } else {
       argv = ['sh', baseline, repo, join(repo, '.git', 'runplan'), String(n)];
     }
+    const cpuBefore = reapedCpuMs();
     const start = now();
     const r = spawnSync(argv[0], argv.slice(1), { cwd: repo, env: gitEnv(), encoding: 'utf8', maxBuffer: 1 << 26 });
     const ms = now() - start;
+    cpu[side].push(reapedCpuMs() - cpuBefore);
     if (r.status !== 0) throw new Error(`${side} exited ${r.status ?? r.signal}: ${r.stderr.trim().split('\n').slice(-2).join(' | ')}`);
     const commits = Number(git(repo, ['rev-list', '--count', 'main..refs/heads/runplan/bench']));
     if (commits !== n) throw new Error(`${side} left ${commits} commits on runplan/bench, expected ${n}`);
@@ -63,6 +69,10 @@ export async function measure({ quick }) {
   );
   const rows = [row(`runplan run, ${n} tasks`, 'ms', v.runplan), row(`shell baseline, ${n} tasks`, 'ms', v.shell)];
   const [tool, shell] = rows.map((r) => r.median);
+  // Warm-up rounds (if any) are in cpu[] too: keep the rounds the wall-time rows cover.
+  const cpuOf = (side) => cpu[side].slice(-v[side].length);
+  const cpuRows = [row(`cpu: runplan run, ${n} tasks`, 'ms', cpuOf('runplan')), row(`cpu: shell baseline, ${n} tasks`, 'ms', cpuOf('shell'))];
+  rows.push(...cpuRows);
   return {
     name,
     title,
@@ -71,6 +81,8 @@ export async function measure({ quick }) {
       ratio('runplan / shell', pairedRatio(v.runplan, v.shell), { limit: 1.3, better: 'lower', meaning: 'wall time of the whole run relative to the same git + fsync work in sh' }),
       context('runplan per task', tool / n, 'ms of wall time per task, start-up included', 'ms'),
       context('added per task', (tool - shell) / n, 'ms runplan spends per task beyond the shell doing the same work', 'ms'),
+      context('cpu: runplan / shell', pairedRatio(cpuOf('runplan'), cpuOf('shell')), 'the same comparison in CPU time (user+sys) of the whole process tree, which other load on the machine does not inflate'),
+      context('cpu: added per task', (cpuRows[0].median - cpuRows[1].median) / n, 'ms of CPU runplan spends per task beyond the shell', 'ms'),
     ],
     notes: [`tasks: ["/usr/bin/touch", "{{task.id}}.txt"], format text, jobs 1; each round a fresh repo`],
   };
