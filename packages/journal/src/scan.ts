@@ -112,8 +112,9 @@ class LineChecker {
     if (!hasChecksumPrefix(line)) return problem('foreign_line', 'the line has no "<crc32> " checksum prefix: it was not written by journal');
     const prefix = line.toString('latin1', 0, 8);
     const json = line.subarray(9);
-    const actual = crcHex(json);
-    if (actual !== prefix) return problem('crc_mismatch', `the line's checksum is ${prefix} but its bytes sum to ${actual}`, peekSeq(json));
+    // The prefix is 8 lowercase hex digits (checked above): compared as a number.
+    const actual = crc32(json);
+    if (actual !== Number.parseInt(prefix, 16)) return problem('crc_mismatch', `the line's checksum is ${prefix} but its bytes sum to ${crcHex(json)}`, peekSeq(json));
     let value: unknown;
     try {
       value = JSON.parse(json.toString('utf8'));

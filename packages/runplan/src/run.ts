@@ -74,6 +74,8 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
   if (baseCommit === undefined) {
     return { kind: 'refused', reason: 'base_missing', message: `base "${plan.base}" of ${plan.file} names no commit in ${repo}` };
   }
+  // Whether git has an identity for the commits attempts make: asked now, read at dispatch.
+  const identity = identityEnv(repo);
   const slug = slugPaths(stateRootFor(common, req.stateDir), plan.slug);
   try {
     await ensurePrivateDir(slug.dir);
@@ -98,7 +100,7 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
     const contracts = taskContractDigests(plan);
     const chosen = await chooseRun(slug, plan, repo, req, runId, contracts);
     if (!chosen.ok) return chosen.end;
-    return await startRun(plan, repo, slug, chosen.value, baseCommit, contracts, req);
+    return await startRun(plan, repo, slug, chosen.value, baseCommit, contracts, identity, req);
   } finally {
     await lock.value.release();
   }
@@ -114,7 +116,16 @@ async function wake(ms: number, signal: AbortSignal): Promise<undefined> {
   return undefined;
 }
 
-async function startRun(plan: Plan, repo: string, slug: SlugPaths, start: Start, baseCommit: string, contracts: Map<string, string>, req: RunRequest): Promise<RunEnd> {
+async function startRun(
+  plan: Plan,
+  repo: string,
+  slug: SlugPaths,
+  start: Start,
+  baseCommit: string,
+  contracts: Map<string, string>,
+  identity: Promise<Record<string, string>>,
+  req: RunRequest,
+): Promise<RunEnd> {
   const { run } = start;
   const secrets = secretValues(plan);
   const digest = planDigest(plan);
@@ -129,7 +140,7 @@ async function startRun(plan: Plan, repo: string, slug: SlugPaths, start: Start,
   const writer = opened.value;
   const base = start.mode === 'clean' ? baseCommit : start.recovered.started.baseCommit;
   try {
-    return await new Coordinator(plan, repo, slug, run, base, writer, secrets, digest, contracts, req).drive(start);
+    return await new Coordinator(plan, repo, slug, run, base, writer, secrets, digest, contracts, req).drive(start, identity);
   } finally {
     await writer.close().catch(() => undefined);
   }
@@ -231,8 +242,8 @@ class Coordinator {
   }
   identity: Record<string, string> = {};
 
-  async drive(start: Start): Promise<RunEnd> {
-    this.identity = await identityEnv(this.repo);
+  async drive(start: Start, identity: Promise<Record<string, string>> = identityEnv(this.repo)): Promise<RunEnd> {
+    this.identity = await identity;
     this.req.onStart?.({ runId: this.run.runId, journal: this.run.journal, slug: this.plan.slug, tasks: this.plan.tasks.map((t) => t.id) });
     try {
       if (start.mode === 'resume') {
