@@ -1,7 +1,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { gitRepo, withTimeout } from '@runplan/test-fixtures';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { git, headWithParents, isAncestor, readRef, updateRef } from '../src/git.js';
 
 test(
@@ -58,6 +61,42 @@ test(
       else process.env.GIT_DIR = saved;
       repo.cleanup();
       other.cleanup();
+    }
+  }),
+);
+
+test(
+  'git(): a plumbing child still running when the coordinator exits is sent SIGTERM (one process exit listener)',
+  withTimeout(30_000, async () => {
+    const repo = gitRepo();
+    try {
+      const pidFile = join(repo.path, 'git.pid');
+      // A git alias that records git's pid and then blocks: git() runs it as a plumbing call,
+      // and the script exits while it is running.
+      const script = `
+        const { git } = await import(${JSON.stringify(new URL('../src/git.js', import.meta.url).href)});
+        const { existsSync } = await import('node:fs');
+        void git(${JSON.stringify(repo.path)}, ['-c', 'alias.hang=!echo $PPID > git.pid; exec sleep 60', 'hang']);
+        while (!existsSync(${JSON.stringify(pidFile)})) await new Promise((r) => setTimeout(r, 10));
+        process.exit(0);
+      `;
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
+      const code = await new Promise((resolve) => child.on('exit', resolve));
+      assert.is(code, 0);
+      assert.ok(existsSync(pidFile));
+      const pid = Number(readFileSync(pidFile, 'utf8').trim());
+      assert.ok(pid > 0);
+      const gone = () => {
+        try {
+          process.kill(pid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      };
+      while (!gone()) await sleep(20);
+    } finally {
+      repo.cleanup();
     }
   }),
 );
