@@ -73,12 +73,14 @@ export async function measure({ quick }) {
     const cpuNode = cpuRows('node', 'node -e 0');
     const cpuSettle = cpuRows('settle', 'settle -- /bin/true');
     const cpuUnbundled = cpuRows('unbundled', 'settle without the bundle');
-    rows.push(cpuNode, cpuSettle, cpuUnbundled);
+    const cpuSpawn = cpuRows('spawn', 'node + one detached spawn');
+    rows.push(cpuNode, cpuSettle, cpuSpawn, cpuUnbundled);
     const ratios = [
       ratio('settle / node -e 0', pairedRatio(v.settle, v.node), { limit: 1.3, better: 'lower', meaning: 'how much slower the CLI starts, runs /bin/true and exits than an empty node' }),
       context('settle / timeout', pairedRatio(v.settle, v.timeout), 'cost of a Node tool over the C one it replaces'),
       context('cpu: settle / node -e 0', cpuSettle.mean / cpuNode.mean, 'the same ratio in CPU time (user+sys), which other load on the machine does not inflate'),
       context('floor: node + one spawn / node -e 0', pairedRatio(v.spawn, v.node), 'what any node CLI that spawns one child pays, before settle does anything of its own'),
+      context('cpu: settle / node + one spawn', cpuSettle.mean / cpuSpawn.mean, 'what settle itself costs in CPU over that floor'),
       context('unbundled / node -e 0', pairedRatio(v.unbundled, v.node), 'the same bin without dist/settle.cjs: what the bundle saves'),
     ];
     const base = rows[0].median;
