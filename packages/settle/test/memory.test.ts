@@ -22,8 +22,11 @@ const { execution } = await stream(
   { argv: [FIXTURE], input, deadlineMs: 1500, graceMs: 300, stderr: 'ignore' },
   null,
   async (stdout) => {
+    // Reads (or, for 'unread', holds on without reading) until settle ends the stream. A
+    // consumer that returned at once would stop the reading, and the fixture's first echo
+    // could then die of SIGPIPE before the deadline.
     if (KIND !== 'unread') stdout.resume();
-    else await new Promise((resolve) => stdout.once('close', resolve)); // holds on without reading
+    await new Promise((resolve) => stdout.once('close', resolve));
   },
 );
 clearInterval(timer);
