@@ -339,8 +339,10 @@ class AttemptState {
       transcript: transcript.path,
       stderr: stderr.path,
     });
-    const stderrTail = await fileTail(stderr.path);
-    return { execution, failure: this.classifyCommand(execution, state, errorText, stderrTail) };
+    // Every failure carries the stderr tail as its evidence; a success never reads it.
+    const failure = this.classifyCommand(execution, state, errorText);
+    if (failure !== undefined) failure.failure.evidenceTail = await fileTail(stderr.path);
+    return { execution, failure };
   }
 
   // An improve-verify loop: the command in rounds on the same worktree, each round's prompt
@@ -397,8 +399,8 @@ class AttemptState {
 
   // What the command's settlement means for the attempt (undefined: it succeeded). The
   // class comes from repair.ts (the one classification); a transport error or survivors of
-  // teardown fail an otherwise clean exit.
-  classifyCommand(execution: Execution, state: AgentState | undefined, error: string | null, tail: string): StepFailed | undefined {
+  // teardown fail an otherwise clean exit. The caller adds the stderr tail as evidence.
+  classifyCommand(execution: Execution, state: AgentState | undefined, error: string | null): StepFailed | undefined {
     const { task } = this;
     const c = classifyCommand(execution, state, task);
     if (c !== undefined) {
@@ -413,13 +415,13 @@ class AttemptState {
         agent_error: `the agent reported an error: ${state?.errorMessage ?? ''}`,
         exited: `the command exited ${execution.exitCode}`,
       };
-      const failed = fail(c.class, c.reason, 'command', maskSecrets(messages[c.reason] ?? c.reason, this.ctx.secrets), tail);
+      const failed = fail(c.class, c.reason, 'command', maskSecrets(messages[c.reason] ?? c.reason, this.ctx.secrets));
       if (c.class === 'provider' && state?.resetAtMs !== undefined) failed.failure.resetAtMs = state.resetAtMs;
       return failed;
     }
-    if (error !== null) return fail('task', 'transport_error', 'command', error, tail);
+    if (error !== null) return fail('task', 'transport_error', 'command', error);
     if (execution.teardown.result === 'failed') {
-      return fail('teardown', 'teardown_failed', 'command', `processes survived teardown: ${execution.teardown.survivors.join(' ')}`, tail);
+      return fail('teardown', 'teardown_failed', 'command', `processes survived teardown: ${execution.teardown.survivors.join(' ')}`);
     }
     return undefined;
   }
