@@ -8,7 +8,6 @@ import { Progress, SafeOutput } from './progress.js';
 import { receiptSummary } from './receipt.js';
 import { collectStatus, statusTable } from './status.js';
 import { stopSlug, type StopEnd } from './stop.js';
-import { prepareDemo } from './demo.js';
 import { commonDir, toplevel } from './git.js';
 import { stateRootFor } from './state.js';
 import type { RunCompleteData, RunFailedData } from './events.js';
@@ -107,6 +106,8 @@ export async function main(argv: string[]): Promise<number> {
     });
 
   cli.command('demo', 'Run the bundled 13-task example plan with mock agents in a scratch repo').action(async () => {
+    // Loaded only here: the demo pulls in execa (~100 modules) that `run` does not need.
+    const { prepareDemo } = await import('./demo.js');
     const demo = await prepareDemo();
     if (!demo.ok) {
       say(`runplan: ${demo.error.reason}: ${demo.error.message}`);

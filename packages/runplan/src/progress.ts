@@ -170,7 +170,7 @@ export function describe(r: JournalRecord): string {
   let detail = '';
   switch (r.type) {
     case 'run-started':
-      detail = ` ${String(d.slug)}: ${Array.isArray(d.tasks) ? d.tasks.length : 0} task(s), run ${String(d.logicalRunId)}`;
+      detail = ` ${String(d.slug)}: ${taskCountOf(d)} task(s), run ${String(d.logicalRunId)}`;
       break;
     case 'command-settled':
       detail = `: ${String(d.reason)} exit=${String(d.exitCode)} ${String(d.durationMs)}ms`;
@@ -201,4 +201,11 @@ export function describe(r: JournalRecord): string {
       break;
   }
   return `runplan: ${time} ${r.type}${task}${attempt}${detail}`;
+}
+
+// run-started journals `taskCount` (the list itself is in plan.json); journals written
+// before that carried `tasks`.
+function taskCountOf(d: Record<string, unknown>): number {
+  if (typeof d.taskCount === 'number') return d.taskCount;
+  return Array.isArray(d.tasks) ? d.tasks.length : 0;
 }

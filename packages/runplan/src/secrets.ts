@@ -78,6 +78,8 @@ export function planCopy(plan: Plan, env: NodeJS.ProcessEnv = process.env): unkn
       envFileKeys: Object.keys(envFileValues).sort(),
     })),
   };
-  // Round-trip drops undefined keys so the copy is plain JSON.
-  return maskDeep(JSON.parse(canonicalJson(copy)) as unknown, secrets);
+  // Round-trip drops undefined keys so the copy is plain JSON. With no secret values there
+  // is nothing to mask: skip the walk (a 10k-task plan spent ~150 ms in it).
+  const plain = JSON.parse(canonicalJson(copy)) as unknown;
+  return secrets.length === 0 ? plain : maskDeep(plain, secrets);
 }

@@ -17,6 +17,8 @@ for (const jobs of ['1', '3']) {
         const r = await runplan(['run', f.plan, '--jobs', jobs], f, 170_000);
         assert.is(r.exitCode, 0, r.stderr);
         assert.match(r.stderr, /runplan: complete: 13 task\(s\)/);
+        // The progress line for run-started counts the tasks from its taskCount.
+        assert.match(r.stderr, /run-started thirteen: 13 task\(s\), run /);
         const counts = dispatchCounts(f.ledger);
         assert.equal([...counts.keys()].sort(), THIRTEEN);
         for (const id of THIRTEEN) assert.is(counts.get(id), 1, `${id} dispatched ${counts.get(id)} times`);
