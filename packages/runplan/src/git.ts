@@ -60,7 +60,8 @@ function killLive(): void {
 // A plain `child_process.spawn` (no execa: its per-call option normalisation and per-call
 // signal-exit listeners cost more than the git command itself): the scrubbed environment,
 // the git deadline (SIGTERM, then SIGKILL 5s later), output capped at 100 MB per stream;
-// a spawn failure, deadline or cap is code 128, like a git fatal error.
+// a spawn failure (thrown or emitted), deadline or cap is code 128, like a git fatal error;
+// the promise never rejects.
 export function git(cwd: string, args: readonly string[], input?: string): Promise<GitOutput> {
   if (!exitListener) {
     exitListener = true;
@@ -72,7 +73,14 @@ export function git(cwd: string, args: readonly string[], input?: string): Promi
       if (value === undefined) delete env[name];
       else env[name] = value;
     }
-    const child = spawn('git', args, { cwd, env, stdio: [input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    let child: ChildProcess;
+    try {
+      child = spawn('git', args, { cwd, env, stdio: [input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    } catch (e) {
+      // Refused before any process exists (an argument with a NUL byte, from data).
+      resolve({ code: 128, stdout: '', stderr: e instanceof Error ? e.message : String(e) });
+      return;
+    }
     live.add(child);
     const out: Buffer[] = [];
     const errs: Buffer[] = [];
@@ -83,7 +91,13 @@ export function git(cwd: string, args: readonly string[], input?: string): Promi
     const stop = () => {
       failed = true;
       child.kill('SIGTERM');
-      forceKill ??= setTimeout(() => child.kill('SIGKILL'), FORCE_KILL_AFTER_MS);
+      // SIGKILL, and the pipes closed from our side: a grandchild still holding them must not
+      // keep 'close' (and this call) from ever arriving.
+      forceKill ??= setTimeout(() => {
+        child.kill('SIGKILL');
+        child.stdout!.destroy();
+        child.stderr!.destroy();
+      }, FORCE_KILL_AFTER_MS);
     };
     const deadline = setTimeout(stop, GIT_DEADLINE_MS);
     child.stdout!.on('data', (chunk: Buffer) => {

@@ -118,6 +118,9 @@ test(
       }
       // Not a commit at all: git could not say, which every caller treats as not proven.
       assert.is.not(await isAncestor(repo.path, base, 'no-such-rev'), true);
+      // A NUL byte cannot reach git (spawn refuses the argv): code 128, never a rejection.
+      assert.is.not(await isAncestor(repo.path, base, `${next}\0--all`), true);
+      assert.is((await git(repo.path, ['rev-parse', 'a\0b'])).code, 128);
     } finally {
       repo.cleanup();
     }
