@@ -13,8 +13,10 @@ export function preflight(spec: SettleSpec): Preflight {
   }
   const input = spec.input;
   if (input === undefined || input === 'inherit') return { ok: true, prompt: undefined };
-  if (typeof input === 'string') return { ok: true, prompt: { kind: 'bytes', bytes: Buffer.from(input) } };
-  if (Buffer.isBuffer(input)) return { ok: true, prompt: { kind: 'bytes', bytes: input } };
+  // An empty prompt is no pipe: the child's stdin is /dev/null, the same immediate EOF,
+  // without a close of ours that can race the child's exit into an EPIPE.
+  if (typeof input === 'string') return { ok: true, prompt: input === '' ? undefined : { kind: 'bytes', bytes: Buffer.from(input) } };
+  if (Buffer.isBuffer(input)) return { ok: true, prompt: input.length === 0 ? undefined : { kind: 'bytes', bytes: input } };
   let fd: number;
   try {
     fd = openSync(input.file, 'r');

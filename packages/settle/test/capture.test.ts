@@ -38,6 +38,29 @@ test(
 );
 
 test(
+  'an empty prompt ("" or an empty Buffer) gives the child an empty stdin: one that exits without reading is never a transport error',
+  withTimeout(60_000, async () => {
+    // With a pipe, closing our end after the child already exited can fail with EPIPE (a
+    // race, about 1 run in 3 here); there is nothing to deliver, so there is no pipe.
+    for (let i = 0; i < 20; i++) {
+      for (const input of ['', Buffer.alloc(0)]) {
+        const r = await capture({ argv: ['/bin/true'], input });
+        assert.is(r.reason, 'exited');
+        assert.is(r.error, undefined, `run ${i}: ${r.error?.message}`);
+        assert.is(r.bytesIn, 0);
+      }
+    }
+    const reads = await capture({ argv: ['sh', '-c', 'wc -c'], input: '' });
+    assert.is(reads.stdout.toString().trim(), '0');
+    // No pipe at all (Node's stdin pipes are sockets), so there is no close of ours to race.
+    const kind = await capture({ argv: ['sh', '-c', 'if [ -S /dev/stdin ]; then echo socket; else echo none; fi'], input: '' });
+    assert.is(kind.stdout.toString(), 'none\n');
+    const piped = await capture({ argv: ['sh', '-c', 'if [ -S /dev/stdin ]; then echo socket; else echo none; fi'], input: 'x' });
+    assert.is(piped.stdout.toString(), 'socket\n');
+  }),
+);
+
+test(
   'input as string, Buffer and file reaches stdin; bytesIn counts it',
   withTimeout(20_000, async () => {
     const dir = tempDir();
