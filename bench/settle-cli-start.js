@@ -18,10 +18,10 @@ const cpu = {};
 
 // Spawns argv with stdin from /dev/null and piped output; returns wall ms to exit and
 // adds the CPU time the process (and its children) used to cpu[key].
-function startToExit(key, argv) {
+function startToExit(key, argv, env = process.env) {
   const cpuBefore = reapedCpuMs();
   const start = now();
-  const r = spawnSync(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = spawnSync(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env });
   const ms = now() - start;
   (cpu[key] ??= []).push(reapedCpuMs() - cpuBefore);
   if (r.status !== 0) throw new Error(`${argv.join(' ')} exited ${r.status ?? r.signal}: ${String(r.stderr).trim()}`);
@@ -44,6 +44,9 @@ export async function measure({ quick }) {
   if (!existsSync(join(root, 'packages/settle/dist/src/cli.js'))) return skipped(name, title, 'not available yet: packages/settle is not built (npm run build)');
   if (!existsSync(bundle)) return skipped(name, title, 'packages/settle/dist/settle.cjs missing: build settle with its own build script (npm run build), which bundles after tsc');
   const node = process.execPath;
+  // Node parses the NODE_EXTRA_CA_CERTS bundle at every start (~40 ms here), which inflates
+  // `node -e 0` and so flatters every ratio to it: the pair below runs without it.
+  const { NODE_EXTRA_CA_CERTS: caCerts, ...bareEnv } = process.env;
   const dir = scratch('settle-start');
   try {
     const fallbackBin = unbundledBin(dir.path);
@@ -57,6 +60,16 @@ export async function measure({ quick }) {
         run: () => startToExit('spawn', [node, '-e', "require('child_process').spawn('/bin/true', { stdio: ['ignore', 'pipe', 'inherit'], detached: true }).on('exit', () => {})"]),
       },
       { key: 'unbundled', run: () => startToExit('unbundled', [node, fallbackBin, '--', '/bin/true']) },
+      ...(caCerts === undefined
+        ? []
+        : [
+            { key: 'bareNode', run: () => startToExit('bareNode', [node, '-e', '0'], bareEnv) },
+            { key: 'bareSettle', run: () => startToExit('bareSettle', [node, settleBin, '--', '/bin/true'], bareEnv) },
+            {
+              key: 'bareSpawn',
+              run: () => startToExit('bareSpawn', [node, '-e', "require('child_process').spawn('/bin/true', { stdio: ['ignore', 'pipe', 'inherit'], detached: true }).on('exit', () => {})"], bareEnv),
+            },
+          ]),
     ];
     const v = await interleave(variants, { rounds: quick ? 6 : 30, warmup: 2 });
 
@@ -70,6 +83,13 @@ export async function measure({ quick }) {
       row('part: node + one detached spawn of /bin/true', 'ms', v.spawn),
       row('settle without the bundle (dist/src ES modules)', 'ms', v.unbundled),
     ];
+    if (v.bareNode) {
+      rows.push(
+        row('without NODE_EXTRA_CA_CERTS: node -e 0', 'ms', v.bareNode),
+        row('without NODE_EXTRA_CA_CERTS: settle -- /bin/true', 'ms', v.bareSettle),
+        row('without NODE_EXTRA_CA_CERTS: node + one spawn', 'ms', v.bareSpawn),
+      );
+    }
     const cpuNode = cpuRows('node', 'node -e 0');
     const cpuSettle = cpuRows('settle', 'settle -- /bin/true');
     const cpuUnbundled = cpuRows('unbundled', 'settle without the bundle');
@@ -82,6 +102,12 @@ export async function measure({ quick }) {
       context('floor: node + one spawn / node -e 0', pairedRatio(v.spawn, v.node), 'what any node CLI that spawns one child pays, before settle does anything of its own'),
       context('cpu: settle / node + one spawn', cpuSettle.mean / cpuSpawn.mean, 'what settle itself costs in CPU over that floor'),
       context('unbundled / node -e 0', pairedRatio(v.unbundled, v.node), 'the same bin without dist/settle.cjs: what the bundle saves'),
+      ...(v.bareNode
+        ? [
+            context('no CA file: settle / node -e 0', pairedRatio(v.bareSettle, v.bareNode), 'the same ratio with NODE_EXTRA_CA_CERTS unset (set on this machine): a smaller denominator'),
+            context('no CA file: floor node + one spawn / node -e 0', pairedRatio(v.bareSpawn, v.bareNode), 'the spawn floor with NODE_EXTRA_CA_CERTS unset'),
+          ]
+        : []),
     ];
     const base = rows[0].median;
     const loadMs = rows[3].median - base;
