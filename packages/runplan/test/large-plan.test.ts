@@ -6,6 +6,7 @@ import { MAX_LINE_BYTES } from '@runplan/journal';
 import { taskListDigest } from '../src/digest.js';
 import { loadPlan } from '../src/plan.js';
 import { JournalFold } from '../src/resume.js';
+import { addCost } from '../src/events.js';
 import { journalPath, ofType, records, runplan, setup } from './support.js';
 
 const N = 12_000;
@@ -68,6 +69,18 @@ test('the journal fold: a stopped task keeps the contract its attempt ran under;
   assert.is(fold.terminal?.type, 'run-failed');
   assert.is(fold.attemptsTotal, 1);
   assert.is(fold.open.size, 0);
+});
+
+test('costs add in whole micro-dollars: 0.1 + 0.2 is 0.3 in the fold (resume, receipt) and in addCost (status, run)', () => {
+  assert.is(addCost(0.1, 0.2), 0.3);
+  assert.is(addCost(0.0854, 0.0855), 0.1709);
+  const fold = new JournalFold();
+  const usage = { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheCreationTokens: 0 };
+  fold.add(record(0, 'journal-header', { format: 1, runId: 'r', salt: 's' }));
+  fold.add(record(1, 'run-started', { planDigest: 'p1', baseCommit: 'b', usageCarried: usage, costCarried: 0.1, coordinator: null }));
+  fold.add(record(2, 'usage', { taskId: 'a', attempt: 1, usage, costUsd: 0.2 }));
+  fold.add(record(3, 'command-settled', { taskId: 'a', attempt: 2, usage, costUsd: 0.0709 }));
+  assert.is(fold.costUsd, 0.3709);
 });
 
 test.run();
