@@ -1,7 +1,8 @@
 // Test-only environment fail points (the crash sweep of issue 7 and the exit-5 path):
 // RUNPLAN_FAILPOINT=kill-after:<event-type>[:<task>] SIGKILLs the coordinator once that
 // event (of that task) is durable; RUNPLAN_FAILPOINT=journal-error:<event-type>[:<task>]
-// makes that append fail as a full disk would.
+// makes that append fail as a full disk would. `kill-after:journal-header` is the moment the
+// new run's journal holds only its header, just before run-started.
 export interface FailPoint {
   kind: 'kill-after' | 'journal-error';
   type: string;

@@ -13,11 +13,20 @@ import type { RunEnd, RunRequest } from './run.js';
 export type Start =
   | { mode: 'clean'; run: RunPaths; abandoned: string[] }
   | { mode: 'resume'; run: RunPaths; recovered: RecoveredRun; scanned: ScanResult | undefined }
-  | { mode: 'continue'; run: RunPaths; origin: string; recovered: RecoveredRun };
+  | { mode: 'continue'; run: RunPaths; origin: string; recovered: RecoveredRun; abandoned: string[] };
 
-// Decides, read-only, between resuming the sole incomplete run, continuing a failed one,
-// and starting clean; `--fresh` abandons incomplete runs first. Any doubt refuses.
-// `digests`: the plan's task contract digests (computed once per run by the caller).
+/** The chosen start, and one line for people per never-started run closed on the way. */
+export type Chosen = { ok: true; value: Start; notices: string[] } | { ok: false; end: RunEnd };
+
+// Decides how to start (see decideRun), then closes the slug's never-started runs — runs
+// whose coordinator died between creating the journal and journaling run-started, so
+// nothing of them ever ran. They are left out of the decision as if they did not exist (no
+// intent of theirs was journaled), and closed only once it is made, so a refusal still
+// writes nothing. A never-started run takes the receipt `--fresh` gives an abandoned run
+// (`run-failed`, class abandoned, reason never_started; runs with that reason are passed
+// over when looking for a failed run to continue). One with no whole record (zero bytes
+// or a torn header) cannot take a receipt and is not written to: its directory is renamed
+// aside, `<run-id>.never-started-<time>`.
 export async function chooseRun(
   slug: SlugPaths,
   plan: Plan,
@@ -25,12 +34,36 @@ export async function chooseRun(
   req: RunRequest,
   runId: string,
   digests: Map<string, string> = taskContractDigests(plan),
+): Promise<Chosen> {
+  const prior = await inspectRuns(slug);
+  const never = prior.filter((p) => p.neverStarted);
+  const decided = await decideRun(prior.filter((p) => !p.neverStarted && p.failedReason !== 'never_started'), never, slug, plan, repo, req, runId, digests);
+  if (!decided.ok) return decided;
+  const closed = await closeNeverStarted(never);
+  if (!closed.ok) return closed;
+  const start = decided.value;
+  if (start.mode !== 'resume') start.abandoned.push(...closed.abandoned);
+  return { ok: true, value: start, notices: closed.notices };
+}
+
+// Decides, read-only, between resuming the sole incomplete run, continuing a failed one,
+// and starting clean; `--fresh` abandons incomplete runs first. Any doubt refuses.
+// `prior`: the slug's runs without never-started ones (`never`, named only for `--run`).
+// `digests`: the plan's task contract digests (computed once per run by the caller).
+async function decideRun(
+  prior: PriorRun[],
+  never: PriorRun[],
+  slug: SlugPaths,
+  plan: Plan,
+  repo: string,
+  req: RunRequest,
+  runId: string,
+  digests: Map<string, string>,
 ): Promise<{ ok: true; value: Start } | { ok: false; end: RunEnd }> {
   const unknown = (req.retry ?? []).filter((id) => !plan.tasks.some((t) => t.id === id));
   if (unknown.length > 0) {
     return { ok: false, end: { kind: 'refused', reason: 'unknown_task', message: `--retry names no task of ${plan.file}: ${unknown.join(', ')}` } };
   }
-  const prior = await inspectRuns(slug);
   const incomplete = prior.filter((p) => p.kind === 'incomplete' || p.kind === 'corrupt');
   const refused = (r: Refusal): { ok: false; end: RunEnd } => ({ ok: false, end: { kind: 'refused', ...r } });
   if (req.fresh) {
@@ -40,6 +73,11 @@ export async function chooseRun(
   }
   if (req.run !== undefined) {
     const target = incomplete.find((p) => p.paths.runId === req.run);
+    // A never-started run has nothing to resume: the run starts as if --run were not given,
+    // unless another incomplete run would then be resumed in its place.
+    if (target === undefined && incomplete.length === 0 && never.some((p) => p.paths.runId === req.run)) {
+      return decideRun(prior, never, slug, plan, repo, { ...req, run: undefined }, runId, digests);
+    }
     if (target === undefined) {
       return refused({ reason: 'no_such_run', message: `slug ${plan.slug} has no incomplete run ${req.run}`, hint: 'runplan status' });
     }
@@ -77,7 +115,7 @@ export async function chooseRun(
     if (spent !== undefined) {
       return refused({ reason: 'budget_spent', message: `slug ${plan.slug} has spent its budget (${spent}); a continuation would spend more`, hint: `raise [budget] in ${plan.file}, or start over with --fresh` });
     }
-    return { ok: true, value: { mode: 'continue', run: runPaths(slug, runId), origin: last.paths.runId, recovered: recovered.value } };
+    return { ok: true, value: { mode: 'continue', run: runPaths(slug, runId), origin: last.paths.runId, recovered: recovered.value, abandoned: [] } };
   }
   return { ok: true, value: { mode: 'clean', run: runPaths(slug, runId), abandoned: [] } };
 }
@@ -127,6 +165,49 @@ async function closePriorRuns(runs: PriorRun[]): Promise<{ ok: true; abandoned: 
     abandoned.push(run.runId);
   }
   return { ok: true, abandoned };
+}
+
+// Closes never-started runs (see chooseRun): a receipt into a journal holding its header,
+// the directory renamed aside when the journal holds no whole record. No attempt of theirs
+// can exist (none is dispatched before run-started), so there is nothing to tear down.
+async function closeNeverStarted(runs: PriorRun[]): Promise<{ ok: true; abandoned: string[]; notices: string[] } | { ok: false; end: RunEnd }> {
+  const abandoned: string[] = [];
+  const notices: string[] = [];
+  for (const { paths: run, scan } of runs) {
+    const said = `run ${run.runId} was created but never started (crash before run-started)`;
+    if (scan === undefined || scan.count === 0) {
+      const aside = `${run.dir}.never-started-${compactUtc(new Date())}`;
+      await rename(run.dir, aside);
+      abandoned.push(`${run.runId} (never started; its journal held no whole record, renamed to ${aside})`);
+      notices.push(`runplan: never_started: ${said}; its journal holds no whole record, moved aside to ${aside}`);
+      continue;
+    }
+    // openWriter repairs a torn run-started line (and journals that it did) before the receipt.
+    const writer = await openWriter(run.journal, { create: false, runId: run.runId });
+    if (!writer.ok) return { ok: false, end: { kind: 'refused', reason: writer.error.reason, message: `cannot close never-started run ${run.runId}: ${writer.error.message}` } };
+    try {
+      await writer.value.appendTerminal('run-failed', {
+        logicalRunId: run.runId,
+        class: 'abandoned',
+        reason: 'never_started',
+        message: `${said}; closed by runplan run`,
+        task: null,
+        phase: null,
+        evidence: [],
+        signal: null,
+        tasksDone: 0,
+        attempts: 0,
+        usage: ZERO_USAGE,
+        costUsd: 0,
+        durationMs: 0,
+      } satisfies RunFailedData as unknown as Record<string, unknown>);
+    } finally {
+      await writer.value.close();
+    }
+    abandoned.push(`${run.runId} (never started)`);
+    notices.push(`runplan: never_started: ${said}; closing it`);
+  }
+  return { ok: true, abandoned, notices };
 }
 
 // Ends what is left of a dead coordinator's open attempts (attempt-started without

@@ -1,4 +1,4 @@
-import { scanJournal, type JournalRecord, type JournalStatus, type ScanResult } from '@runplan/journal';
+import { HEADER_TYPE, scanJournal, type JournalRecord, type JournalStatus, type ScanResult } from '@runplan/journal';
 import type { ProcessIdentity } from '@runplan/settle';
 import type { Plan } from './plan-types.js';
 import { taskContractDigests } from './digest.js';
@@ -31,6 +31,10 @@ export interface PriorRun {
   scan: ScanResult | undefined;
   /** The class of a `run-failed` receipt. */
   failedClass: string | null;
+  /** The reason of a `run-failed` receipt (`never_started`: a never-started run chooseRun closed). */
+  failedReason: string | null;
+  /** Created but never started: see neverStarted. */
+  neverStarted: boolean;
 }
 
 export interface Refusal {
@@ -99,7 +103,7 @@ export async function inspectRuns(slug: SlugPaths): Promise<PriorRun[]> {
     let scan: ScanResult | undefined;
     try {
       const fold = journal;
-      scan = await scanJournal(paths.journal, { onRecord: (record) => fold.add(record), digest: true });
+      scan = await scanJournal(paths.journal, { onRecord: (record, _json, offset) => fold.add(record, offset), digest: true });
       status = scan.status;
     } catch (e) {
       journal = new JournalFold();
@@ -108,10 +112,35 @@ export async function inspectRuns(slug: SlugPaths): Promise<PriorRun[]> {
     const terminal = journal.terminal;
     const kind: PriorKind =
       status.kind === 'corrupt' ? 'corrupt' : terminal === undefined ? 'incomplete' : terminal.type === 'run-complete' ? 'complete' : 'failed';
-    const cls = terminal !== undefined ? (terminal.data as { class?: unknown }).class : undefined;
-    runs.push({ paths, kind, journal, status, scan, failedClass: typeof cls === 'string' ? cls : null });
+    const { class: cls, reason } = (terminal?.data ?? {}) as { class?: unknown; reason?: unknown };
+    runs.push({
+      paths,
+      kind,
+      journal,
+      status,
+      scan,
+      failedClass: typeof cls === 'string' ? cls : null,
+      failedReason: typeof reason === 'string' ? reason : null,
+      neverStarted: kind === 'incomplete' && neverStarted(scan, id),
+    });
   }
   return runs;
+}
+
+/**
+ * Whether a run was created but never started: its coordinator died between creating the
+ * journal and making `run-started` durable, so nothing was dispatched (run-started is
+ * journaled before anything else a run does). Only two shapes qualify: the header alone
+ * (with the run's own id; a torn line after it is a crash mid-append of run-started), and
+ * no whole record at all (zero bytes, or a torn first line — the journal writer links the
+ * header into place whole, so this is a file system's doing, not runplan's). Corruption, a
+ * header naming another run, or any record after the header is not this and stays a
+ * refusal (recoverRun).
+ */
+function neverStarted(scan: ScanResult | undefined, runId: string): boolean {
+  if (scan === undefined || scan.status.kind === 'corrupt' || scan.terminal) return false;
+  if (scan.count === 0) return true;
+  return scan.count === 1 && scan.header?.runId === runId;
 }
 
 /**
@@ -141,9 +170,12 @@ export class JournalFold {
   private readonly roundsByAttempt = new Map<string, { taskId: string; rounds: number }>();
   private readonly crashedKeys = new Set<string>();
   private early: JournalRecord[] | undefined = [];
+  /** The first record after the header, while no run-started has come (named when a resume refuses). */
+  beforeStart: { type: string; seq: number; offset: number | undefined } | undefined;
 
-  add(r: JournalRecord): void {
+  add(r: JournalRecord, offset?: number): void {
     if (r.terminal === true) this.terminal ??= r;
+    if (this.started === undefined && r.type !== HEADER_TYPE && r.type !== 'run-started') this.beforeStart ??= { type: r.type, seq: r.seq, offset };
     if (r.type === 'checkpoint') this.checkpoints.push(r.data as unknown as CheckpointData);
     if (r.type === 'checkpoint-adopted') this.checkpoints.push((r.data as { checkpoint: CheckpointData }).checkpoint);
     if (this.early !== undefined) {
@@ -250,7 +282,11 @@ export async function recoverRun(
   }
   const fold = prior.journal;
   const started = fold.started;
-  if (started === undefined) return refuse('run_unreadable', `run ${id} has no run-started record: ${prior.paths.journal}`);
+  if (started === undefined) {
+    const first = fold.beforeStart;
+    const at = first !== undefined ? ` (seq ${first.seq}, a ${first.type} record at offset ${first.offset ?? '?'}, comes before it)` : '';
+    return refuse('run_unreadable', `run ${id} has no run-started record${at}: ${prior.paths.journal}`);
+  }
 
   const all = fold.checkpoints;
   const shas = [...new Set(all.flatMap((c) => [c.baseCommit, c.resultCommit]).concat(started.baseCommit))];

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { newOwnerTag, processIdentity, teardownByTag, type ProcessIdentity } from '@runplan/settle';
-import { acquireLock, openWriter, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
+import { acquireLock, HEADER_TYPE, openWriter, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
 import { loadPlan, topologicalOrder } from './plan.js';
 import type { Plan, PlanProblem, TaskSpec } from './plan-types.js';
 import { planDigest, taskContractDigests, taskListDigest } from './digest.js';
@@ -37,6 +37,8 @@ export interface RunRequest {
   signal: AbortSignal;
   /** Every journal record, once it is durable (progress, `--json`). Must not throw. */
   onRecord?: (record: JournalRecord) => void;
+  /** One line for people that is not a journal record (a never-started run closed on the way). */
+  onNotice?: (line: string) => void;
   /** The run's paths, once they exist. */
   onStart?: (info: { runId: string; journal: string; slug: string; tasks: string[] }) => void;
 }
@@ -100,6 +102,7 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
     const contracts = taskContractDigests(plan);
     const chosen = await chooseRun(slug, plan, repo, req, runId, contracts);
     if (!chosen.ok) return chosen.end;
+    for (const line of chosen.notices) req.onNotice?.(line);
     return await startRun(plan, repo, slug, chosen.value, baseCommit, contracts, identity, req);
   } finally {
     await lock.value.release();
@@ -250,6 +253,8 @@ class Coordinator {
         const stop = await this.takeOver(start.recovered);
         if (stop !== undefined) return stop;
       } else {
+        // The journal holds only its header here: the never-started crash point.
+        if (hits(this.fail, 'kill-after', HEADER_TYPE, {})) process.kill(process.pid, 'SIGKILL');
         await this.emit('run-started', {
           logicalRunId: this.run.runId,
           slug: this.plan.slug,
@@ -266,7 +271,7 @@ class Coordinator {
           land: this.plan.land ?? null,
           workdir: this.workdirTemplate,
           coordinator: this.me(),
-          abandoned: start.mode === 'clean' ? start.abandoned : [],
+          abandoned: start.abandoned,
           continues: start.mode === 'continue' ? start.origin : null,
           usageCarried: start.mode === 'continue' ? start.recovered.usage : ZERO_USAGE,
           costCarried: start.mode === 'continue' ? start.recovered.costUsd : 0,
