@@ -8,7 +8,7 @@ import { agentConsumer, initialAgentState, type AgentState } from './format/inde
 import { maskSecrets } from './secrets.js';
 import { classifyCommand, classifyGate, decideRound, failureFingerprint, retryPrompt, type FailureClass } from './repair.js';
 import { JournalFailure, type RunContext } from './context.js';
-import { addCost, addUsage, ZERO_USAGE, type AttemptFailureData, type CheckpointData, type GateResult, type Phase, type UsageTotals } from './events.js';
+import { addUsage, ZERO_USAGE, type AttemptFailureData, type CheckpointData, type GateResult, type Phase, type UsageTotals } from './events.js';
 import { evidenceSink, fileTail, textTail, writeEvidence } from './evidence.js';
 import { compactUtc, attemptEvidenceDir, ensurePrivateDir } from './state.js';
 import { describeGitFailure, git, gitSettled, headWithParents, isAncestor, resolveCommit, scrubbedGitEnv, succeeded, updateRef, type GitRunContext } from './git.js';
@@ -316,7 +316,7 @@ class AttemptState {
     const { execution, state } = settled;
     const usage = state !== undefined ? { ...state.usage } : ZERO_USAGE;
     this.usage = addUsage(this.usage, usage);
-    this.costUsd = addCost(this.costUsd, state?.costUsd ?? 0);
+    this.costUsd += state?.costUsd ?? 0;
     this.survivors.push(...execution.teardown.survivors);
     const errorText = execution.error ? maskSecrets(`${execution.error.code}: ${execution.error.message}`, ctx.secrets) : null;
     await ctx.emit('command-settled', {

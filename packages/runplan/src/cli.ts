@@ -220,6 +220,7 @@ async function runCommand(planFile: string, o: Record<string, unknown>, stdout: 
       breakLock: o.breakLock === true,
       signal: controller.signal,
       onRecord: (r) => progress.record(r),
+      onNotice: (line) => progress.notice(line),
       onStart: (info) => progress.tasks(info.tasks),
     });
     progress.close();

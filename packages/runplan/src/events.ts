@@ -338,10 +338,11 @@ export type TerminalType = 'run-complete' | 'run-failed';
 
 export const ZERO_USAGE: UsageTotals = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 };
 
-// Adds two costs in whole micro-dollars, so sums of agent-reported costs stay exact
-// (0.1709, not 0.17089999999999997) in journals, receipts and status.
-export function addCost(a: number, b: number): number {
-  return Math.round((a + b) * 1e6) / 1e6;
+// A cost as shown in receipts and status: whole micro-dollars (0.1709, not the float sum
+// 0.17089999999999997). Sums are kept exact-as-floats and rounded only here, so many small
+// costs never round away and budgets see what was spent.
+export function shownCost(usd: number): number {
+  return Math.round(usd * 1e6) / 1e6;
 }
 
 // Adds two usage totals field by field.

@@ -4,7 +4,7 @@ import type { Plan } from './plan-types.js';
 import { taskContractDigests } from './digest.js';
 import { checkpointId } from './attempt.js';
 import { emptyHistory, recordFailure, type TaskHistory } from './repair.js';
-import { addCost, addUsage, ZERO_USAGE, type AttemptFailureData, type CheckpointData, type RunStartedData, type UsageTotals } from './events.js';
+import { addUsage, ZERO_USAGE, type AttemptFailureData, type CheckpointData, type RunStartedData, type UsageTotals } from './events.js';
 import { ancestryOracle, isAncestor, missingObjects, type AncestryOracle } from './git.js';
 import { listRunIds, runPaths, type RunPaths, type SlugPaths } from './state.js';
 
@@ -215,12 +215,12 @@ export class JournalFold {
         break;
       case 'usage':
         if (d.usage !== null && typeof d.usage === 'object') this.usage = addUsage(this.usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
-        if (typeof d.costUsd === 'number') this.costUsd = addCost(this.costUsd, d.costUsd);
+        if (typeof d.costUsd === 'number') this.costUsd += d.costUsd;
         break;
       case 'command-settled':
         if (this.open.has(key)) this.open.get(key)!.settled = true;
         if (d.usage !== null && typeof d.usage === 'object') this.usage = addUsage(this.usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
-        if (typeof d.costUsd === 'number') this.costUsd = addCost(this.costUsd, d.costUsd);
+        if (typeof d.costUsd === 'number') this.costUsd += d.costUsd;
         break;
       case 'coordinator-crashed':
         this.coordinator = (d.coordinator as ProcessIdentity | undefined) ?? this.coordinator;

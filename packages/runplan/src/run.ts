@@ -16,7 +16,7 @@ import { failPoint, hits } from './failpoint.js';
 import { budgetExceeded, decideAfterCrash, decideRepair, emptyHistory, failureFingerprint, recordFailure, type TaskHistory } from './repair.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Integration, JournalFailure, Serial, type Emit, type RunContext } from './context.js';
-import { addCost, addUsage, ZERO_USAGE, type AttemptFailureData, type EventMap, type EventType, type RunCompleteData, type RunFailedData, type UsageTotals } from './events.js';
+import { addUsage, shownCost, ZERO_USAGE, type AttemptFailureData, type EventMap, type EventType, type RunCompleteData, type RunFailedData, type UsageTotals } from './events.js';
 import { commonDir, git, identityEnv, readRef, resolveCommit, toplevel, updateRef } from './git.js';
 import { land } from './land.js';
 import { ReceiptGuard } from './receipt.js';
@@ -358,7 +358,7 @@ class Coordinator {
       const state = interpretTranscript(task.format, text);
       if (totalTokens(state.usage) === 0 && state.costUsd === undefined) continue;
       this.usage = addUsage(this.usage, state.usage);
-      this.costUsd = addCost(this.costUsd, state.costUsd ?? 0);
+      this.costUsd += state.costUsd ?? 0;
       await this.emit('usage', { taskId: a.taskId, attempt: a.attempt, usage: { ...state.usage }, costUsd: state.costUsd ?? null, source: 'transcript', transcript });
     }
     let engine: { task: string; detail: string } | undefined;
@@ -510,7 +510,7 @@ class Coordinator {
       if (settled.kind === 'journal') continue;
       const r = settled.result;
       this.usage = addUsage(this.usage, r.usage);
-      this.costUsd = addCost(this.costUsd, r.costUsd);
+      this.costUsd += r.costUsd;
       if (r.ok) {
         this.checkpoints.set(r.taskId, r.checkpoint.id);
         this.lastFailure.delete(r.taskId);
@@ -596,7 +596,7 @@ class Coordinator {
       tasks: this.checkpoints.size,
       attempts: this.totalAttempts(),
       usage: this.usage,
-      costUsd: this.costUsd,
+      costUsd: shownCost(this.costUsd),
       durationMs: Date.now() - this.started.getTime(),
     };
     try {
@@ -621,7 +621,7 @@ class Coordinator {
       tasksDone: this.checkpoints.size,
       attempts: this.totalAttempts(),
       usage: this.usage,
-      costUsd: this.costUsd,
+      costUsd: shownCost(this.costUsd),
       durationMs: Date.now() - this.started.getTime(),
     };
     try {

@@ -2,7 +2,7 @@ import { isAbsolute, relative } from 'node:path';
 import { isAlive } from '@runplan/settle';
 import { holdingDirectory } from '@runplan/workdir';
 import { isLockHeld, readJournal, readLockHolder, type JournalRecord, type LockHolder } from '@runplan/journal';
-import { addCost, addUsage, ZERO_USAGE, type UsageTotals } from './events.js';
+import { addUsage, shownCost, ZERO_USAGE, type UsageTotals } from './events.js';
 import { diskUsage, listRunIds, listSlugs, runPaths, slugPaths, type SlugPaths } from './state.js';
 
 /**
@@ -158,7 +158,7 @@ function summarize(row: SlugStatus, records: JournalRecord[], now: number): void
       case 'command-settled':
       case 'usage':
         if (d.usage !== null && typeof d.usage === 'object') row.usage = addUsage(row.usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
-        if (typeof d.costUsd === 'number') row.costUsd = addCost(row.costUsd, d.costUsd);
+        if (typeof d.costUsd === 'number') row.costUsd += d.costUsd;
         break;
       default:
         break;
@@ -166,6 +166,7 @@ function summarize(row: SlugStatus, records: JournalRecord[], now: number): void
     if (r.terminal === true) end = Date.parse(r.ts);
   }
   row.current = [...open];
+  row.costUsd = shownCost(row.costUsd);
   if (start !== undefined && Number.isFinite(start)) row.elapsedMs = Math.max(0, (end ?? now) - start);
 }
 

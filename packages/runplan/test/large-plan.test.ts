@@ -6,7 +6,7 @@ import { MAX_LINE_BYTES } from '@runplan/journal';
 import { taskListDigest } from '../src/digest.js';
 import { loadPlan } from '../src/plan.js';
 import { JournalFold } from '../src/resume.js';
-import { addCost } from '../src/events.js';
+import { shownCost } from '../src/events.js';
 import { journalPath, ofType, records, runplan, setup } from './support.js';
 
 const N = 12_000;
@@ -71,16 +71,19 @@ test('the journal fold: a stopped task keeps the contract its attempt ran under;
   assert.is(fold.open.size, 0);
 });
 
-test('costs add in whole micro-dollars: 0.1 + 0.2 is 0.3 in the fold (resume, receipt) and in addCost (status, run)', () => {
-  assert.is(addCost(0.1, 0.2), 0.3);
-  assert.is(addCost(0.0854, 0.0855), 0.1709);
+test('costs are summed as spent and shown in whole micro-dollars: 0.1 + 0.2 shows as 0.3; 1000 × 4e-7 does not round away', () => {
+  assert.is(shownCost(0.1 + 0.2), 0.3);
+  let small = 0;
+  for (let i = 0; i < 1000; i++) small += 4e-7;
+  assert.is(shownCost(small), 0.0004);
   const fold = new JournalFold();
   const usage = { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheCreationTokens: 0 };
   fold.add(record(0, 'journal-header', { format: 1, runId: 'r', salt: 's' }));
   fold.add(record(1, 'run-started', { planDigest: 'p1', baseCommit: 'b', usageCarried: usage, costCarried: 0.1, coordinator: null }));
   fold.add(record(2, 'usage', { taskId: 'a', attempt: 1, usage, costUsd: 0.2 }));
   fold.add(record(3, 'command-settled', { taskId: 'a', attempt: 2, usage, costUsd: 0.0709 }));
-  assert.is(fold.costUsd, 0.3709);
+  assert.ok(Math.abs(fold.costUsd - 0.3709) < 1e-12);
+  assert.is(shownCost(fold.costUsd), 0.3709);
 });
 
 test.run();
