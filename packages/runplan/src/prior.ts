@@ -1,6 +1,6 @@
 import { rename } from 'node:fs/promises';
 import { teardownByTag } from '@runplan/settle';
-import { openWriter, readJournal, type JournalRecord, type ScanResult } from '@runplan/journal';
+import { openWriter, readJournal, type JournalRecord, type JournalWriter, type ScanResult } from '@runplan/journal';
 import type { Plan } from './plan-types.js';
 import { taskContractDigests } from './digest.js';
 import { budgetExceeded } from './repair.js';
@@ -143,25 +143,7 @@ async function closePriorRuns(runs: PriorRun[]): Promise<{ ok: true; abandoned: 
     // openWriter repairs a torn tail (and journals that it did) before the receipt.
     const writer = await openWriter(run.journal, { create: false });
     if (!writer.ok) return { ok: false, end: { kind: 'refused', reason: writer.error.reason, message: `cannot close ${run.runId} as abandoned: ${writer.error.message}` } };
-    try {
-      await writer.value.appendTerminal('run-failed', {
-        logicalRunId: run.runId,
-        class: 'abandoned',
-        reason: 'abandoned',
-        message: `closed by runplan run --fresh${survivors.length > 0 ? `; processes that survived teardown: ${survivors.join(' ')}` : ''}`,
-        task: null,
-        phase: null,
-        evidence: [],
-        signal: null,
-        tasksDone: 0,
-        attempts: 0,
-        usage: ZERO_USAGE,
-        costUsd: 0,
-        durationMs: 0,
-      } satisfies RunFailedData as unknown as Record<string, unknown>);
-    } finally {
-      await writer.value.close();
-    }
+    await closeAbandoned(writer.value, run.runId, 'abandoned', `closed by runplan run --fresh${survivors.length > 0 ? `; processes that survived teardown: ${survivors.join(' ')}` : ''}`);
     abandoned.push(run.runId);
   }
   return { ok: true, abandoned };
@@ -185,29 +167,35 @@ async function closeNeverStarted(runs: PriorRun[]): Promise<{ ok: true; abandone
     // openWriter repairs a torn run-started line (and journals that it did) before the receipt.
     const writer = await openWriter(run.journal, { create: false, runId: run.runId });
     if (!writer.ok) return { ok: false, end: { kind: 'refused', reason: writer.error.reason, message: `cannot close never-started run ${run.runId}: ${writer.error.message}` } };
-    try {
-      await writer.value.appendTerminal('run-failed', {
-        logicalRunId: run.runId,
-        class: 'abandoned',
-        reason: 'never_started',
-        message: `${said}; closed by runplan run`,
-        task: null,
-        phase: null,
-        evidence: [],
-        signal: null,
-        tasksDone: 0,
-        attempts: 0,
-        usage: ZERO_USAGE,
-        costUsd: 0,
-        durationMs: 0,
-      } satisfies RunFailedData as unknown as Record<string, unknown>);
-    } finally {
-      await writer.value.close();
-    }
+    await closeAbandoned(writer.value, run.runId, 'never_started', `${said}; closed by runplan run`);
     abandoned.push(`${run.runId} (never started)`);
     notices.push(`runplan: never_started: ${said}; closing it`);
   }
   return { ok: true, abandoned, notices };
+}
+
+// Writes the receipt of a run closed without running on (`--fresh`, never started): a
+// run-failed of class abandoned, nothing counted; closes the writer either way.
+async function closeAbandoned(writer: JournalWriter, runId: string, reason: 'abandoned' | 'never_started', message: string): Promise<void> {
+  try {
+    await writer.appendTerminal('run-failed', {
+      logicalRunId: runId,
+      class: 'abandoned',
+      reason,
+      message,
+      task: null,
+      phase: null,
+      evidence: [],
+      signal: null,
+      tasksDone: 0,
+      attempts: 0,
+      usage: ZERO_USAGE,
+      costUsd: 0,
+      durationMs: 0,
+    } satisfies RunFailedData as unknown as Record<string, unknown>);
+  } finally {
+    await writer.close();
+  }
 }
 
 // Ends what is left of a dead coordinator's open attempts (attempt-started without
