@@ -29,7 +29,12 @@ export interface JournalHeader {
   format: number;
   runId: string;
   salt: string;
+  /** Fields the application asked the header to carry (`openWriter({ headerFields })`). */
+  [field: string]: unknown;
 }
+
+/** Header keys the journal itself writes: `headerFields` may not set them. */
+export const HEADER_KEYS: readonly string[] = ['format', 'runId', 'salt'];
 
 // The checksum of a line's JSON bytes as 8 lowercase hex digits.
 export function crcHex(json: Buffer | string, previous?: number): string {

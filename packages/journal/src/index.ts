@@ -1,4 +1,5 @@
-export { readJournal, validateJournal } from './read.js';
+export { readHeader, readJournal, validateJournal } from './read.js';
+export type { HeaderRead } from './read.js';
 export { scanJournal } from './scan.js';
 export type { ScanOptions, ScanResult } from './scan.js';
 export { describeStatus } from './status.js';

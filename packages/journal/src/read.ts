@@ -1,4 +1,5 @@
-import type { JournalRecord } from './format.js';
+import { open } from 'node:fs/promises';
+import type { JournalHeader, JournalRecord } from './format.js';
 import { scanJournal } from './scan.js';
 import type { JournalStatus } from './status.js';
 
@@ -23,4 +24,36 @@ export async function validateJournal(path: string): Promise<{ status: JournalSt
     terminal: scan.terminal,
     ...(scan.header ? { runId: scan.header.runId } : {}),
   };
+}
+
+/** A journal's first record, checked as a scan checks it: its header data and when it was written. */
+export interface HeaderRead {
+  header: JournalHeader;
+  /** The header record's `ts`: when the journal was created. */
+  ts: string;
+}
+
+/** How many bytes readHeader looks at for the first line: a header is far smaller. */
+const HEADER_PROBE_BYTES = 64 * 1024;
+
+/**
+ * Reads only a journal's header line (the first `\n`-ended line, checksum and header rules
+ * checked). Undefined when there is no whole, valid header (empty, torn, corrupt, or a
+ * header line longer than 64 KiB); throws only as scanJournal does (ENOENT, EIO…).
+ */
+export async function readHeader(path: string): Promise<HeaderRead | undefined> {
+  const handle = await open(path, 'r');
+  let lineEnd: number;
+  try {
+    const buffer = Buffer.allocUnsafe(HEADER_PROBE_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    lineEnd = buffer.subarray(0, bytesRead).indexOf(0x0a);
+  } finally {
+    await handle.close();
+  }
+  if (lineEnd < 0) return undefined;
+  let first: JournalRecord | undefined;
+  const scan = await scanJournal(path, { size: lineEnd + 1, onRecord: (record) => (first ??= record) });
+  if (scan.header === undefined || first === undefined) return undefined;
+  return { header: scan.header, ts: first.ts };
 }

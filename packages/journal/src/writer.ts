@@ -10,6 +10,7 @@ import {
   GENESIS_PREV,
   HEADER_TYPE,
   isIdentifier,
+  HEADER_KEYS,
   isPlainObject,
   MAX_LINE_BYTES,
   REPAIRED_TYPE,
@@ -52,6 +53,12 @@ export interface OpenWriterOptions {
   exclusive?: boolean;
   /** Run id for a header this call writes; generated when absent. */
   runId?: string;
+  /**
+   * More fields for a header this call writes (e.g. the run's place in its history): read
+   * back from the very first record, so they exist for every run that has a journal at all.
+   * `format`, `runId` and `salt` are the journal's own and refused here (`bad_record`).
+   */
+  headerFields?: Record<string, unknown>;
   /** Wait this long for a live writer to finish before `lock_held`. Default 0. */
   waitMs?: number;
   /** Take the lock even from a holder that cannot be verified (another host). */
@@ -200,9 +207,9 @@ class Writer implements JournalWriter {
   }
 
   // The header: seq 0, written once into an empty journal.
-  writeHeader(runId: string): Promise<JournalRecord> {
+  writeHeader(runId: string, fields: Record<string, unknown> = {}): Promise<JournalRecord> {
     this.runId = runId;
-    return this.push(HEADER_TYPE, { format: FORMAT_VERSION, runId, salt: randomBytes(16).toString('hex') }, false);
+    return this.push(HEADER_TYPE, headerData(runId, fields), false);
   }
 
   private refuse(error: JournalError): Promise<never> {
@@ -287,7 +294,12 @@ export async function resumeWriter(path: string, lock: HeldLock, scan: ScanResul
 
 // Creates the journal holding just its header: written to a temp file, synced, then
 // linked into place, so the journal appears whole or not at all. False if it exists.
-async function createJournal(path: string, runId: string, journalFs: JournalFs): Promise<boolean> {
+// The data of a new header: the journal's own fields, then the application's.
+function headerData(runId: string, fields: Record<string, unknown>): Record<string, unknown> {
+  return { format: FORMAT_VERSION, runId, salt: randomBytes(16).toString('hex'), ...fields };
+}
+
+async function createJournal(path: string, runId: string, fields: Record<string, unknown>, journalFs: JournalFs): Promise<boolean> {
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const header = encodeRecord({
@@ -295,7 +307,7 @@ async function createJournal(path: string, runId: string, journalFs: JournalFs):
     prev: GENESIS_PREV,
     ts: new Date().toISOString(),
     type: HEADER_TYPE,
-    data: { format: FORMAT_VERSION, runId, salt: randomBytes(16).toString('hex') },
+    data: headerData(runId, fields),
   });
   const fd = await journalFs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
   try {
@@ -375,6 +387,10 @@ async function holdsScannedBytes(path: string, scanned: ScanResult): Promise<boo
 async function openLocked(path: string, lock: HeldLock, options: OpenWriterOptions): Promise<Result<JournalWriter, JournalError>> {
   const journalFs = options.fs ?? nodeJournalFs;
   const runId = options.runId ?? newRunId();
+  const fields = options.headerFields ?? {};
+  if (!isPlainObject(fields)) return err({ reason: 'bad_record', path, message: 'headerFields must be a JSON object' });
+  const reserved = Object.keys(fields).find((key) => HEADER_KEYS.includes(key));
+  if (reserved !== undefined) return err({ reason: 'bad_record', path, message: `headerFields may not set "${reserved}": the journal writes it` });
   let created = false;
   let scan: ScanResult;
   for (;;) {
@@ -385,7 +401,7 @@ async function openLocked(path: string, lock: HeldLock, options: OpenWriterOptio
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     }
     if (!options.create) return err({ reason: 'missing', path, message: `${path} does not exist` });
-    created = await createJournal(path, runId, journalFs);
+    created = await createJournal(path, runId, fields, journalFs);
     if (created) options.onEvent?.({ type: 'journal-created', path, runId });
   }
   if (options.exclusive && !created) return err({ reason: 'exists', path, message: `${path} already exists` });
@@ -404,7 +420,7 @@ async function openLocked(path: string, lock: HeldLock, options: OpenWriterOptio
   const writer = await resumeWriter(path, lock, scan, journalFs);
   writer.repaired = repair;
   try {
-    if (scan.count === 0) await writer.writeHeader(runId);
+    if (scan.count === 0) await writer.writeHeader(runId, fields);
     if (repair && !writer.terminal) await writer.append(REPAIRED_TYPE, { ...repair });
   } catch (e) {
     await writer.close().catch(() => {});

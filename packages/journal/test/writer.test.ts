@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tempDir, withTimeout } from '@runplan/test-fixtures';
-import { isLockHeld, JournalFailure, nodeJournalFs, openWriter, readJournal, repairJournal, scanJournal, type JournalEvent, type JournalFs, type JournalWriter } from '../src/index.js';
+import { isLockHeld, JournalFailure, nodeJournalFs, openWriter, readHeader, readJournal, repairJournal, scanJournal, type JournalEvent, type JournalFs, type JournalWriter } from '../src/index.js';
 import { createHash } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { recordingFs, writeSample } from './sample.js';
@@ -28,6 +28,47 @@ async function rejection(promise: Promise<unknown>): Promise<JournalFailure> {
   }
   throw new Error('expected a rejection');
 }
+
+test(
+  'headerFields go into the header (read back by readHeader and scanJournal); the journal\'s own keys are refused',
+  withTimeout(20_000, async () => {
+    const path = join(dir.path, 'fields.jsonl');
+    const writer = await open(path, { create: true, runId: 'fields', headerFields: { startOrder: 7 } });
+    await writer.append('tick', {});
+    await writer.close();
+    const read = await readHeader(path);
+    assert.ok(read, 'a header');
+    assert.is(read!.header.runId, 'fields');
+    assert.is(read!.header['startOrder'], 7);
+    assert.match(read!.ts, /^\d{4}-\d{2}-\d{2}T.*Z$/);
+    assert.is((await scanJournal(path)).header?.['startOrder'], 7);
+    for (const key of ['runId', 'salt', 'format']) {
+      const refused = await openWriter(join(dir.path, `reserved-${key}.jsonl`), { create: true, headerFields: { [key]: 'x' } });
+      assert.not.ok(refused.ok);
+      if (!refused.ok) assert.is(refused.error.reason, 'bad_record');
+      assert.not.ok(existsSync(join(dir.path, `reserved-${key}.jsonl`)), 'nothing created');
+    }
+  }),
+);
+
+test(
+  'readHeader is undefined for an empty journal, a torn header line and a header whose checksum fails',
+  withTimeout(20_000, async () => {
+    const empty = join(dir.path, 'h-empty.jsonl');
+    writeFileSync(empty, '');
+    assert.is(await readHeader(empty), undefined);
+    const good = join(dir.path, 'h-good.jsonl');
+    await (await open(good, { create: true, runId: 'h' })).close();
+    const line = readFileSync(good, 'utf8');
+    const torn = join(dir.path, 'h-torn.jsonl');
+    writeFileSync(torn, line.slice(0, -1));
+    assert.is(await readHeader(torn), undefined);
+    const flipped = join(dir.path, 'h-crc.jsonl');
+    writeFileSync(flipped, line.replace('"runId":"h"', '"runId":"x"'));
+    assert.is(await readHeader(flipped), undefined);
+    assert.is((await readHeader(good))?.header.runId, 'h');
+  }),
+);
 
 test(
   'each append resolves only after an fdatasync that followed its write; concurrent appends share one',

@@ -6,14 +6,14 @@ import { taskContractDigests } from './digest.js';
 import { budgetExceeded } from './repair.js';
 import { inspectRuns, recoverRun, type PriorRun, type Refusal, type RecoveredRun } from './resume.js';
 import { ZERO_USAGE, type RunFailedData, type UsageTotals } from './events.js';
-import { compactUtc, runPaths, type RunPaths, type SlugPaths } from './state.js';
+import { compactUtc, nextStartOrder, runPaths, type RunPaths, type SlugPaths } from './state.js';
 import type { RunEnd, RunRequest } from './run.js';
 
 /** What `run` does with the slug's earlier runs. */
 export type Start =
-  | { mode: 'clean'; run: RunPaths; abandoned: string[] }
+  | { mode: 'clean'; run: RunPaths; startOrder: number; abandoned: string[] }
   | { mode: 'resume'; run: RunPaths; recovered: RecoveredRun; scanned: ScanResult | undefined }
-  | { mode: 'continue'; run: RunPaths; origin: string; recovered: RecoveredRun; abandoned: string[] };
+  | { mode: 'continue'; run: RunPaths; startOrder: number; origin: string; recovered: RecoveredRun; abandoned: string[] };
 
 /** The chosen start, and one line for people per never-started run closed on the way. */
 export type Chosen = { ok: true; value: Start; notices: string[] } | { ok: false; end: RunEnd };
@@ -37,7 +37,9 @@ export async function chooseRun(
 ): Promise<Chosen> {
   const prior = await inspectRuns(slug);
   const never = prior.filter((p) => p.neverStarted);
-  const decided = await decideRun(prior.filter((p) => !p.neverStarted && p.failedReason !== 'never_started'), never, slug, plan, repo, req, runId, digests);
+  // A new run's place in the slug's history, taken while we hold the slug lock.
+  const startOrder = nextStartOrder(prior.map((p) => p.start));
+  const decided = await decideRun(prior.filter((p) => !p.neverStarted && p.failedReason !== 'never_started'), never, slug, plan, repo, req, runId, startOrder, digests);
   if (!decided.ok) return decided;
   const closed = await closeNeverStarted(never);
   if (!closed.ok) return closed;
@@ -58,6 +60,7 @@ async function decideRun(
   repo: string,
   req: RunRequest,
   runId: string,
+  startOrder: number,
   digests: Map<string, string>,
 ): Promise<{ ok: true; value: Start } | { ok: false; end: RunEnd }> {
   const unknown = (req.retry ?? []).filter((id) => !plan.tasks.some((t) => t.id === id));
@@ -69,14 +72,14 @@ async function decideRun(
   if (req.fresh) {
     const closed = await closePriorRuns(incomplete);
     if (!closed.ok) return closed;
-    return { ok: true, value: { mode: 'clean', run: runPaths(slug, runId), abandoned: closed.abandoned } };
+    return { ok: true, value: { mode: 'clean', run: runPaths(slug, runId), startOrder, abandoned: closed.abandoned } };
   }
   if (req.run !== undefined) {
     const target = incomplete.find((p) => p.paths.runId === req.run);
     // A never-started run has nothing to resume: the run starts as if --run were not given,
     // unless another incomplete run would then be resumed in its place.
     if (target === undefined && incomplete.length === 0 && never.some((p) => p.paths.runId === req.run)) {
-      return decideRun(prior, never, slug, plan, repo, { ...req, run: undefined }, runId, digests);
+      return decideRun(prior, never, slug, plan, repo, { ...req, run: undefined }, runId, startOrder, digests);
     }
     if (target === undefined) {
       return refused({ reason: 'no_such_run', message: `slug ${plan.slug} has no incomplete run ${req.run}`, hint: 'runplan status' });
@@ -115,9 +118,9 @@ async function decideRun(
     if (spent !== undefined) {
       return refused({ reason: 'budget_spent', message: `slug ${plan.slug} has spent its budget (${spent}); a continuation would spend more`, hint: `raise [budget] in ${plan.file}, or start over with --fresh` });
     }
-    return { ok: true, value: { mode: 'continue', run: runPaths(slug, runId), origin: last.paths.runId, recovered: recovered.value, abandoned: [] } };
+    return { ok: true, value: { mode: 'continue', run: runPaths(slug, runId), startOrder, origin: last.paths.runId, recovered: recovered.value, abandoned: [] } };
   }
-  return { ok: true, value: { mode: 'clean', run: runPaths(slug, runId), abandoned: [] } };
+  return { ok: true, value: { mode: 'clean', run: runPaths(slug, runId), startOrder, abandoned: [] } };
 }
 
 async function resumeOf(target: PriorRun, plan: Plan, repo: string, digests: Map<string, string>): Promise<{ ok: true; value: Start } | { ok: false; end: RunEnd }> {

@@ -6,7 +6,7 @@ import { checkpointId } from './attempt.js';
 import { emptyHistory, recordFailure, type TaskHistory } from './repair.js';
 import { addUsage, ZERO_USAGE, type AttemptFailureData, type CheckpointData, type RunStartedData, type UsageTotals } from './events.js';
 import { ancestryOracle, isAncestor, missingObjects, type AncestryOracle } from './git.js';
-import { listRunIds, runPaths, type RunPaths, type SlugPaths } from './state.js';
+import { compareRunStarts, headerStartOrder, runDirNames, runPaths, type RunPaths, type RunStart, type SlugPaths } from './state.js';
 
 /**
  * Reading a slug's earlier runs back from their journals and git, read-only: which runs
@@ -23,6 +23,8 @@ export type PriorKind = 'complete' | 'failed' | 'incomplete' | 'corrupt';
 
 export interface PriorRun {
   paths: RunPaths;
+  /** Its place in the slug's history (runs are listed in this order, never by name). */
+  start: RunStart;
   kind: PriorKind;
   /** What the journal's valid records say, folded as they were read (the records are not kept). */
   journal: JournalFold;
@@ -92,18 +94,25 @@ export interface StoppedTask {
   contractDigest: string | null;
 }
 
-// Every run of the slug, oldest first, with how it ended. Each journal is read once, every
-// record parsed and checked (readJournal's checks), and folded as it is read.
+// Every run of the slug in start order (oldest first), with how it ended. Each journal is
+// read once, every record parsed and checked (readJournal's checks), and folded as it is read.
 export async function inspectRuns(slug: SlugPaths): Promise<PriorRun[]> {
   const runs: PriorRun[] = [];
-  for (const id of await listRunIds(slug)) {
+  for (const id of await runDirNames(slug)) {
     const paths = runPaths(slug, id);
     let journal = new JournalFold();
     let status: JournalStatus;
     let scan: ScanResult | undefined;
+    let createdAt: string | null = null;
     try {
       const fold = journal;
-      scan = await scanJournal(paths.journal, { onRecord: (record, _json, offset) => fold.add(record, offset), digest: true });
+      scan = await scanJournal(paths.journal, {
+        onRecord: (record, _json, offset) => {
+          if (record.seq === 0) createdAt = record.ts;
+          fold.add(record, offset);
+        },
+        digest: true,
+      });
       status = scan.status;
     } catch (e) {
       journal = new JournalFold();
@@ -115,6 +124,7 @@ export async function inspectRuns(slug: SlugPaths): Promise<PriorRun[]> {
     const { class: cls, reason } = (terminal?.data ?? {}) as { class?: unknown; reason?: unknown };
     runs.push({
       paths,
+      start: { runId: id, startOrder: headerStartOrder(scan?.header), createdAt: scan?.header !== undefined ? createdAt : null },
       kind,
       journal,
       status,
@@ -124,7 +134,7 @@ export async function inspectRuns(slug: SlugPaths): Promise<PriorRun[]> {
       neverStarted: kind === 'incomplete' && neverStarted(scan, id),
     });
   }
-  return runs;
+  return runs.sort((a, b) => compareRunStarts(a.start, b.start));
 }
 
 /**

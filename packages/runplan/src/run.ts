@@ -20,7 +20,7 @@ import { addUsage, shownCost, ZERO_USAGE, type AttemptFailureData, type EventMap
 import { commonDir, git, identityEnv, readRef, resolveCommit, toplevel, updateRef } from './git.js';
 import { land } from './land.js';
 import { ReceiptGuard } from './receipt.js';
-import { ensurePrivateDir, newRunId, slugPaths, stateRootFor, type RunPaths, type SlugPaths } from './state.js';
+import { ensurePrivateDir, newRunId, slugPaths, START_ORDER_FIELD, stateRootFor, type RunPaths, type SlugPaths } from './state.js';
 
 export interface RunRequest {
   planFile: string;
@@ -135,7 +135,7 @@ async function startRun(
   await ensurePrivateDir(run.dir);
   await writeFileAtomic(run.planCopy, maskSecrets(JSON.stringify(planCopy(plan), null, 2), secrets) + '\n', { mode: 0o600 });
   // A resume hands the writer the scan that read the journal: it is used only if the file is still exactly those bytes.
-  const opened = await openWriter(run.journal, start.mode === 'resume' ? { create: false, ...(start.scanned ? { scanned: start.scanned } : {}) } : { create: true, runId: run.runId });
+  const opened = await openWriter(run.journal, start.mode === 'resume' ? { create: false, ...(start.scanned ? { scanned: start.scanned } : {}) } : { create: true, runId: run.runId, headerFields: { [START_ORDER_FIELD]: start.startOrder } });
   if (!opened.ok) {
     if (start.mode === 'resume') return { kind: 'refused', reason: opened.error.reason, message: `cannot resume ${run.runId}: ${opened.error.message}`, hint: `runplan run ${plan.file} --fresh` };
     return { kind: 'journal_failed', message: opened.error.message, journal: run.journal };

@@ -1,6 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { newRunId, readHeader } from '@runplan/journal';
+
+export { newRunId };
 
 /**
  * Where a slug's state lives: `<state>/<slug>/` (0700) holds `coordinator.json` (the slug
@@ -23,7 +25,11 @@ export interface RunPaths {
   evidence: string;
 }
 
-/** Run ids sort by time and are template identifiers: `20261129T075500Z-4f2a`. */
+/**
+ * Run ids are template identifiers, `20261129T075500Z-4f2a` (journal's `newRunId`). They
+ * name a run; they do not order it: two runs started in the same second differ only in
+ * their random suffix. A run's place in its slug's history is its start order (below).
+ */
 export const RUN_ID_PATTERN = /^\d{8}T\d{6}Z-[0-9a-f]{4}$/;
 
 // The state root: `--state-dir` when given, else `<git common dir>/runplan`.
@@ -46,11 +52,6 @@ export function attemptEvidenceDir(run: RunPaths, taskId: string, attempt: numbe
   return join(run.evidence, `${taskId}.${attempt}`);
 }
 
-// A new sortable logical run id for the given time (UTC, second precision, 4 hex of salt).
-export function newRunId(now: Date = new Date()): string {
-  return `${compactUtc(now)}-${randomBytes(2).toString('hex')}`;
-}
-
 // `20261129T075500Z`: the `run.started_at` spelling.
 export function compactUtc(date: Date): string {
   return date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z');
@@ -62,8 +63,46 @@ export async function ensurePrivateDir(path: string): Promise<void> {
   await chmod(path, 0o700);
 }
 
-// The logical run ids of a slug, oldest first (entries that are not run dirs are ignored).
-export async function listRunIds(slug: SlugPaths): Promise<string[]> {
+/**
+ * Where a run stands in its slug's history. `startOrder` is a counter taken under the slug
+ * lock (one more than any run the slug holds) and written into the journal's header, the
+ * first record of every run, so even a run that crashed before run-started has one.
+ * Journals written before it existed have none: they all started before any run that has
+ * one, and among themselves fall back to when the header was written (ms), then the name.
+ */
+export interface RunStart {
+  runId: string;
+  startOrder: number | null;
+  /** The header record's ts; null when the journal has no readable header. */
+  createdAt: string | null;
+}
+
+/** The journal header field that holds a run's start order. */
+export const START_ORDER_FIELD = 'startOrder';
+
+// The start order a header carries, or null (older journals, or not a positive integer).
+export function headerStartOrder(header: Record<string, unknown> | undefined): number | null {
+  const value = header?.[START_ORDER_FIELD];
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : null;
+}
+
+// Oldest first: runs without a start order, by creation time then name; then the rest by start order.
+export function compareRunStarts(a: RunStart, b: RunStart): number {
+  if ((a.startOrder === null) !== (b.startOrder === null)) return a.startOrder === null ? -1 : 1;
+  if (a.startOrder !== null && b.startOrder !== null && a.startOrder !== b.startOrder) return a.startOrder - b.startOrder;
+  const at = a.createdAt ?? '';
+  const bt = b.createdAt ?? '';
+  if (at !== bt) return at < bt ? -1 : 1;
+  return a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0;
+}
+
+// The start order the next run of a slug takes: one more than any the slug holds.
+export function nextStartOrder(runs: readonly RunStart[]): number {
+  return runs.reduce((high, run) => Math.max(high, run.startOrder ?? 0), 0) + 1;
+}
+
+// The names of a slug's run dirs that hold a journal (entries that are not run dirs are ignored), unordered.
+export async function runDirNames(slug: SlugPaths): Promise<string[]> {
   let names: string[];
   try {
     names = await readdir(slug.dir);
@@ -79,7 +118,27 @@ export async function listRunIds(slug: SlugPaths): Promise<string[]> {
       // A run dir without a journal started nothing.
     }
   }
-  return ids.sort();
+  return ids;
+}
+
+// A slug's runs in start order, oldest first; each journal's header line is all that is read.
+export async function listRuns(slug: SlugPaths): Promise<RunStart[]> {
+  const runs: RunStart[] = [];
+  for (const runId of await runDirNames(slug)) {
+    let read;
+    try {
+      read = await readHeader(join(slug.dir, runId, 'journal.jsonl'));
+    } catch {
+      read = undefined;
+    }
+    runs.push({ runId, startOrder: headerStartOrder(read?.header), createdAt: read?.ts ?? null });
+  }
+  return runs.sort(compareRunStarts);
+}
+
+// The logical run ids of a slug in start order, oldest first.
+export async function listRunIds(slug: SlugPaths): Promise<string[]> {
+  return (await listRuns(slug)).map((run) => run.runId);
 }
 
 // The slugs that have state under a state root, sorted.

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { binPath, envWithAgents, gitRepo, runBin, tempDir, writePlan, type BinResult, type GitRepo } from '@runplan/test-fixtures';
 import { readJournal, type JournalRecord } from '@runplan/journal';
+import { compareRunStarts, headerStartOrder, RUN_ID_PATTERN, type RunStart } from '../src/index.js';
 
 export const RUNPLAN = binPath('runplan');
 
@@ -44,13 +45,29 @@ export function slugDir(repo: GitRepo, slug: string): string {
   return join(repo.path, '.git', 'runplan', slug);
 }
 
-// Run ids of a slug, oldest first.
+// Run ids of a slug in start order, oldest first: runplan's own order (compareRunStarts over
+// each journal's header), never the names — two runs of one second differ only in salt.
 export function runIds(repo: GitRepo, slug: string): string[] {
   const dir = slugDir(repo, slug);
   if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((n) => /^\d{8}T\d{6}Z-[0-9a-f]{4}$/.test(n))
-    .sort();
+  const runs: RunStart[] = [];
+  for (const runId of readdirSync(dir).filter((n) => RUN_ID_PATTERN.test(n))) {
+    const journal = join(dir, runId, 'journal.jsonl');
+    if (!existsSync(journal)) continue;
+    runs.push({ runId, ...headerOf(journal) });
+  }
+  return runs.sort(compareRunStarts).map((r) => r.runId);
+}
+
+// The start order and creation time in a journal's header line (nulls when it has none).
+function headerOf(journal: string): { startOrder: number | null; createdAt: string | null } {
+  const first = readFileSync(journal, 'utf8').split('\n', 1)[0] ?? '';
+  try {
+    const record = JSON.parse(first.slice(9)) as { ts: string; data: Record<string, unknown> };
+    return { startOrder: headerStartOrder(record.data), createdAt: record.ts };
+  } catch {
+    return { startOrder: null, createdAt: null };
+  }
 }
 
 // The newest journal of a slug.
