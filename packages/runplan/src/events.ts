@@ -308,6 +308,24 @@ export interface RunFailedData {
   durationMs: number;
 }
 
+/**
+ * A new attempt took a number past ones the journal does not record but the disk does (its
+ * attempt dir, evidence dir or git worktree exists): a journal that lost an attempt-started
+ * (truncated, restored from a backup) never makes two attempts share a directory.
+ */
+export interface AttemptRenumberedData {
+  taskId: string;
+  attempt: number;
+  /** The numbers passed over, each with what was found for it. */
+  skipped: Array<{ attempt: number; found: string }>;
+}
+
+/** Worktrees of a checkpointed task's earlier attempts (failed, interrupted, crashed), removed and pruned. */
+export interface WorktreesRemovedData {
+  taskId: string;
+  worktrees: string[];
+}
+
 /** Every event the coordinator writes, by type. */
 export interface EventMap {
   'run-started': RunStartedData;
@@ -318,7 +336,9 @@ export interface EventMap {
   'round-done': RoundDoneData;
   usage: UsageData;
   'operator-retry': OperatorRetryData;
+  'attempt-renumbered': AttemptRenumberedData;
   'attempt-started': AttemptStartedData;
+  'worktrees-removed': WorktreesRemovedData;
   'pre-run-done': HookDoneData;
   'command-settled': CommandSettledData;
   'gates-done': GatesDoneData;

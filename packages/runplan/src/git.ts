@@ -310,3 +310,12 @@ export function describeGitFailure(args: readonly string[], c: Captured): string
   const how = c.reason === 'exited' ? `exit ${c.exitCode}` : c.reason;
   return `git ${args.join(' ')}: ${how}${tail !== '' ? `: ${tail}` : ''}`;
 }
+
+// The paths of every worktree git has registered for the repository (`worktree list -z`).
+export async function registeredWorktrees(repo: string): Promise<Set<string>> {
+  const listed = await git(repo, ['worktree', 'list', '--porcelain', '-z']);
+  const trees = new Set<string>();
+  if (listed.code !== 0) return trees;
+  for (const field of listed.stdout.split('\0')) if (field.startsWith('worktree ')) trees.add(field.slice('worktree '.length));
+  return trees;
+}

@@ -9,11 +9,18 @@ import { ZERO_USAGE, type RunFailedData, type UsageTotals } from './events.js';
 import { compactUtc, nextStartOrder, runPaths, type RunPaths, type SlugPaths } from './state.js';
 import type { RunEnd, RunRequest } from './run.js';
 
-/** What `run` does with the slug's earlier runs. */
-export type Start =
+/** How `run` starts relative to the slug's earlier runs. */
+export type StartMode =
   | { mode: 'clean'; run: RunPaths; startOrder: number; abandoned: string[] }
   | { mode: 'resume'; run: RunPaths; recovered: RecoveredRun; scanned: ScanResult | undefined }
   | { mode: 'continue'; run: RunPaths; startOrder: number; origin: string; recovered: RecoveredRun; abandoned: string[] };
+
+/**
+ * What `run` does with the slug's earlier runs. `attemptFloor`: the highest attempt number
+ * of each task in the slug's whole history, so the Nth attempt of a task is attempt N and
+ * `{{run.attempt}}` never repeats for a task, across resumes, continuations and `--fresh`.
+ */
+export type Start = StartMode & { attemptFloor: Map<string, number> };
 
 /** The chosen start, and one line for people per never-started run closed on the way. */
 export type Chosen = { ok: true; value: Start; notices: string[] } | { ok: false; end: RunEnd };
@@ -45,7 +52,9 @@ export async function chooseRun(
   if (!closed.ok) return closed;
   const start = decided.value;
   if (start.mode !== 'resume') start.abandoned.push(...closed.abandoned);
-  return { ok: true, value: start, notices: closed.notices };
+  const attemptFloor = new Map<string, number>();
+  for (const run of prior) for (const [task, n] of run.journal.attempts) attemptFloor.set(task, Math.max(attemptFloor.get(task) ?? 0, n));
+  return { ok: true, value: { ...start, attemptFloor }, notices: closed.notices };
 }
 
 // Decides, read-only, between resuming the sole incomplete run, continuing a failed one,
@@ -62,7 +71,7 @@ async function decideRun(
   runId: string,
   startOrder: number,
   digests: Map<string, string>,
-): Promise<{ ok: true; value: Start } | { ok: false; end: RunEnd }> {
+): Promise<{ ok: true; value: StartMode } | { ok: false; end: RunEnd }> {
   const unknown = (req.retry ?? []).filter((id) => !plan.tasks.some((t) => t.id === id));
   if (unknown.length > 0) {
     return { ok: false, end: { kind: 'refused', reason: 'unknown_task', message: `--retry names no task of ${plan.file}: ${unknown.join(', ')}` } };
@@ -123,7 +132,7 @@ async function decideRun(
   return { ok: true, value: { mode: 'clean', run: runPaths(slug, runId), startOrder, abandoned: [] } };
 }
 
-async function resumeOf(target: PriorRun, plan: Plan, repo: string, digests: Map<string, string>): Promise<{ ok: true; value: Start } | { ok: false; end: RunEnd }> {
+async function resumeOf(target: PriorRun, plan: Plan, repo: string, digests: Map<string, string>): Promise<{ ok: true; value: StartMode } | { ok: false; end: RunEnd }> {
   const recovered = await recoverRun(target, plan, repo, 'resume', digests);
   if (!recovered.ok) return { ok: false, end: { kind: 'refused', ...recovered.error } };
   return { ok: true, value: { mode: 'resume', run: target.paths, recovered: recovered.value, scanned: target.scan } };

@@ -197,6 +197,14 @@ export function describe(r: JournalRecord): string {
     case 'run-failed':
       detail = `: ${String(d.class)} (${String(d.reason)})`;
       break;
+    case 'attempt-renumbered': {
+      const skipped = Array.isArray(d.skipped) ? (d.skipped as Array<{ attempt?: unknown; found?: unknown }>) : [];
+      detail = `: passed over ${skipped.map((x) => `#${String(x.attempt)} (${String(x.found)} exists)`).join(', ')}`;
+      break;
+    }
+    case 'worktrees-removed':
+      detail = `: ${Array.isArray(d.worktrees) ? d.worktrees.length : 0} earlier worktree(s)`;
+      break;
     default:
       break;
   }

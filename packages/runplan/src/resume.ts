@@ -51,6 +51,8 @@ export interface OpenAttempt {
   attempt: number;
   ownerTag: string;
   evidenceDir: string;
+  /** The attempt's git worktree ('' when its dir could not be rendered). */
+  worktree: string;
   /** Whether any command-settled was journaled (its usage is then already counted). */
   settled: boolean;
 }
@@ -63,6 +65,11 @@ export interface RecoveredRun {
   head: string;
   /** Highest attempt number per task, so new attempts get fresh numbers and directories. */
   attempts: Map<string, number>;
+  /**
+   * Worktrees of the task's attempts that did not close as a success (failed, interrupted,
+   * crashed, or still open): removed once the task is checkpointed.
+   */
+  trees: Map<string, Array<{ attempt: number; worktree: string }>>;
   open: OpenAttempt[];
   /** Attempts lost to coordinator crashes so far, per task. */
   crashes: Map<string, number>;
@@ -166,6 +173,10 @@ export class JournalFold {
   readonly checkpoints: CheckpointData[] = [];
   readonly attempts = new Map<string, number>();
   readonly open = new Map<string, OpenAttempt>();
+  readonly trees = new Map<string, Array<{ attempt: number; worktree: string }>>();
+  /** The first attempt-started that repeats a task and attempt number already started: the journal's own records collide. */
+  collision: { taskId: string; attempt: number; seq: number } | undefined;
+  private readonly startedKeys = new Set<string>();
   readonly crashes = new Map<string, number>();
   usage: UsageTotals = ZERO_USAGE;
   costUsd = 0;
@@ -209,14 +220,24 @@ export class JournalFold {
     const d = r.data as Record<string, unknown>;
     const key = `${String(d.taskId)}.${String(d.attempt)}`;
     switch (r.type) {
-      case 'attempt-started':
+      case 'attempt-started': {
         this.attemptsTotal++;
-        this.attempts.set(String(d.taskId), Math.max(this.attempts.get(String(d.taskId)) ?? 0, Number(d.attempt)));
-        this.open.set(key, { taskId: String(d.taskId), attempt: Number(d.attempt), ownerTag: String(d.ownerTag), evidenceDir: String(d.evidenceDir), settled: false });
+        const taskId = String(d.taskId);
+        if (this.startedKeys.has(key)) this.collision ??= { taskId, attempt: Number(d.attempt), seq: r.seq };
+        this.startedKeys.add(key);
+        this.attempts.set(taskId, Math.max(this.attempts.get(taskId) ?? 0, Number(d.attempt)));
+        const worktree = typeof d.worktree === 'string' ? d.worktree : '';
+        this.open.set(key, { taskId, attempt: Number(d.attempt), ownerTag: String(d.ownerTag), evidenceDir: String(d.evidenceDir), worktree, settled: false });
+        if (worktree !== '') this.trees.set(taskId, [...(this.trees.get(taskId) ?? []), { attempt: Number(d.attempt), worktree }]);
         if (typeof d.contractDigest === 'string') this.contracts.set(key, d.contractDigest);
         break;
+      }
       case 'attempt-closed':
         this.open.delete(key);
+        if (d.outcome === 'success') {
+          const left = this.trees.get(String(d.taskId))?.filter((t) => t.attempt !== Number(d.attempt));
+          if (left !== undefined) this.trees.set(String(d.taskId), left);
+        }
         if (d.failure !== null && typeof d.failure === 'object') this.closedFailures.set(key, d.failure as AttemptFailureData);
         if (d.reason === 'coordinator_crashed') {
           this.crashes.set(String(d.taskId), (this.crashes.get(String(d.taskId)) ?? 0) + 1);
@@ -297,6 +318,10 @@ export async function recoverRun(
     const at = first !== undefined ? ` (seq ${first.seq}, a ${first.type} record at offset ${first.offset ?? '?'}, comes before it)` : '';
     return refuse('run_unreadable', `run ${id} has no run-started record${at}: ${prior.paths.journal}`);
   }
+  if (fold.collision !== undefined) {
+    const c = fold.collision;
+    return refuse('attempt_collision', `run ${id}: attempt ${c.attempt} of task ${c.taskId} is started twice in the journal (again at seq ${c.seq}): ${prior.paths.journal}`);
+  }
 
   const all = fold.checkpoints;
   const shas = [...new Set(all.flatMap((c) => [c.baseCommit, c.resultCommit]).concat(started.baseCommit))];
@@ -338,6 +363,7 @@ export async function recoverRun(
       checkpoints: valid,
       head,
       attempts: fold.attempts,
+      trees: fold.trees,
       open: [...fold.open.values()],
       crashes: fold.crashes,
       planDigest: fold.planDigest,

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
@@ -17,10 +18,10 @@ import { budgetExceeded, decideAfterCrash, decideRepair, emptyHistory, failureFi
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Integration, JournalFailure, Serial, type Emit, type RunContext } from './context.js';
 import { addUsage, shownCost, ZERO_USAGE, type AttemptFailureData, type EventMap, type EventType, type RunCompleteData, type RunFailedData, type UsageTotals } from './events.js';
-import { commonDir, git, identityEnv, readRef, resolveCommit, toplevel, updateRef } from './git.js';
+import { commonDir, git, identityEnv, readRef, registeredWorktrees, resolveCommit, toplevel, updateRef } from './git.js';
 import { land } from './land.js';
 import { ReceiptGuard } from './receipt.js';
-import { ensurePrivateDir, newRunId, slugPaths, START_ORDER_FIELD, stateRootFor, type RunPaths, type SlugPaths } from './state.js';
+import { attemptEvidenceDir, ensurePrivateDir, newRunId, slugPaths, START_ORDER_FIELD, stateRootFor, type RunPaths, type SlugPaths } from './state.js';
 
 export interface RunRequest {
   planFile: string;
@@ -156,7 +157,16 @@ class Coordinator {
   readonly abort = new AbortController();
   readonly integration: Integration;
   readonly checkpoints = new Map<string, string>();
+  /** Highest attempt number per task in this run (new attempts take the next free one). */
   readonly attempts = new Map<string, number>();
+  /** Highest attempt number per task in the slug's history: numbering never goes back under it. */
+  attemptFloor = new Map<string, number>();
+  /** Attempts this run dispatched (a resume counts the ones before the crash too). */
+  attemptCount = 0;
+  /** Worktrees of each task's attempts that did not succeed: removed once it is checkpointed. */
+  readonly trees = new Map<string, Array<{ attempt: number; worktree: string }>>();
+  /** Worktrees git has registered, read at a resume or continuation (attempt numbers never reuse one). */
+  registeredTrees = new Set<string>();
   readonly receipt: ReceiptGuard;
   readonly started = new Date();
   usage: UsageTotals = ZERO_USAGE;
@@ -247,6 +257,8 @@ class Coordinator {
 
   async drive(start: Start, identity: Promise<Record<string, string>> = identityEnv(this.repo)): Promise<RunEnd> {
     this.identity = await identity;
+    this.attemptFloor = start.attemptFloor;
+    if (start.mode !== 'clean') this.registeredTrees = await registeredWorktrees(this.repo);
     this.req.onStart?.({ runId: this.run.runId, journal: this.run.journal, slug: this.plan.slug, tasks: this.plan.tasks.map((t) => t.id) });
     try {
       if (start.mode === 'resume') {
@@ -310,6 +322,8 @@ class Coordinator {
   load(recovered: RecoveredRun): void {
     for (const cp of recovered.checkpoints) this.checkpoints.set(cp.taskId, cp.id);
     for (const [task, n] of recovered.attempts) this.attempts.set(task, n);
+    this.attemptCount = recovered.attemptsTotal;
+    for (const [task, trees] of recovered.trees) this.trees.set(task, [...trees]);
     this.integration.head = recovered.head;
     this.usage = recovered.usage;
     this.costUsd = recovered.costUsd;
@@ -363,6 +377,25 @@ class Coordinator {
     }
     let engine: { task: string; detail: string } | undefined;
     for (const a of crashed) {
+      // Its checkpoint is durable: the attempt succeeded, and the crash came before its close.
+      const own = recovered.checkpoints.find((cp) => cp.taskId === a.taskId && cp.attempt === a.attempt);
+      if (own !== undefined) {
+        await this.emit('attempt-closed', {
+          taskId: a.taskId,
+          attempt: a.attempt,
+          outcome: 'success',
+          reason: 'ok',
+          class: null,
+          phase: null,
+          failure: null,
+          checkpointId: own.id,
+          evidence: [],
+          survivors: a.survivors,
+          durationMs: 0,
+        });
+        if (a.survivors.length > 0) engine ??= { task: a.taskId, detail: `processes of the crashed attempt survived teardown: ${a.survivors.join(' ')}` };
+        continue;
+      }
       const crashes = recovered.crashes.get(a.taskId) ?? 0;
       const decision = decideAfterCrash({ ...emptyHistory(), crashes });
       await this.emit('attempt-closed', {
@@ -381,6 +414,7 @@ class Coordinator {
       if (decision.action === 'stop' && !this.checkpoints.has(a.taskId)) engine ??= { task: a.taskId, detail: decision.detail };
       if (a.survivors.length > 0) engine ??= { task: a.taskId, detail: `processes of the crashed attempt survived teardown: ${a.survivors.join(' ')}` };
     }
+    for (const taskId of this.checkpoints.keys()) await this.removeEarlierTrees(taskId);
     if (recovered.planDigest !== this.planDigest) {
       await this.emit('plan-amended', { from: recovered.planDigest, to: this.planDigest, ...this.taskList(), jobs: this.jobs });
     }
@@ -399,8 +433,53 @@ class Coordinator {
   async adopt(origin: string, recovered: RecoveredRun): Promise<void> {
     this.load(recovered);
     this.attempts.clear();
+    this.attemptCount = 0;
     this.roundsUsed.clear();
     for (const cp of recovered.checkpoints) await this.emit('checkpoint-adopted', { origin, taskId: cp.taskId, checkpoint: cp });
+    for (const taskId of this.checkpoints.keys()) await this.removeEarlierTrees(taskId);
+  }
+
+  // The number the next attempt of a task takes: past this run's and the slug history's
+  // highest, and past any number whose attempt dir, evidence dir or worktree is on disk
+  // although the journal does not record it (journaled as attempt-renumbered).
+  async nextAttempt(taskId: string): Promise<number> {
+    let n = Math.max(this.attempts.get(taskId) ?? 0, this.attemptFloor.get(taskId) ?? 0) + 1;
+    const skipped: Array<{ attempt: number; found: string }> = [];
+    for (let found = this.attemptOnDisk(taskId, n); found !== undefined; found = this.attemptOnDisk(taskId, n)) {
+      skipped.push({ attempt: n, found });
+      n += 1;
+    }
+    if (skipped.length > 0) await this.emit('attempt-renumbered', { taskId, attempt: n, skipped });
+    return n;
+  }
+
+  // What on disk already belongs to attempt `n` of a task (a path), or undefined.
+  attemptOnDisk(taskId: string, n: number): string | undefined {
+    const evidence = attemptEvidenceDir(this.run, taskId, n);
+    if (existsSync(evidence)) return evidence;
+    const dir = render(this.workdirTemplate, workdirVars(this, { id: taskId }, n), 'workdir');
+    if (!dir.ok) return undefined;
+    if (existsSync(dir.value)) return dir.value;
+    const tree = join(dir.value, 'tree');
+    return this.registeredTrees.has(tree) ? tree : undefined;
+  }
+
+  // Once a task is checkpointed its earlier attempts' worktrees go (`git worktree remove`,
+  // then prune); their evidence stays in the state dir, their attempt dirs until `retain`.
+  async removeEarlierTrees(taskId: string): Promise<void> {
+    const trees = this.trees.get(taskId);
+    this.trees.delete(taskId);
+    if (trees === undefined || trees.length === 0) return;
+    const removed: string[] = [];
+    await this.worktrees.exclusive(async () => {
+      for (const { worktree } of trees) {
+        if (!existsSync(worktree) && !this.registeredTrees.has(worktree)) continue;
+        await git(this.repo, ['worktree', 'remove', '--force', '--end-of-options', worktree]);
+        removed.push(worktree);
+      }
+      if (removed.length > 0) await git(this.repo, ['worktree', 'prune']);
+    });
+    if (removed.length > 0) await this.emit('worktrees-removed', { taskId, worktrees: removed });
   }
 
   get jobs(): number {
@@ -496,8 +575,9 @@ class Coordinator {
             continue;
           }
           waiting.delete(id);
-          const attempt = (this.attempts.get(id) ?? 0) + 1;
+          const attempt = await this.nextAttempt(id);
           this.attempts.set(id, attempt);
+          this.attemptCount += 1;
           inFlight.set(id, this.dispatch(task, attempt));
         }
       }
@@ -514,6 +594,7 @@ class Coordinator {
       if (r.ok) {
         this.checkpoints.set(r.taskId, r.checkpoint.id);
         this.lastFailure.delete(r.taskId);
+        await this.removeEarlierTrees(r.taskId);
         await this.retain(r.taskId, r.attempt, [...inFlight.keys()]);
         if (r.survivors.length > 0) survivors ??= { task: r.taskId, pids: r.survivors };
         continue;
@@ -582,9 +663,7 @@ class Coordinator {
   }
 
   totalAttempts(): number {
-    let n = 0;
-    for (const a of this.attempts.values()) n += a;
-    return n;
+    return this.attemptCount;
   }
 
   async complete(landed: string | null): Promise<RunEnd> {

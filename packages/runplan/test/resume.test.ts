@@ -146,6 +146,16 @@ test(
         assert.is(rs.filter((x) => x.terminal === true).length, 1, `${point}: one receipt`);
         assert.is(rs.at(-1)!.type, 'run-complete');
         assert.is(runIds(f.repo, 'chain').length, 1);
+        // An attempt whose checkpoint is durable closes as what it was, never as interrupted.
+        for (const cp of ofType(rs, 'checkpoint')) {
+          const closes = ofType(rs, 'attempt-closed').filter((c) => c.taskId === cp.taskId && c.attempt === cp.attempt);
+          assert.is(closes.length, 1, `${point}: attempt ${cp.taskId}#${cp.attempt} closed once`);
+          assert.is(closes[0]!.outcome, 'success', `${point}: ${cp.taskId}#${cp.attempt} closed as a success`);
+          assert.is(closes[0]!.checkpointId, cp.id, `${point}: with its checkpoint id`);
+        }
+        // After complete, git holds no worktree of the run: only the repository's own.
+        const trees = f.repo.git(['worktree', 'list', '--porcelain']).split('\n').filter((l) => l.startsWith('worktree '));
+        assert.equal(trees, [`worktree ${f.repo.path}`], `${point}: no worktree left`);
       } finally {
         killAgents(f.ledger);
         f.cleanup();
