@@ -105,21 +105,26 @@ export async function main(argv: string[]): Promise<number> {
       code = reportStop(await stopSlug(root.value, slug, waitMs), stdout, say);
     });
 
-  cli.command('demo', 'Run the bundled 13-task example plan with mock agents in a scratch repo').action(async () => {
-    // Loaded only here: the demo pulls in execa (~100 modules) that `run` does not need.
-    const { prepareDemo } = await import('./demo.js');
-    const demo = await prepareDemo();
-    if (!demo.ok) {
-      say(`runplan: ${demo.error.reason}: ${demo.error.message}`);
-      code = 3;
-      return;
-    }
-    say(`runplan: demo: scratch repository ${demo.value.repo}`);
-    process.env.PATH = demo.value.path;
-    code = await runCommand(demo.value.planFile, {}, stdout, stderr);
-    say(`runplan: demo: result branch runplan/thirteen in ${demo.value.repo}`);
-    say(`  hint: git -C ${demo.value.repo} log --oneline runplan/thirteen; runplan status --repo ${demo.value.repo}`);
-  });
+  cli
+    .command('demo', 'Run the bundled 13-task example plan with mock agents in a scratch repo')
+    .option('--jobs <n>', 'Tasks in flight at once (the plan says 3)')
+    .option('--json', 'Print every journal record as a JSON line on stdout')
+    .action(async (typed: Record<string, unknown>) => {
+      const o = asTyped(argv, typed);
+      // Loaded only here: the demo pulls in execa (~100 modules) that `run` does not need.
+      const { prepareDemo } = await import('./demo.js');
+      const demo = await prepareDemo();
+      if (!demo.ok) {
+        say(`runplan: ${demo.error.reason}: ${demo.error.message}`);
+        code = 3;
+        return;
+      }
+      say(`runplan: demo: scratch repository ${demo.value.repo}`);
+      process.env.PATH = demo.value.path;
+      code = await runCommand(demo.value.planFile, { jobs: o.jobs, json: o.json }, stdout, stderr);
+      say(`runplan: demo: result branch runplan/thirteen in ${demo.value.repo}`);
+      say(`  hint: git -C ${demo.value.repo} log --oneline runplan/thirteen; runplan status --repo ${demo.value.repo}`);
+    });
 
   cli.help((sections) => {
     sections.push({ body: EXIT_CODES });
