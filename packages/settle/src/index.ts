@@ -6,9 +6,10 @@ export { formatDuration, parseDuration } from './duration.js';
 export { capture, defaultMaxBuffer } from './capture.js';
 export { stream } from './stream.js';
 export type { Streamed } from './stream.js';
-export { teardownByTag } from './teardown.js';
-export type { TeardownByTagOptions } from './teardown.js';
-export { newOwnerTag, tagVariable } from './tag.js';
+export { findTagged, teardownByTag, teardownTagged } from './teardown.js';
+export type { FindTaggedOptions, TagQuery, TeardownByTagOptions } from './teardown.js';
+export type { OwnedProcess } from './owned.js';
+export { isOwnerTag, newOwnerTag, tagVariable } from './tag.js';
 export { exitCodeFor } from './exit-code.js';
 export { realProc } from './procfs.js';
 export type {

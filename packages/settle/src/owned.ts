@@ -1,4 +1,4 @@
-import { environHasTag } from './tag.js';
+import { environHasTag, environHasTagPrefix } from './tag.js';
 import type { ProcSource } from './types.js';
 
 /** A process we found and may signal: the pid is only ever signalled if its start time still matches. */
@@ -14,6 +14,8 @@ export interface Ownership {
   /** The child's start time: an owned process started no earlier (a reused group id cannot qualify). */
   groupStartTime?: number;
   tags: readonly string[];
+  /** Tag prefixes: a process carrying any tag that starts with one is owned (every attempt of a run, say). */
+  tagPrefixes?: readonly string[];
 }
 
 const dead = (state: string) => state === 'Z' || state === 'X';
@@ -48,16 +50,18 @@ export function survey(ownership: Ownership, proc: ProcSource, pipeEnds: readonl
     // never ours, and skipping them keeps a scan after a quick child to a few reads.
     if (stat.startTime < (ownership.groupStartTime ?? 0)) continue;
     const inGroup = ownership.pgid !== undefined && stat.pgrp === ownership.pgid;
-    if (inGroup || carriesTag(pid, ownership.tags, proc)) owned.push({ pid, startTime: stat.startTime });
+    if (inGroup || carriesTag(pid, ownership, proc)) owned.push({ pid, startTime: stat.startTime });
     if (pipeEnds.length > 0 && proc.readFdTargets(pid).some((t) => pipeEnds.includes(t))) holders.push(pid);
   }
   return { owned, holders };
 }
 
-function carriesTag(pid: number, tags: readonly string[], proc: ProcSource): boolean {
-  if (tags.length === 0) return false;
+function carriesTag(pid: number, ownership: Ownership, proc: ProcSource): boolean {
+  const prefixes = ownership.tagPrefixes ?? [];
+  if (ownership.tags.length === 0 && prefixes.length === 0) return false;
   const environ = proc.readEnviron(pid);
-  return environ !== undefined && tags.some((tag) => environHasTag(environ, tag));
+  if (environ === undefined) return false;
+  return ownership.tags.some((tag) => environHasTag(environ, tag)) || prefixes.some((prefix) => environHasTagPrefix(environ, prefix));
 }
 
 // Whether the child's process group may be signalled as a whole: its leader (the child,

@@ -157,14 +157,53 @@ export interface TeardownByTagOptions {
   proc?: Partial<ProcSource>;
 }
 
+/** Which tagged processes a caller means: those carrying one of `tags`, or any tag that starts with one of `prefixes`. */
+export interface TagQuery {
+  tags?: readonly string[];
+  prefixes?: readonly string[];
+}
+
+export interface FindTaggedOptions {
+  /** Injected /proc reader (tests). */
+  proc?: Partial<ProcSource>;
+}
+
+// The ownership a query stands for; a tag or prefix that is not tag-shaped is a caller's bug.
+function queryOwnership(query: TagQuery, caller: string): Ownership {
+  for (const tag of [...(query.tags ?? []), ...(query.prefixes ?? [])]) {
+    if (!isOwnerTag(tag)) throw new TypeError(`${caller}: not an owner tag or tag prefix: ${JSON.stringify(tag)}`);
+  }
+  return { tags: query.tags ?? [], tagPrefixes: query.prefixes ?? [] };
+}
+
+/**
+ * Every live process (not a zombie, not ourselves) whose environment carries a tag the
+ * query names, with its start time: one walk of /proc, read-only. How `runplan status`
+ * sees a crashed run's leftovers before anyone ends them.
+ */
+export function findTagged(query: TagQuery, opts: FindTaggedOptions = {}): OwnedProcess[] {
+  return findOwned(queryOwnership(query, 'findTagged'), procSource(opts.proc));
+}
+
 /**
  * Ends every live process carrying a tag, wherever it is in the process tree — how a
  * restarted coordinator ends what a crashed predecessor's attempt left running.
  */
 export async function teardownByTag(tag: string, opts: TeardownByTagOptions = {}): Promise<TeardownReport> {
   if (!isOwnerTag(tag)) throw new TypeError(`teardownByTag: not an owner tag: ${JSON.stringify(tag)}`);
+  return teardownTagged({ tags: [tag] }, opts);
+}
+
+/**
+ * teardownByTag for a query: every live process carrying one of the tags or a tag with one
+ * of the prefixes (a prefix finds every attempt of a run even when no tag of it can be read
+ * back from a journal). TERM, grace, KILL, reap as teardownByTag; each pid is signalled only
+ * while its start time still matches, and nothing without such a tag is touched.
+ */
+export async function teardownTagged(query: TagQuery, opts: TeardownByTagOptions = {}): Promise<TeardownReport> {
+  const ownership = queryOwnership(query, 'teardownTagged');
   return endTree({
-    ownership: { tags: [tag] },
+    ownership,
     proc: procSource(opts.proc),
     signal: opts.signal ?? 'SIGTERM',
     graceMs: opts.graceMs ?? 5000,

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { withTimeout } from '@runplan/test-fixtures';
-import { capture, newOwnerTag, readProcStat, realProc, stream, tagVariable, teardownByTag } from '../src/index.js';
+import { capture, findTagged, newOwnerTag, readProcStat, realProc, stream, tagVariable, teardownByTag, teardownTagged } from '../src/index.js';
 import { alive, killQuietly, pidsIn, reaped, settleBin, sh, taggedAlive } from './support.js';
 
 test(
@@ -153,8 +153,13 @@ test(
 
 // Starts the orphan-tree fixture carrying `tag` outside any settle call and returns the orphan's pid.
 async function orphanCarrying(tag: string): Promise<number> {
+  return orphanWith({ [tagVariable(tag)]: '1' });
+}
+
+// The orphan-tree fixture with extra environment variables; the orphan's pid.
+async function orphanWith(extra: Record<string, string>): Promise<number> {
   const parent = spawn(sh('orphan-tree.sh'), [], {
-    env: { ...process.env, [tagVariable(tag)]: '1' },
+    env: { ...process.env, ...extra },
     stdio: ['ignore', 'pipe', 'ignore'],
     detached: true,
   });
@@ -185,6 +190,48 @@ test(
       killQuietly(orphan);
     }
   }),
+);
+
+test(
+  'a tag prefix finds and ends every process whose tag starts with it, and nothing else (another prefix, a value that looks like one)',
+  withTimeout(30_000, async () => {
+    const prefix = `r20261129T075500Z_${process.pid.toString(16)}_`;
+    const first = newOwnerTag(prefix);
+    const second = newOwnerTag(prefix);
+    assert.ok(first.startsWith(prefix) && second.startsWith(prefix) && first !== second);
+    const mine = [await orphanCarrying(first), await orphanCarrying(second)];
+    // Not ours: a tag whose prefix differs in its last character, and a VALUE that names the prefix.
+    const others = [
+      await orphanCarrying(newOwnerTag(`${prefix.slice(0, -1)}x`)),
+      await orphanWith({ NOT_A_TAG: `${tagVariable(prefix)}zz=1`, [`X${tagVariable(prefix)}zz`]: '1' }),
+    ];
+    try {
+      const found = findTagged({ prefixes: [prefix] }).map((p) => p.pid);
+      for (const pid of mine) assert.ok(found.includes(pid), `found ${pid} by its tag's prefix`);
+      for (const pid of others) assert.not.ok(found.includes(pid), `${pid} does not carry the prefix`);
+      const report = await teardownTagged({ prefixes: [prefix] }, { graceMs: 300 });
+      assert.is(report.result, 'escalated', 'the orphans ignore TERM');
+      for (const pid of mine) assert.not.ok(alive(pid), `${pid} ended`);
+      for (const pid of others) assert.ok(alive(pid), `${pid} untouched`);
+      assert.not.ok(report.signalled.some((pid) => others.includes(pid)));
+      assert.equal(findTagged({ prefixes: [prefix] }), []);
+      assert.is((await teardownTagged({ prefixes: [prefix] }, { graceMs: 100 })).result, 'none');
+    } finally {
+      for (const pid of [...mine, ...others]) killQuietly(pid);
+    }
+  }),
+);
+
+test(
+  'newOwnerTag(prefix): a tag that starts with the prefix and fits the tag shape even at the longest prefix; a bad prefix or query throws',
+  () => {
+    const longest = 'p'.repeat(31);
+    for (let i = 0; i < 100; i++) assert.match(newOwnerTag(longest), /^p{31}[A-Za-z0-9_]{1,33}$/);
+    assert.throws(() => newOwnerTag('p'.repeat(32)), /not a tag prefix/);
+    assert.throws(() => newOwnerTag('run-1'), /not a tag prefix/);
+    assert.throws(() => findTagged({ prefixes: [''] }), /not an owner tag or tag prefix/);
+    assert.throws(() => findTagged({ tags: ['a=b'] }), /not an owner tag or tag prefix/);
+  },
 );
 
 test(
