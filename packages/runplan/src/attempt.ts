@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { capture, exitCodeFor, newOwnerTag, stream, type Captured, type Execution } from '@runplan/settle';
+import { capture, exitCodeFor, stream, type Captured, type Execution } from '@runplan/settle';
+import { newRunOwnerTag } from './leftovers.js';
 import { afterPostRun, afterPreRun, runHook, type HookOutcome, type RunOutcome } from '@runplan/run-hook';
 import { createDataDir, createRunDir, render, renderArgv, type TemplateVars } from '@runplan/workdir';
 import type { TaskSpec } from './plan-types.js';
@@ -93,7 +94,7 @@ export function workdirVars(ctx: Pick<RunContext, 'plan' | 'runId' | 'startedAt'
 // Runs one attempt of a task, start to close, and journals every step (DESIGN "One attempt").
 export async function runAttempt(ctx: RunContext, task: TaskSpec, attempt: number, previous?: { attempt: number; failure: AttemptFailureData }): Promise<AttemptResult> {
   const started = Date.now();
-  const ownerTag = newOwnerTag();
+  const ownerTag = newRunOwnerTag(ctx.runId);
   const baseCommit = ctx.integration.head;
   const evidenceDir = attemptEvidenceDir(ctx.run, task.id, attempt);
   const prompt =

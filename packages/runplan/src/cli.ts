@@ -11,6 +11,7 @@ import { stopSlug, type StopEnd } from './stop.js';
 import { commonDir, toplevel } from './git.js';
 import { stateRootFor } from './state.js';
 import type { RunCompleteData, RunFailedData } from './events.js';
+import type { JournalRecord } from '@runplan/journal';
 
 const EXIT_CODES = `Exit codes:
   run, demo   0 complete; 1 failed (class on stderr); 2 usage or invalid plan;
@@ -19,7 +20,11 @@ const EXIT_CODES = `Exit codes:
               (SIGINT/SIGTERM). Receipts are written for 0, 1, 130, 143 only.
   validate    0 valid; 2 invalid
   status      0; 1 no such slug; 2 usage
-  stop        0 stopped; 1 nothing running; 3 did not exit within --wait`;
+  stop        0 stopped, or a crashed run's leftovers ended and the run closed;
+              1 nothing running and no incomplete run; 3 did not exit within --wait,
+              or leftovers survived SIGKILL (pids named); 4 another stop holds the slug
+              (or a holder on another host); 5 the crashed run's journal cannot be
+              written (its leftovers are ended all the same, pids printed)`;
 
 /** Thrown for a bad flag value: a usage error, exit 2. */
 class UsageError extends Error {
@@ -80,29 +85,41 @@ export async function main(argv: string[]): Promise<number> {
       }
       if (o.json === true) for (const row of rows) stdout.write(JSON.stringify(row) + '\n');
       else if (rows.length > 0) for (const line of statusTable(rows)) stdout.write(line + '\n');
+      const stopCommand = (slug: string) => ['runplan', 'stop', slug, ...flags].join(' ');
       for (const row of rows) {
-        if (row.state === 'degraded') say(`runplan: degraded: ${row.slug} run ${row.runId} is incomplete and its coordinator is gone\n  hint: ${row.resumeCommand}`);
+        const seen = row.lastSeen !== null ? `; last seen ${clockTime(row.lastSeen)}` : '';
+        if (row.state === 'degraded') say(`runplan: degraded: ${row.slug} run ${row.runId} is incomplete and its coordinator is gone${seen}\n  hint: ${row.resumeCommand}`);
+        if (row.state === 'stopping') say(`runplan: stopping: ${row.slug} run ${row.runId}: runplan stop (pid ${row.coordinator?.pid ?? '?'}) is ending what its crashed coordinator left running${seen}`);
         if (row.state === 'corrupt') say(`runplan: corrupt: ${row.journal}: ${row.corruption}`);
+        if (row.leftovers.length > 0) {
+          say(`runplan: leftovers: ${row.slug} run ${row.runId}: ${row.leftovers.length} process(es) its crashed coordinator left running are still alive: ${row.leftovers.join(' ')}`);
+          if (row.state !== 'stopping') say(`  hint: ${stopCommand(row.slug)}   (ends them${row.state === 'degraded' ? ' and closes the run' : ''})`);
+        }
       }
       code = 0;
     });
 
   cli
-    .command('stop <slug>', 'SIGTERM the live coordinator of a slug, wait, print its receipt')
+    .command('stop <slug>', 'SIGTERM the live coordinator of a slug, wait, print its receipt; after a crash, end its leftovers and close the run')
     .option('--wait <duration>', 'How long to wait for it to exit (default 60s)')
+    .option('--grace <duration>', "After a crash: how long the run's leftover processes get after SIGTERM before SIGKILL (default 5s)")
     .option('--repo <dir>', 'The git repository (default: the current directory)')
     .option('--state-dir <dir>', 'State root (default: <git common dir>/runplan)')
     .action(async (slug: string, typed: Record<string, unknown>) => {
       const o = asTyped(argv, typed);
       const waitMs = o.wait === undefined ? 60_000 : parseDuration(String(o.wait));
       if (waitMs === undefined) throw new UsageError(`--wait ${String(o.wait)}: not a duration (500ms, 30s, 10m, 2h)`);
+      const graceMs = o.grace === undefined ? 5000 : parseDuration(String(o.grace));
+      if (graceMs === undefined) throw new UsageError(`--grace ${String(o.grace)}: not a duration (500ms, 30s, 10m, 2h)`);
       const root = await stateRoot(o);
       if (!root.ok) {
         say(`runplan: not_a_repository: ${root.message}`);
         code = 2;
         return;
       }
-      code = reportStop(await stopSlug(root.value, slug, waitMs), stdout, say);
+      const end = await stopSlug(root.value, slug, waitMs, { graceMs });
+      reportStop(end, stdout, say);
+      code = stopExitCode(end);
     });
 
   cli
@@ -164,7 +181,7 @@ function printProblems(file: string, problems: PlanProblem[], say: (line: string
 }
 
 /** Options whose values are strings as typed (camelCase key → flag name). */
-const STRING_OPTIONS = { repo: 'repo', stateDir: 'state-dir', run: 'run', retry: 'retry', jobs: 'jobs', wait: 'wait' } as const;
+const STRING_OPTIONS = { repo: 'repo', stateDir: 'state-dir', run: 'run', retry: 'retry', jobs: 'jobs', wait: 'wait', grace: 'grace' } as const;
 
 /**
  * cac's parser (mri) turns numeric-looking values into numbers (`--retry 007` → 7, so the
@@ -282,23 +299,68 @@ export function exitCodeOf(end: RunEnd): number {
   }
 }
 
-function reportStop(end: StopEnd, stdout: SafeOutput, say: (line: string) => void): number {
+// What people (stderr) and scripts (stdout: the receipt as JSON) read when `stop` ends.
+function reportStop(end: StopEnd, stdout: SafeOutput, say: (line: string) => void): void {
+  const printReceipt = (receipt: JournalRecord, journal: string) => {
+    stdout.write(JSON.stringify(receipt) + '\n');
+    for (const line of receiptSummary(receipt.type as 'run-complete' | 'run-failed', receipt.data as unknown as RunCompleteData & RunFailedData, journal)) say(line);
+  };
   switch (end.kind) {
     case 'not_running':
-      say(`runplan: not_running: no live coordinator for slug ${end.slug}`);
-      return 1;
+      say(`runplan: not_running: no live coordinator and no incomplete run for slug ${end.slug}`);
+      return;
     case 'still_running':
       say(`runplan: still_running: pid ${end.holder.pid} did not exit within ${Math.round(end.waitedMs / 1000)}s of SIGTERM`);
-      return 3;
+      return;
     case 'stopped':
-      if (end.receipt === undefined) {
-        say(`runplan: stopped: pid ${end.holder.pid} exited without a receipt (${end.journal ?? 'no journal'})`);
-        return 0;
+      if (end.receipt === undefined) say(`runplan: stopped: pid ${end.holder.pid} exited without a receipt (${end.journal ?? 'no journal'})`);
+      else printReceipt(end.receipt, end.journal ?? '');
+      return;
+    case 'locked':
+      say(`runplan: lock_held: ${end.message}`);
+      return;
+    case 'lock_failed':
+      say(`runplan: ${end.reason}: cannot take the lock of slug ${end.slug}: ${end.message}; nothing was touched`);
+      return;
+    case 'after_crash':
+      for (const run of end.runs) {
+        const ended = run.ended.length > 0 ? `ended ${run.ended.length} process(es) its crashed coordinator left running: ${run.ended.join(' ')}` : 'no process of it was alive';
+        say(`runplan: stopped_after_crash: run ${run.runId}: ${ended}`);
+        if (run.survivors.length > 0) say(`runplan: teardown_failed: run ${run.runId}: still alive after SIGKILL: ${run.survivors.join(' ')}; the run is left incomplete`);
+        if (run.error !== undefined) say(`runplan: ${run.error.reason}: ${run.error.message}\n  hint: the run is left incomplete; runplan run PLAN --fresh abandons it`);
+        if (run.receipt !== undefined) printReceipt(run.receipt, run.journal);
       }
-      stdout.write(JSON.stringify(end.receipt) + '\n');
-      for (const line of receiptSummary(end.receipt.type as 'run-complete' | 'run-failed', end.receipt.data as unknown as RunCompleteData & RunFailedData, end.journal ?? '')) say(line);
+      return;
+    default:
+      return unreachable(end);
+  }
+}
+
+// The one mapping from how `stop` ended to its exit code. After a crash, survivors outrank
+// a journal that could not be written: processes still spending are the graver news.
+export function stopExitCode(end: StopEnd): number {
+  switch (end.kind) {
+    case 'stopped':
+      return 0;
+    case 'not_running':
+      return 1;
+    case 'still_running':
+      return 3;
+    case 'locked':
+      return 4;
+    case 'lock_failed':
+      return 5;
+    case 'after_crash':
+      if (end.runs.some((r) => r.survivors.length > 0)) return 3;
+      if (end.runs.some((r) => r.error !== undefined)) return 5;
       return 0;
     default:
       return unreachable(end);
   }
+}
+
+// `14:02:11` (local time) for an ISO time: when a run was last heard from.
+function clockTime(iso: string): string {
+  const at = new Date(iso);
+  return Number.isNaN(at.getTime()) ? iso : at.toTimeString().slice(0, 8);
 }

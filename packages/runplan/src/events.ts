@@ -14,6 +14,9 @@ export type { FailureClass };
  *        branch-updated → attempt-closed            (any step may jump to attempt-closed)
  *   [landing-started → landed]
  *   run-complete | run-failed   (terminal, exactly one)
+ *
+ * After a coordinator crash, `runplan stop` instead appends: [usage] → leftovers-ended →
+ * attempt-closed (each open attempt) → run-failed (interrupted, stopped_after_crash).
  */
 
 /** Token usage as the agent reported it (zeros for formats that report nothing). */
@@ -82,6 +85,30 @@ export interface CoordinatorCrashedData {
   /** The integration head the branch is reset to (the last valid checkpoint's result). */
   head: string;
   checkpoints: number;
+}
+
+/**
+ * `runplan stop` on a run whose coordinator died: what it ended of the processes the run
+ * left running (found by the run's ownerTag prefix and its open attempts' journaled tags,
+ * each verified by pid + start time). With survivors nothing follows it, so the run stays
+ * incomplete (a resume or another stop tries again); else its attempts are closed and the
+ * run takes its receipt.
+ */
+export interface LeftoversEndedData {
+  /** The `runplan stop` process that ended them. */
+  stoppedBy: ProcessIdentity;
+  /** The dead coordinator, as the journal last named it (null: unknown). */
+  previous: ProcessIdentity | null;
+  /** The ts of the run's last record before this one: when it was last heard from. */
+  lastSeen: string | null;
+  tagPrefix: string;
+  /** Attempts the journal shows open (started, never closed). */
+  attempts: Array<{ taskId: string; attempt: number; ownerTag: string }>;
+  /** none | clean | escalated | failed, as settle's teardown reports it. */
+  result: string;
+  signalled: number[];
+  /** Pids still alive after SIGKILL and a bounded reap. */
+  survivors: number[];
 }
 
 /** Keys outside every completed task's contract changed between a crash and its resume. */
@@ -330,6 +357,7 @@ export interface WorktreesRemovedData {
 export interface EventMap {
   'run-started': RunStartedData;
   'coordinator-crashed': CoordinatorCrashedData;
+  'leftovers-ended': LeftoversEndedData;
   'plan-amended': PlanAmendedData;
   'checkpoint-adopted': CheckpointAdoptedData;
   'repair-decided': RepairDecidedData;

@@ -1,5 +1,4 @@
 import { rename } from 'node:fs/promises';
-import { teardownByTag } from '@runplan/settle';
 import { openWriter, readJournal, type JournalRecord, type JournalWriter, type ScanResult } from '@runplan/journal';
 import type { Plan } from './plan-types.js';
 import { taskContractDigests } from './digest.js';
@@ -7,6 +6,7 @@ import { budgetExceeded } from './repair.js';
 import { inspectRuns, recoverRun, type PriorRun, type Refusal, type RecoveredRun } from './resume.js';
 import { ZERO_USAGE, type RunFailedData, type UsageTotals } from './events.js';
 import { compactUtc, nextStartOrder, runPaths, type RunPaths, type SlugPaths } from './state.js';
+import { endLeftovers, openAttemptTags } from './leftovers.js';
 import type { RunEnd, RunRequest } from './run.js';
 
 /** How `run` starts relative to the slug's earlier runs. */
@@ -54,7 +54,7 @@ export async function chooseRun(
   if (start.mode !== 'resume') start.abandoned.push(...closed.abandoned);
   const attemptFloor = new Map<string, number>();
   for (const run of prior) for (const [task, n] of run.journal.attempts) attemptFloor.set(task, Math.max(attemptFloor.get(task) ?? 0, n));
-  return { ok: true, value: { ...start, attemptFloor }, notices: closed.notices };
+  return { ok: true, value: { ...start, attemptFloor }, notices: [...(decided.notices ?? []), ...closed.notices] };
 }
 
 // Decides, read-only, between resuming the sole incomplete run, continuing a failed one,
@@ -71,7 +71,7 @@ async function decideRun(
   runId: string,
   startOrder: number,
   digests: Map<string, string>,
-): Promise<{ ok: true; value: StartMode } | { ok: false; end: RunEnd }> {
+): Promise<{ ok: true; value: StartMode; notices?: string[] } | { ok: false; end: RunEnd }> {
   const unknown = (req.retry ?? []).filter((id) => !plan.tasks.some((t) => t.id === id));
   if (unknown.length > 0) {
     return { ok: false, end: { kind: 'refused', reason: 'unknown_task', message: `--retry names no task of ${plan.file}: ${unknown.join(', ')}` } };
@@ -81,7 +81,7 @@ async function decideRun(
   if (req.fresh) {
     const closed = await closePriorRuns(incomplete);
     if (!closed.ok) return closed;
-    return { ok: true, value: { mode: 'clean', run: runPaths(slug, runId), startOrder, abandoned: closed.abandoned } };
+    return { ok: true, value: { mode: 'clean', run: runPaths(slug, runId), startOrder, abandoned: closed.abandoned }, notices: closed.notices };
   }
   if (req.run !== undefined) {
     const target = incomplete.find((p) => p.paths.runId === req.run);
@@ -139,17 +139,21 @@ async function resumeOf(target: PriorRun, plan: Plan, repo: string, digests: Map
 }
 
 // `--fresh`: closes every incomplete run with a `run-failed` receipt of class abandoned
-// (after ending its crashed attempts by ownerTag); a corrupt journal cannot take a receipt,
-// so its directory is renamed aside.
-async function closePriorRuns(runs: PriorRun[]): Promise<{ ok: true; abandoned: string[] } | { ok: false; end: RunEnd }> {
+// (after ending its crashed attempts' processes, found by ownerTag — by the run's tag prefix
+// too, so a corrupt journal's are found as well); a corrupt journal cannot take a receipt,
+// so its directory is renamed aside. One notice per run whose processes were ended.
+async function closePriorRuns(runs: PriorRun[]): Promise<{ ok: true; abandoned: string[]; notices: string[] } | { ok: false; end: RunEnd }> {
   const incomplete = runs.map((p) => ({ run: p.paths, corrupt: p.kind === 'corrupt' }));
   const abandoned: string[] = [];
+  const notices: string[] = [];
   for (const { run, corrupt } of incomplete) {
-    const survivors = await endCrashedAttempts(run);
+    const { signalled, survivors } = await endCrashedAttempts(run);
+    if (signalled.length > 0) notices.push(`runplan: leftovers_ended: run ${run.runId}: ended ${signalled.length} process(es) its crashed coordinator left running: ${signalled.join(' ')}`);
+    if (survivors.length > 0) notices.push(`runplan: teardown_failed: run ${run.runId}: processes survived SIGKILL: ${survivors.join(' ')}`);
     if (corrupt) {
       const aside = `${run.dir}.corrupt-${compactUtc(new Date())}`;
       await rename(run.dir, aside);
-      abandoned.push(`${run.runId} (corrupt journal renamed to ${aside})`);
+      abandoned.push(`${run.runId} (corrupt journal renamed to ${aside}${survivors.length > 0 ? `; processes that survived teardown: ${survivors.join(' ')}` : ''})`);
       continue;
     }
     // openWriter repairs a torn tail (and journals that it did) before the receipt.
@@ -158,7 +162,7 @@ async function closePriorRuns(runs: PriorRun[]): Promise<{ ok: true; abandoned: 
     await closeAbandoned(writer.value, run.runId, 'abandoned', `closed by runplan run --fresh${survivors.length > 0 ? `; processes that survived teardown: ${survivors.join(' ')}` : ''}`);
     abandoned.push(run.runId);
   }
-  return { ok: true, abandoned };
+  return { ok: true, abandoned, notices };
 }
 
 // Closes never-started runs (see chooseRun): a receipt into a journal holding its header,
@@ -210,31 +214,19 @@ async function closeAbandoned(writer: JournalWriter, runId: string, reason: 'aba
   }
 }
 
-// Ends what is left of a dead coordinator's open attempts (attempt-started without
-// attempt-closed) by their journaled ownerTags; nothing else is touched. Returns survivors.
-async function endCrashedAttempts(run: RunPaths): Promise<number[]> {
-  let records: JournalRecord[];
+// Ends what is left of a dead coordinator's attempts: every process carrying the run's
+// ownerTag prefix or an open attempt's journaled ownerTag (the journal read as far as it
+// can be; a corrupt one may name none). Nothing else is touched. Held under the slug lock,
+// so no live coordinator of the run owns them.
+async function endCrashedAttempts(run: RunPaths): Promise<{ signalled: number[]; survivors: number[] }> {
+  let records: JournalRecord[] = [];
   try {
     records = (await readJournal(run.journal)).records;
   } catch {
-    return [];
+    // Unreadable: the prefix alone finds its processes.
   }
-  const open = new Map<string, string>();
-  for (const r of records) {
-    const d = r.data as { taskId?: unknown; attempt?: unknown; ownerTag?: unknown };
-    const key = `${String(d.taskId)}.${String(d.attempt)}`;
-    if (r.type === 'attempt-started' && typeof d.ownerTag === 'string') open.set(key, d.ownerTag);
-    if (r.type === 'attempt-closed') open.delete(key);
-  }
-  const survivors: number[] = [];
-  for (const tag of open.values()) {
-    try {
-      survivors.push(...(await teardownByTag(tag, { graceMs: 2000 })).survivors);
-    } catch {
-      // A tag settle does not recognise names nothing we could have started.
-    }
-  }
-  return survivors;
+  const report = await endLeftovers(run.runId, openAttemptTags(records), 2000);
+  return { signalled: report.signalled, survivors: report.survivors };
 }
 
 // Whether the slug-wide budget is spent (repair.ts decides; this only words it).

@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { newOwnerTag, processIdentity, teardownByTag, type ProcessIdentity } from '@runplan/settle';
+import { processIdentity, teardownByTag, type ProcessIdentity } from '@runplan/settle';
+import { newRunOwnerTag } from './leftovers.js';
+import { isStopHolder } from './status.js';
 import { acquireLock, HEADER_TYPE, openWriter, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
 import { loadPlan, topologicalOrder } from './plan.js';
 import type { Plan, PlanProblem, TaskSpec } from './plan-types.js';
@@ -10,7 +11,7 @@ import { planDigest, taskContractDigests, taskListDigest } from './digest.js';
 import { maskDeep, maskSecrets, planCopy, secretValues } from './secrets.js';
 import { runAttempt, workdirVars, type AttemptResult } from './attempt.js';
 import { prune, render } from '@runplan/workdir';
-import { interpretTranscript, totalTokens } from './format/index.js';
+import { recountedUsage } from './recount.js';
 import type { RecoveredRun } from './resume.js';
 import { chooseRun, type Start } from './prior.js';
 import { failPoint, hits } from './failpoint.js';
@@ -95,7 +96,8 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
     if (lock.error.reason === 'lock_held') {
       const h = lock.error.holder;
       const who = h !== undefined ? `pid ${h.pid} (start time ${h.startTime}, since ${h.acquiredAt})` : 'another process';
-      return { kind: 'locked', holder: h, message: `slug ${plan.slug} is being run by ${who}: ${slug.dir}` };
+      const doing = isStopHolder(h) ? 'being stopped by `runplan stop`,' : 'being run by';
+      return { kind: 'locked', holder: h, message: `slug ${plan.slug} is ${doing} ${who}: ${slug.dir}` };
     }
     return { kind: 'refused', reason: lock.error.reason, message: lock.error.message, ...(lock.error.reason === 'foreign_host' ? { hint: 'pass --break-lock if that host is gone' } : {}) };
   }
@@ -359,21 +361,11 @@ class Coordinator {
     await this.emit('coordinator-crashed', { previous: dead, coordinator: this.me(), crashed, head: recovered.head, checkpoints: recovered.checkpoints.length });
     // Usage an interrupted agent reported still counts: recount it from the saved transcript.
     for (const a of recovered.open) {
-      if (a.settled) continue;
-      const task = this.plan.tasks.find((t) => t.id === a.taskId);
-      if (task === undefined) continue;
-      const transcript = join(a.evidenceDir, task.format === 'text' ? 'transcript.txt' : 'transcript.jsonl');
-      let text: string;
-      try {
-        text = await readFile(transcript, 'utf8');
-      } catch {
-        continue;
-      }
-      const state = interpretTranscript(task.format, text);
-      if (totalTokens(state.usage) === 0 && state.costUsd === undefined) continue;
-      this.usage = addUsage(this.usage, state.usage);
-      this.costUsd += state.costUsd ?? 0;
-      await this.emit('usage', { taskId: a.taskId, attempt: a.attempt, usage: { ...state.usage }, costUsd: state.costUsd ?? null, source: 'transcript', transcript });
+      const recount = await recountedUsage(a, this.plan.tasks.find((t) => t.id === a.taskId)?.format);
+      if (recount === undefined) continue;
+      this.usage = addUsage(this.usage, recount.usage);
+      this.costUsd += recount.costUsd ?? 0;
+      await this.emit('usage', recount);
     }
     let engine: { task: string; detail: string } | undefined;
     for (const a of crashed) {
@@ -633,7 +625,7 @@ class Coordinator {
     }
     let landed: string | null = null;
     if (this.plan.land !== undefined) {
-      const result = await land(this.repo, this.plan.land, this.integration.head, this.emit, { ownerTag: newOwnerTag(), signal: this.abort.signal, env: this.identity });
+      const result = await land(this.repo, this.plan.land, this.integration.head, this.emit, { ownerTag: newRunOwnerTag(this.run.runId), signal: this.abort.signal, env: this.identity });
       if (!result.ok) return this.failed(result.failure, null, []);
       landed = result.branch;
     }

@@ -4,14 +4,21 @@ import { holdingDirectory } from '@runplan/workdir';
 import { isLockHeld, readJournal, readLockHolder, type JournalRecord, type LockHolder } from '@runplan/journal';
 import { addUsage, shownCost, ZERO_USAGE, type UsageTotals } from './events.js';
 import { diskUsage, listRunIds, listSlugs, runPaths, slugPaths, type SlugPaths } from './state.js';
+import { findLeftovers, openAttemptTags } from './leftovers.js';
 
 /**
  * One row of `runplan status`: the slug's newest logical run, read from its journal only.
  * Never takes a lock and never writes. `running` needs both the kernel lock answering AND
  * the identity's start time matching a live process; an incomplete run whose coordinator
- * is gone is `degraded` and carries the exact command that resumes it.
+ * is gone is `degraded` and carries the exact command that resumes it, and the processes
+ * its crashed coordinator left running; `stopping` is that run while `runplan stop` holds
+ * the slug lock to end them and close it.
+ *
+ *   running ── coordinator killed ──▶ degraded ── runplan stop ──▶ stopping ──▶ failed (interrupted)
+ *      │                                 └── runplan run (resume) ──▶ running
+ *      └── receipt ──▶ complete | failed
  */
-export type SlugState = 'running' | 'degraded' | 'complete' | 'failed' | 'corrupt' | 'empty';
+export type SlugState = 'running' | 'stopping' | 'degraded' | 'complete' | 'failed' | 'corrupt' | 'empty';
 
 export interface SlugStatus {
   slug: string;
@@ -30,7 +37,16 @@ export interface SlugStatus {
   diskBytes: number;
   journal: string | null;
   planFile: string | null;
+  /** The live holder of the slug lock: the coordinator, or a `runplan stop` (its `role` is `stop`). */
   coordinator: LockHolder | null;
+  /**
+   * Pids of the run's processes still alive while no coordinator of it is (degraded,
+   * corrupt, stopping): what the crashed coordinator left running, found by the run's
+   * ownerTag prefix and its journaled open attempts' tags. Empty otherwise.
+   */
+  leftovers: number[];
+  /** ISO time of the journal's last valid record: when the run was last heard from. */
+  lastSeen: string | null;
   resumeCommand: string | null;
   corruption: string | null;
 }
@@ -57,7 +73,16 @@ export async function collectStatus(stateRoot: string, slug?: string, opts: Stat
   return rows;
 }
 
-// Whether the coordinator named in a slug's identity file holds the lock and is that process.
+/** The `role` a `runplan stop` writes into the slug lock's identity file (a coordinator writes none). */
+export const STOP_ROLE = 'stop';
+
+// Whether a lock holder is a `runplan stop` ending a crashed run's leftovers, not a coordinator.
+export function isStopHolder(holder: LockHolder | undefined): boolean {
+  return holder !== undefined && holder.role === STOP_ROLE;
+}
+
+// Whether the process named in a slug's identity file holds the lock and is that process:
+// the live coordinator, or a `runplan stop` holding the slug (isStopHolder tells them apart).
 export async function liveCoordinator(slug: SlugPaths): Promise<LockHolder | undefined> {
   if (!(await isLockHeld(slug.dir))) return undefined;
   const holder = readLockHolder(slug.identity);
@@ -85,6 +110,8 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
     journal: run.journal,
     planFile: null,
     coordinator: null,
+    leftovers: [],
+    lastSeen: null,
     resumeCommand: null,
     corruption: null,
   };
@@ -100,18 +127,23 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
     row.state = 'corrupt';
     row.corruption = e instanceof Error ? e.message : String(e);
   }
-  summarize(row, records, opts.now ?? Date.now());
-  row.diskBytes += await workdirUsage(slug, records);
   const live = await liveCoordinator(slug);
   if (live !== undefined) row.coordinator = live;
-  if (row.state === 'corrupt') return row;
+  const driven = live !== undefined && !isStopHolder(live);
+  // A run nobody drives is seen only up to its last record: its elapsed time stops there.
+  summarize(row, records, driven ? (opts.now ?? Date.now()) : undefined);
+  row.diskBytes += await workdirUsage(slug, records);
   const terminal = records.find((r) => r.terminal === true);
+  if (terminal === undefined && !driven) row.leftovers = findLeftovers(runId, openAttemptTags(records));
+  if (row.state === 'corrupt') return row;
   if (terminal !== undefined) {
     row.state = terminal.type === 'run-complete' ? 'complete' : 'failed';
     const cls = (terminal.data as { class?: unknown }).class;
     row.failedClass = row.state === 'failed' && typeof cls === 'string' ? cls : null;
-  } else if (live !== undefined) {
+  } else if (driven) {
     row.state = 'running';
+  } else if (live !== undefined) {
+    row.state = 'stopping';
   } else {
     row.state = 'degraded';
     const plan = row.planFile ?? '<plan>';
@@ -131,8 +163,9 @@ async function workdirUsage(slug: SlugPaths, records: JournalRecord[]): Promise<
   return diskUsage(holding.value);
 }
 
-// Folds the journal into the row: tasks done/total, current tasks, attempts, usage, elapsed.
-function summarize(row: SlugStatus, records: JournalRecord[], now: number): void {
+// Folds the journal into the row: tasks done/total, current tasks, attempts, usage, last
+// seen, elapsed (to the receipt; else to `now`, or to the last record when `now` is undefined).
+function summarize(row: SlugStatus, records: JournalRecord[], now: number | undefined): void {
   const open = new Set<string>();
   let start: number | undefined;
   let end: number | undefined;
@@ -164,10 +197,12 @@ function summarize(row: SlugStatus, records: JournalRecord[], now: number): void
         break;
     }
     if (r.terminal === true) end = Date.parse(r.ts);
+    row.lastSeen = r.ts;
   }
   row.current = [...open];
   row.costUsd = shownCost(row.costUsd);
-  if (start !== undefined && Number.isFinite(start)) row.elapsedMs = Math.max(0, (end ?? now) - start);
+  end ??= now ?? (row.lastSeen !== null ? Date.parse(row.lastSeen) : undefined);
+  if (start !== undefined && Number.isFinite(start) && end !== undefined && Number.isFinite(end)) row.elapsedMs = Math.max(0, end - start);
 }
 
 // Quotes an argument for a shell command line people copy (only when it needs it).
@@ -182,7 +217,7 @@ export function statusTable(rows: SlugStatus[]): string[] {
     r.slug,
     r.runId ?? '-',
     `×${r.runs}`,
-    r.state === 'failed' ? `failed (${r.failedClass ?? '?'})` : r.state,
+    stateCell(r),
     `${r.tasksDone}/${r.tasksTotal}`,
     String(r.attempts),
     r.current.length > 0 ? r.current.join(',') : '-',
@@ -194,6 +229,13 @@ export function statusTable(rows: SlugStatus[]): string[] {
   const all = [header, ...body];
   const widths = header.map((_, i) => Math.max(...all.map((row) => row[i]!.length)));
   return all.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
+}
+
+// The STATE cell: `failed (class)`, or a state with the count of leftovers still alive.
+function stateCell(r: SlugStatus): string {
+  if (r.state === 'failed') return `failed (${r.failedClass ?? '?'})`;
+  if (r.leftovers.length > 0) return `${r.state} (${r.leftovers.length} leftover${r.leftovers.length === 1 ? '' : 's'})`;
+  return r.state;
 }
 
 function humanBytes(n: number): string {
