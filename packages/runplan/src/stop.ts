@@ -220,7 +220,7 @@ async function closeCrashedRun(writer: JournalWriter, p: PriorRun, report: Teard
     evidence: [],
     signal: null,
     tasksDone: new Set(fold.checkpoints.map((c) => c.taskId)).size,
-    attempts: [...fold.attempts.values()].reduce((n, a) => n + a, 0),
+    attempts: fold.attemptsTotal,
     usage,
     costUsd: shownCost(costUsd),
     durationMs: startedAt !== undefined && lastSeen !== null ? Math.max(0, Date.parse(lastSeen) - Date.parse(startedAt)) : 0,
