@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { processIdentity, teardownByTag, type ProcessIdentity } from '@runplan/settle';
-import { newRunOwnerTag } from './leftovers.js';
+import { endLeftovers, newRunOwnerTag } from './leftovers.js';
 import { isStopHolder } from './status.js';
 import { acquireLock, HEADER_TYPE, openWriter, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
 import { loadPlan, topologicalOrder } from './plan.js';
@@ -357,6 +357,9 @@ class Coordinator {
       }
       crashed.push({ taskId: a.taskId, attempt: a.attempt, ownerTag: a.ownerTag, survivors });
     }
+    // Whatever else the run left (an attempt whose attempt-started was torn, its landing's
+    // git): every tag the run made starts with its prefix. No process of ours carries it yet.
+    const strays = await endLeftovers(this.run.runId, [], 2000);
     const dead = recovered.coordinator;
     await this.emit('coordinator-crashed', { previous: dead, coordinator: this.me(), crashed, head: recovered.head, checkpoints: recovered.checkpoints.length });
     // Usage an interrupted agent reported still counts: recount it from the saved transcript.
@@ -367,7 +370,7 @@ class Coordinator {
       this.costUsd += recount.costUsd ?? 0;
       await this.emit('usage', recount);
     }
-    let engine: { task: string; detail: string } | undefined;
+    let engine: { task: string | null; detail: string } | undefined;
     for (const a of crashed) {
       // Its checkpoint is durable: the attempt succeeded, and the crash came before its close.
       const own = recovered.checkpoints.find((cp) => cp.taskId === a.taskId && cp.attempt === a.attempt);
@@ -407,6 +410,7 @@ class Coordinator {
       if (a.survivors.length > 0) engine ??= { task: a.taskId, detail: `processes of the crashed attempt survived teardown: ${a.survivors.join(' ')}` };
     }
     for (const taskId of this.checkpoints.keys()) await this.removeEarlierTrees(taskId);
+    if (strays.survivors.length > 0) engine ??= { task: null, detail: `processes of the crashed run survived teardown: ${strays.survivors.join(' ')}` };
     if (recovered.planDigest !== this.planDigest) {
       await this.emit('plan-amended', { from: recovered.planDigest, to: this.planDigest, ...this.taskList(), jobs: this.jobs });
     }

@@ -3,9 +3,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readLedger, withTimeout } from '@runplan/test-fixtures';
+import { readLedger, runBin, withTimeout } from '@runplan/test-fixtures';
 import { openWriter } from '@runplan/journal';
-import { journalPath, ofType, records, runplan, setup } from './support.js';
+import { alive, journalPath, ofType, records, RUNPLAN, runplan, setup, waitForLine } from './support.js';
 
 // The attempt numbers the mock agent was started with for a task, in order.
 function attemptsOf(ledger: string, task: string): number[] {
@@ -43,6 +43,34 @@ test(
       assert.equal(ofType(rs, 'attempt-started').map((a) => a.attempt), [2]);
       assert.is(rs.at(-1)!.type, 'run-complete');
     } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'a resume ends an agent whose attempt-started the journal lost (found by the run\'s ownerTag prefix), then runs the task again',
+  withTimeout(120_000, async () => {
+    const f = setup('single', {}, { MOCK_HOLD: 'only:1', MOCK_HOLD_SECONDS: '120' });
+    try {
+      let pid = 0;
+      const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
+      await waitForLine(f.ledger, (l) => l.startsWith('only '));
+      const journal = journalPath(f.repo, 'single');
+      await waitForLine(journal, (l) => l.includes('"type":"attempt-started"'));
+      process.kill(pid, 'SIGKILL');
+      await running;
+      const agent = readLedger(f.ledger)[0]!;
+      assert.ok(alive(agent.pid), 'the agent outlived its coordinator');
+      const lines = readFileSync(journal, 'utf8').split('\n');
+      writeFileSync(journal, lines.slice(0, lines.findIndex((l) => l.includes('"type":"attempt-started"'))).join('\n') + '\n');
+
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 0, r.stderr);
+      assert.not.ok(alive(agent.pid), 'the resume ended it');
+      assert.equal(attemptsOf(f.ledger, 'only'), [1, 2]);
+    } finally {
+      for (const { pid } of readLedger(f.ledger)) if (alive(pid)) process.kill(pid, 'SIGKILL');
       f.cleanup();
     }
   }),
