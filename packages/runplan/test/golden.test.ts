@@ -7,9 +7,9 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { dirname } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { fixture, parseJsonLines, readLedger, runBin, withTimeout } from '@runplan/test-fixtures';
+import { fixture, parseJsonLines, runBin, withTimeout } from '@runplan/test-fixtures';
 import { readJournal, type JournalRecord } from '@runplan/journal';
-import { alive, journalPath, RUNPLAN, runplan, setup, waitForLine } from './support.js';
+import { journalPath, RUNPLAN, runplan, waitForLine, withPlan } from './support.js';
 
 /** One record as the baseline keeps it. */
 interface Shape {
@@ -71,26 +71,20 @@ test(
 
 test(
   'the 13-task crash-and-resume (kill -9 while t07 runs, then resume) journals the baseline sequence',
-  withTimeout(180_000, async () => {
-    const f = setup('thirteen', {}, { MOCK_HOLD: 't07:1', MOCK_HOLD_SECONDS: '120' });
-    try {
-      let pid = 0;
-      const running = runBin(RUNPLAN, ['run', f.plan, '--jobs', '1'], { env: f.env, timeoutMs: 170_000, onSpawn: (p) => (pid = p) });
-      await waitForLine(f.ledger, (l) => l.startsWith('t07 '), 150_000);
-      const journal = journalPath(f.repo, 'thirteen');
-      // t07 holds once its first output line is saved; then the coordinator dies.
-      await waitForLine(journal, (l) => l.includes('"type":"attempt-started"') && l.includes('"taskId":"t07"'));
-      const started = (await readJournal(journal)).records.find((r) => r.type === 'attempt-started' && r.data.taskId === 't07')!;
-      await waitForLine(`${String(started.data.evidenceDir)}/transcript.jsonl`, (l) => l.includes('"init"'));
-      process.kill(pid, 'SIGKILL');
-      await running;
-      const r = await runplan(['run', f.plan, '--jobs', '1'], f, 170_000);
-      assert.is(r.exitCode, 0, r.stderr);
-      matchesGolden('thirteen-crash-resume', (await readJournal(journal)).records.map(shapeOf));
-    } finally {
-      for (const { pid } of readLedger(f.ledger)) if (alive(pid)) process.kill(pid, 'SIGKILL');
-      f.cleanup();
-    }
+  withPlan('thirteen', { timeoutMs: 180_000, env: { MOCK_HOLD: 't07:1', MOCK_HOLD_SECONDS: '120' } }, async (f) => {
+    let pid = 0;
+    const running = runBin(RUNPLAN, ['run', f.plan, '--jobs', '1'], { env: f.env, timeoutMs: 170_000, onSpawn: (p) => (pid = p) });
+    await waitForLine(f.ledger, (l) => l.startsWith('t07 '), 150_000);
+    const journal = journalPath(f.repo, 'thirteen');
+    // t07 holds once its first output line is saved; then the coordinator dies.
+    await waitForLine(journal, (l) => l.includes('"type":"attempt-started"') && l.includes('"taskId":"t07"'));
+    const started = (await readJournal(journal)).records.find((r) => r.type === 'attempt-started' && r.data.taskId === 't07')!;
+    await waitForLine(`${String(started.data.evidenceDir)}/transcript.jsonl`, (l) => l.includes('"init"'));
+    process.kill(pid, 'SIGKILL');
+    await running;
+    const r = await runplan(['run', f.plan, '--jobs', '1'], f, 170_000);
+    assert.is(r.exitCode, 0, r.stderr);
+    matchesGolden('thirteen-crash-resume', (await readJournal(journal)).records.map(shapeOf));
   }),
 );
 

@@ -7,7 +7,7 @@ import { openWriter } from '@runplan/journal';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { listRunIds, slugPaths } from '../src/index.js';
-import { RUNPLAN, runIds, runplan, setup } from './support.js';
+import { RUNPLAN, runIds, runplan, withPlan } from './support.js';
 
 interface Started {
   logicalRunId: string;
@@ -23,63 +23,58 @@ function startedBy(stdout: string): Started {
 
 test(
   '20 back-to-back runs of one slug (fail, --retry, --fresh, stop, continue): status names the run that started last, and each continuation continues it',
-  withTimeout(300_000, async () => {
-    const f = setup('repeat-fail');
-    try {
-      const names: string[] = [];
-      let previous: Started | undefined;
-      // Checks what one run did against the one before it, and what status says after it.
-      const check = async (step: string, stdout: string, continues: boolean): Promise<void> => {
-        const started = startedBy(stdout);
-        const at = `run ${names.length + 1} (${step})`;
-        assert.is(started.continues, continues ? previous!.logicalRunId : null, `${at} continues the run that started before it`);
-        const status = await runplan(['status', 'repeat-fail', '--json'], f);
-        assert.is(status.exitCode, 0, status.stderr);
-        const row = JSON.parse(status.stdout.trim());
-        assert.is(row.runId, started.logicalRunId, `${at}: status names it`);
-        assert.is(row.state, 'failed', `${at}: status says how it ended`);
-        assert.is(runIds(f.repo, 'repeat-fail').at(-1), started.logicalRunId, `${at}: the test helpers' newest run`);
-        names.push(started.logicalRunId);
-        previous = started;
-      };
+  withPlan('repeat-fail', { timeoutMs: 300_000 }, async (f) => {
+    const names: string[] = [];
+    let previous: Started | undefined;
+    // Checks what one run did against the one before it, and what status says after it.
+    const check = async (step: string, stdout: string, continues: boolean): Promise<void> => {
+      const started = startedBy(stdout);
+      const at = `run ${names.length + 1} (${step})`;
+      assert.is(started.continues, continues ? previous!.logicalRunId : null, `${at} continues the run that started before it`);
+      const status = await runplan(['status', 'repeat-fail', '--json'], f);
+      assert.is(status.exitCode, 0, status.stderr);
+      const row = JSON.parse(status.stdout.trim());
+      assert.is(row.runId, started.logicalRunId, `${at}: status names it`);
+      assert.is(row.state, 'failed', `${at}: status says how it ended`);
+      assert.is(runIds(f.repo, 'repeat-fail').at(-1), started.logicalRunId, `${at}: the test helpers' newest run`);
+      names.push(started.logicalRunId);
+      previous = started;
+    };
 
-      const first = await runplan(['run', f.plan, '--json'], f);
-      assert.is(first.exitCode, 1, first.stderr);
-      await check('first', first.stdout, false);
-      while (names.length < 20) {
-        const retried = await runplan(['run', f.plan, '--retry', 'broken', '--json'], f);
-        assert.is(retried.exitCode, 1, retried.stderr);
-        await check('--retry', retried.stdout, true);
+    const first = await runplan(['run', f.plan, '--json'], f);
+    assert.is(first.exitCode, 1, first.stderr);
+    await check('first', first.stdout, false);
+    while (names.length < 20) {
+      const retried = await runplan(['run', f.plan, '--retry', 'broken', '--json'], f);
+      assert.is(retried.exitCode, 1, retried.stderr);
+      await check('--retry', retried.stdout, true);
 
-        const fresh = await runplan(['run', f.plan, '--fresh', '--json'], f);
-        assert.is(fresh.exitCode, 1, fresh.stderr);
-        await check('--fresh', fresh.stdout, false);
+      const fresh = await runplan(['run', f.plan, '--fresh', '--json'], f);
+      assert.is(fresh.exitCode, 1, fresh.stderr);
+      await check('--fresh', fresh.stdout, false);
 
-        // Held in its first attempt, then stopped: an interrupted run a plain `run` continues.
-        const dispatched = readLedger(f.ledger).length;
-        const env = { ...f.env, MOCK_HOLD: 'broken', MOCK_HOLD_SECONDS: '120' };
-        const held = runBin(RUNPLAN, ['run', f.plan, '--retry', 'broken', '--json'], { env, timeoutMs: 120_000 });
-        const until = Date.now() + 60_000;
-        // The agent writes its ledger line first thing: another process's file, so polled.
-        while (readLedger(f.ledger).length === dispatched) {
-          if (Date.now() > until) throw new Error('the held run dispatched nothing within 60 s');
-          await new Promise((r) => setTimeout(r, 20));
-        }
-        const stop = await runplan(['stop', 'repeat-fail', '--wait', '60s'], f);
-        assert.is(stop.exitCode, 0, stop.stderr);
-        const stopped = await held;
-        assert.is(stopped.exitCode, 143, stopped.stderr);
-        await check('stopped', stopped.stdout, true);
-
-        const resumed = await runplan(['run', f.plan, '--json'], f);
-        assert.is(resumed.exitCode, 1, resumed.stderr);
-        await check('after stop', resumed.stdout, true);
+      // Held in its first attempt, then stopped: an interrupted run a plain `run` continues.
+      const dispatched = readLedger(f.ledger).length;
+      const env = { ...f.env, MOCK_HOLD: 'broken', MOCK_HOLD_SECONDS: '120' };
+      const held = runBin(RUNPLAN, ['run', f.plan, '--retry', 'broken', '--json'], { env, timeoutMs: 120_000 });
+      const until = Date.now() + 60_000;
+      // The agent writes its ledger line first thing: another process's file, so polled.
+      while (readLedger(f.ledger).length === dispatched) {
+        if (Date.now() > until) throw new Error('the held run dispatched nothing within 60 s');
+        await new Promise((r) => setTimeout(r, 20));
       }
-      assert.is(new Set(names).size, names.length, 'every run is a new logical run');
-      assert.equal(runIds(f.repo, 'repeat-fail'), names.slice(0, runIds(f.repo, 'repeat-fail').length), 'the slug lists them in the order they started');
-    } finally {
-      f.cleanup();
+      const stop = await runplan(['stop', 'repeat-fail', '--wait', '60s'], f);
+      assert.is(stop.exitCode, 0, stop.stderr);
+      const stopped = await held;
+      assert.is(stopped.exitCode, 143, stopped.stderr);
+      await check('stopped', stopped.stdout, true);
+
+      const resumed = await runplan(['run', f.plan, '--json'], f);
+      assert.is(resumed.exitCode, 1, resumed.stderr);
+      await check('after stop', resumed.stdout, true);
     }
+    assert.is(new Set(names).size, names.length, 'every run is a new logical run');
+    assert.equal(runIds(f.repo, 'repeat-fail'), names.slice(0, runIds(f.repo, 'repeat-fail').length), 'the slug lists them in the order they started');
   }),
 );
 

@@ -11,7 +11,7 @@ import { realProc, tagVariable } from '@runplan/settle';
 import { stopExitCode } from '../src/cli.js';
 import { runTagPrefix } from '../src/leftovers.js';
 import { stopSlug } from '../src/stop.js';
-import { alive, journalPath, ofType, records, RUNPLAN, runIds, runplan, setup, slugDir, waitForEvent, waitForLine, type Fixture } from './support.js';
+import { alive, journalPath, ofType, records, RUNPLAN, runIds, runplan, setup, slugDir, waitForHolding, waitForLine, type Fixture } from './support.js';
 
 const HOLD = { MOCK_HOLD: 'only', MOCK_HOLD_SECONDS: '120' };
 
@@ -32,8 +32,7 @@ function killAll(f: Fixture, pids: number[] = []): void {
 async function crashWhileAgentRuns(f: Fixture, ready?: string): Promise<{ agent: number; runId: string }> {
   let pid = 0;
   const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
-  await waitForEvent(f.repo, 'single', 'attempt-started');
-  await waitForLine(f.ledger, (l) => l.startsWith('only '));
+  await waitForHolding(f.repo, 'single', 'only');
   if (ready !== undefined) await waitForLine(ready, (l) => l === 'ready');
   process.kill(pid, 'SIGKILL');
   const r = await running;

@@ -2,7 +2,9 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { binPath, envWithAgents, gitRepo, runBin, tempDir, writePlan, type BinResult, type GitRepo } from '@runplan/test-fixtures';
+import { binPath, envWithAgents, gitRepo, killAll, readLedger, runBin, tempDir, waitUntil, withCleanup, writePlan, type BinResult, type GitRepo } from '@runplan/test-fixtures';
+
+export { alive, killAll, waitForLine, waitUntil } from '@runplan/test-fixtures';
 import { readJournal, type JournalRecord } from '@runplan/journal';
 import { compareRunStarts, headerStartOrder, RUN_ID_PATTERN, type RunStart } from '../src/index.js';
 
@@ -33,6 +35,32 @@ export function setup(plan: string, replacements: Record<string, string> = {}, e
       scratch.cleanup();
     },
   };
+}
+
+export interface PlanFixtureOptions {
+  replacements?: Record<string, string>;
+  env?: Record<string, string | undefined>;
+  /** The whole test's bound. Default 120 s. */
+  timeoutMs?: number;
+}
+
+// A test body over a fresh fixture repo and plan (see setup): bounded, and cleaned up after
+// whatever happens — every mock agent the ledger names is killed, then the repo removed.
+export function withPlan(plan: string, opts: PlanFixtureOptions, body: (f: Fixture) => Promise<void>): () => Promise<void> {
+  return withCleanup(
+    opts.timeoutMs ?? 120_000,
+    () => {
+      const f = setup(plan, opts.replacements ?? {}, opts.env ?? {});
+      return {
+        ...f,
+        cleanup: () => {
+          killAll(readLedger(f.ledger).map((e) => e.pid));
+          f.cleanup();
+        },
+      };
+    },
+    body,
+  );
 }
 
 // `runplan ARGS` through the real bin.
@@ -86,17 +114,6 @@ export function ofType(rs: JournalRecord[], type: string): Array<Record<string, 
   return rs.filter((r) => r.type === type).map((r) => r.data as Record<string, any>);
 }
 
-// Waits (bounded) until some line of `file` satisfies `match`: waiting on an event the
-// coordinator writes, polled because it is another process's file.
-export async function waitForLine(file: string, match: (line: string) => boolean, timeoutMs = 60_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (existsSync(file) && readFileSync(file, 'utf8').split('\n').some(match)) return;
-    await sleep(50);
-  }
-  throw new Error(`waitForLine: nothing matched in ${file} within ${timeoutMs}ms`);
-}
-
 // Waits (bounded) until a journal of the slug exists and holds an event of `type`.
 export async function waitForEvent(repo: GitRepo, slug: string, type: string, timeoutMs = 60_000): Promise<string> {
   const until = Date.now() + timeoutMs;
@@ -109,6 +126,24 @@ export async function waitForEvent(repo: GitRepo, slug: string, type: string, ti
     await sleep(50);
   }
   throw new Error(`waitForEvent: no ${type} event of ${slug} within ${timeoutMs}ms`);
+}
+
+// Waits (bounded) until the newest run's attempt of `task` is holding (MOCK_HOLD): its agent
+// printed its first output line and the coordinator saved it to the transcript. Before that
+// the agent may still write to the coordinator's pipe, so killing the coordinator earlier
+// can make the agent die of SIGPIPE instead of outliving it.
+export async function waitForHolding(repo: GitRepo, slug: string, task: string, timeoutMs = 60_000): Promise<string> {
+  const journal = await waitForEvent(repo, slug, 'attempt-started', timeoutMs);
+  const transcript = await waitUntil(
+    `attempt-started of ${task}`,
+    async () => {
+      const started = ofType((await readJournal(journal)).records, 'attempt-started').find((d) => d.taskId === task);
+      return started === undefined ? undefined : join(String(started.evidenceDir), 'transcript.jsonl');
+    },
+    { timeoutMs },
+  );
+  await waitUntil(`the first output line of ${task}`, () => existsSync(transcript) && readFileSync(transcript, 'utf8').includes('\n'), { timeoutMs });
+  return journal;
 }
 
 // Every regular file under a directory (recursive).
@@ -128,13 +163,3 @@ export function filesUnder(dir: string): string[] {
   return out;
 }
 
-// Whether a pid names a live (non-zombie) process.
-export function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
