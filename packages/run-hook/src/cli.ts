@@ -47,7 +47,7 @@ export async function main(argv: string[]): Promise<number> {
     .command('[...template]', 'run a pre_run/post_run hook: render each argv element, exec it with the hook environment and a deadline')
     .usage('[options] -- ARGV_TEMPLATE...')
     .option('--tier <tier>', 'template tier and environment: pre_run or post_run', { default: 'pre_run' })
-    .option('--timeout <dur>', 'deadline for the hook (500ms, 30s, 10m, 2h)', { default: '10m' })
+    .option('--timeout <dur>', 'deadline for the hook (500ms, 30s, 10m, 2h; 0: none)', { default: '10m' })
     .option('--grace <dur>', 'after the deadline TERM, wait this long before KILL')
     .option('--cwd <dir>', 'working directory of the hook')
     .option('--var <name=value>', 'a template variable, e.g. --var run.id=r1 (repeatable; wins over --vars)')

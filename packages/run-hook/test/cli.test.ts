@@ -179,6 +179,17 @@ test(
 );
 
 test(
+  '--timeout 700h (past setTimeout’s 24.8 days) does not fire early; --timeout 0 means none',
+  withTimeout(60_000, async () => {
+    for (const timeout of ['700h', '0']) {
+      const result = await runBin(bin, ['--timeout', timeout, '--grace', '700h', '--', 'sh', '-c', 'sleep 0.3; exit 3']);
+      assert.is(result.exitCode, 3, `--timeout ${timeout}: ${result.stderr}`);
+      assert.is(result.stderr, '');
+    }
+  }),
+);
+
+test(
   '--json prints the outcome as its own last line after the hook’s output; stderr passes through',
   withTimeout(60_000, async () => {
     const result = await runBin(bin, ['--json', '--', shFixture('hook-output.sh'), '2', '5']);

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { processIdentity, teardownByTag, type ProcessIdentity } from '@runplan/settle';
+import { processIdentity, sleepFor, teardownByTag, type ProcessIdentity } from '@runplan/settle';
 import { endLeftovers, newRunOwnerTag } from './leftovers.js';
 import { isStopHolder } from './status.js';
 import { acquireLock, HEADER_TYPE, openWriter, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
@@ -16,7 +16,6 @@ import type { RecoveredRun } from './resume.js';
 import { chooseRun, type Start } from './prior.js';
 import { failPoint, hits } from './failpoint.js';
 import { budgetExceeded, decideAfterCrash, decideRepair, emptyHistory, failureFingerprint, recordFailure, type TaskHistory } from './repair.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Integration, JournalFailure, Serial, type Emit, type RunContext } from './context.js';
 import { addUsage, shownCost, ZERO_USAGE, type AttemptFailureData, type EventMap, type EventType, type RunCompleteData, type RunFailedData, type UsageTotals } from './events.js';
 import { commonDir, git, identityEnv, readRef, registeredWorktrees, resolveCommit, toplevel, updateRef } from './git.js';
@@ -112,13 +111,11 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
   }
 }
 
-// Resolves undefined after `ms` (or at once when the run is aborted): a delayed retry's turn.
+// Resolves undefined after `ms`, however long (a provider's reset may be days away), or at
+// once when the run is aborted (the scheduler then looks again and stops dispatching): a
+// delayed retry's turn.
 async function wake(ms: number, signal: AbortSignal): Promise<undefined> {
-  try {
-    await sleep(Math.max(0, ms), undefined, { signal });
-  } catch {
-    // Aborted: the scheduler looks again and stops dispatching.
-  }
+  await sleepFor(Math.max(0, ms), signal);
   return undefined;
 }
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { dispatchCounts, readLedger, savedPrompts, tempDir, withTimeout } from '@runplan/test-fixtures';
-import { ofType, records, runIds, runplan, setup } from './support.js';
+import { ofType, records, runIds, runplan, setup, waitForEvent } from './support.js';
 
 async function receipt(f: ReturnType<typeof setup>, slug: string): Promise<{ type: string; data: Record<string, any> }> {
   const rs = await records(f.repo, slug);
@@ -98,6 +98,28 @@ test(
       assert.is(decided[0]!.class, 'provider');
       assert.is(decided[0]!.changed, 'time');
       assert.is(decided[0]!.delayMs, 100);
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'a provider reset more than 24.8 days away is waited for (no retry, no 1 ms timer loop) until the run is stopped',
+  withTimeout(90_000, async () => {
+    const resetAt = Math.floor(Date.now() / 1000) + 30 * 24 * 3600;
+    const f = setup('rate-limit', { 'on-attempt 1 rate-limit': `on-attempt 1 rate-limit ${resetAt}` });
+    try {
+      const running = runplan(['run', f.plan], f, 80_000);
+      await waitForEvent(f.repo, 'rate-limit', 'repair-decided');
+      const decided = ofType(await records(f.repo, 'rate-limit'), 'repair-decided')[0]!;
+      assert.ok(decided.delayMs > 2 ** 31, `delay ${decided.delayMs} ms`);
+      const stop = await runplan(['stop', 'rate-limit', '--wait', '60s'], f);
+      assert.is(stop.exitCode, 0, stop.stderr);
+      const r = await running;
+      assert.is(r.exitCode, 143, r.stderr);
+      assert.not.match(r.stderr, /TimeoutOverflowWarning/);
+      assert.is(readLedger(f.ledger).length, 1, 'retried before the reset');
     } finally {
       f.cleanup();
     }

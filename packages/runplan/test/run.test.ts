@@ -85,6 +85,26 @@ test(
 );
 
 test(
+  'durations past setTimeout’s 24.8 days (deadline, stall, grace, gate_deadline, hook timeout of 700h) validate and do not fire at once',
+  withTimeout(60_000, async () => {
+    const f = setup('long-durations');
+    try {
+      const v = await runplan(['validate', f.plan], f);
+      assert.is(v.exitCode, 0, v.stderr);
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 0, r.stderr);
+      assert.not.match(r.stderr, /TimeoutOverflowWarning/);
+      const rs = await records(f.repo, 'long-durations');
+      assert.is(ofType(rs, 'command-settled')[0]!.reason, 'exited');
+      assert.is(ofType(rs, 'checkpoint').length, 1);
+      assert.is(f.repo.fileAt('runplan/long-durations', 'out/only.txt'), 'hello from only\n');
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
   'an invalid plan: every problem listed with its key path, exit 2, nothing started',
   withTimeout(60_000, async () => {
     const f = setup('invalid');

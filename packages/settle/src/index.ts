@@ -3,6 +3,8 @@ export type { ProcessIdentity, ProcStat } from './identity.js';
 export { err, ok, unreachable } from './result.js';
 export type { Result } from './result.js';
 export { formatDuration, parseDuration } from './duration.js';
+export { longTimeout, maxTimerMs, sleepFor } from './timer.js';
+export type { LongTimer } from './timer.js';
 export { capture, defaultMaxBuffer } from './capture.js';
 export { stream } from './stream.js';
 export type { Streamed } from './stream.js';

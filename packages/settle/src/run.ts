@@ -9,6 +9,7 @@ import { procSource } from './procfs.js';
 import { codeOf, messageOf, preflight, releasePrompt } from './preflight.js';
 import { childEnv, isOwnerTag, newOwnerTag } from './tag.js';
 import { endTree, noTeardown } from './teardown.js';
+import { longTimeout } from './timer.js';
 import { within } from './wait.js';
 import type { Execution, SettleEvent, SettleReason, SettleSpec, TeardownReport, TransportError } from './types.js';
 
@@ -62,6 +63,9 @@ export async function runChild<R>(
   const startedAt = monotonicMs();
   const tag = newOwnerTag();
   const graceMs = spec.graceMs ?? defaultGraceMs;
+  // 0 means none, as on the CLI.
+  const deadlineMs = spec.deadlineMs || undefined;
+  const stallMs = spec.stallMs || undefined;
   const killSignal = spec.killSignal ?? 'SIGTERM';
   const proc = procSource(spec.proc);
   const emit = (event: SettleEvent) => {
@@ -74,8 +78,8 @@ export async function runChild<R>(
   const fixed = {
     graceMs,
     tag,
-    ...(spec.deadlineMs !== undefined ? { deadlineMs: spec.deadlineMs } : {}),
-    ...(spec.stallMs !== undefined ? { stallMs: spec.stallMs } : {}),
+    ...(deadlineMs !== undefined ? { deadlineMs } : {}),
+    ...(stallMs !== undefined ? { stallMs } : {}),
     ...(spec.ownerTag !== undefined ? { ownerTag: spec.ownerTag } : {}),
   };
   const unstarted = (reason: SettleReason, error?: TransportError, interruptSignal?: NodeJS.Signals): RunOutcome<R> => {
@@ -99,6 +103,12 @@ export async function runChild<R>(
 
   if (spec.ownerTag !== undefined && !isOwnerTag(spec.ownerTag)) {
     return unstarted('spawn_failed', { code: 'EINVAL', where: 'spec', message: `ownerTag ${JSON.stringify(spec.ownerTag)} is not [A-Za-z0-9_]{1,64}` });
+  }
+  for (const key of ['deadlineMs', 'graceMs', 'stallMs'] as const) {
+    const value: unknown = spec[key];
+    if (value !== undefined && !isMilliseconds(value)) {
+      return unstarted('spawn_failed', { code: 'EINVAL', where: 'spec', message: `${key} ${String(value)} is not a finite number of milliseconds >= 0` });
+    }
   }
   if (spec.signal?.aborted) return unstarted('interrupted', undefined, signalOf(spec.signal.reason));
   const plan = preflight(spec);
@@ -177,18 +187,18 @@ export async function runChild<R>(
   };
   let settled = false;
   const deadlineTimer =
-    spec.deadlineMs !== undefined
-      ? setTimeout(() => {
-          emit({ type: 'deadline', deadlineMs: spec.deadlineMs! });
+    deadlineMs !== undefined
+      ? longTimeout(deadlineMs, () => {
+          emit({ type: 'deadline', deadlineMs });
           request('timed_out');
-        }, spec.deadlineMs)
+        })
       : undefined;
   const stallTimer =
-    spec.stallMs !== undefined
-      ? setTimeout(() => {
-          emit({ type: 'stall', stallMs: spec.stallMs! });
+    stallMs !== undefined
+      ? longTimeout(stallMs, () => {
+          emit({ type: 'stall', stallMs });
           request('stalled');
-        }, spec.stallMs)
+        })
       : undefined;
   const onAbort = () => {
     interruptSignal = signalOf(spec.signal?.reason);
@@ -239,7 +249,7 @@ export async function runChild<R>(
     return found.holders.length > 0 ? found : { owned: found.owned, holders: pipeHolders(childEnds, proc) };
   };
   let heldPipe = false;
-  const deadlineAt = spec.deadlineMs !== undefined ? Date.now() + spec.deadlineMs : undefined;
+  const deadlineAt = deadlineMs !== undefined ? Date.now() + deadlineMs : undefined;
   const finalDrain = async () => {
     if (outputs.finished) return;
     const rules = {
@@ -291,8 +301,8 @@ export async function runChild<R>(
   };
 
   const first = await Promise.race([exited.then(() => 'exit' as const), termination.then(() => 'terminate' as const)]);
-  clearTimeout(deadlineTimer);
-  clearTimeout(stallTimer);
+  deadlineTimer?.cancel();
+  stallTimer?.cancel();
   let teardown: TeardownReport;
   if (first === 'terminate' && !exitInfo) {
     teardown = await endTree({ ownership, proc, signal: killSignal, graceMs, onEvent: emit, why: requested!, exited });
@@ -366,3 +376,8 @@ function promptError(failure: PromptFailure, childExited: boolean): TransportErr
   return { code, where: 'stdin', message: `writing the prompt: ${messageOf(failure.error)}`, cause: failure.error };
 }
 
+
+// A duration a caller may pass: a finite number of milliseconds, 0 or more (any length).
+function isMilliseconds(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
+}

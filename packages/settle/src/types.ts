@@ -76,10 +76,11 @@ export interface SettleSpec {
   input?: SettleInput;
   /** Default `capture` in capture(), `inherit` in stream(). */
   stderr?: StderrPolicy;
+  /** Any length (timers chain past setTimeout's 24.8 days); 0 or absent: none. */
   deadlineMs?: number;
   /** How long a signalled tree (or a post-exit drain) may take before escalation. Default 5000. */
   graceMs?: number;
-  /** No stdout for this long is torn down like a deadline, reason `stalled`. */
+  /** No stdout for this long is torn down like a deadline, reason `stalled`; 0 or absent: none. */
   stallMs?: number;
   /** First signal of a teardown. Default SIGTERM. */
   killSignal?: NodeJS.Signals;

@@ -1,12 +1,14 @@
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+import { longTimeout, type LongTimer } from './timer.js';
 
-// Waits for a promise at most `ms`; true when it settled in time. The timer never outlives the wait.
+export const sleep = (ms: number) => new Promise<void>((resolve) => longTimeout(ms, resolve));
+
+// Waits for a promise at most `ms` (any length); true when it settled in time. The timer never outlives the wait.
 export async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  let timer: LongTimer | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = longTimeout(ms, () => resolve(false))));
   try {
     return await Promise.race([promise.then(() => true, () => true), timeout]);
   } finally {
-    clearTimeout(timer);
+    timer?.cancel();
   }
 }

@@ -253,11 +253,43 @@ test(
 );
 
 test(
-  '--deadline 0 means no deadline, as in GNU timeout',
+  '--deadline 0 (bare, or 0s) and --stall 0 mean none, as in GNU timeout',
   withTimeout(30_000, async () => {
-    const r = await settle(['--deadline', '0s', '--', 'sh', '-c', 'sleep 0.3; echo finished']);
-    assert.is(r.exitCode, 0);
-    assert.is(r.stdout, 'finished\n');
+    for (const zero of ['0', '0s']) {
+      const r = await settle(['--deadline', zero, '--stall', zero, '--', 'sh', '-c', 'sleep 0.3; echo finished']);
+      assert.is(r.exitCode, 0, `${zero}: ${r.stderr}`);
+      assert.is(r.stdout, 'finished\n');
+    }
+  }),
+);
+
+test(
+  '--deadline 600h (past setTimeout’s 24.8 days) does not fire early: settle exits with the child’s code',
+  withTimeout(30_000, async () => {
+    const r = await settle(['--deadline', '600h', '--', 'sh', '-c', 'sleep 0.3; exit 3']);
+    assert.is(r.exitCode, 3, r.stderr);
+    assert.is(r.stderr, '');
+  }),
+);
+
+test(
+  '--stall and --grace of 600h do not fire early either: no stall, and the pipe held after exit is waited for',
+  withTimeout(30_000, async () => {
+    const { r, report } = await settleReporting(['--stall', '600h', '--grace', '600h', '--', 'sh', '-c', '(sleep 0.5; echo late) & sleep 0.3; echo early']);
+    assert.is(r.exitCode, 0, r.stderr);
+    assert.is(r.stdout, 'early\nlate\n');
+    assert.is(r.stderr, '');
+    assert.is(report.reason, 'exited');
+    assert.is(report.teardown.heldPipe, false);
+  }),
+);
+
+test(
+  'a deadline under 1 ms rounds up to 1 ms and fires (never down to 0, which means none)',
+  withTimeout(30_000, async () => {
+    const r = await settle(['--deadline', '0.1ms', '--grace', '300ms', '--', 'sleep', '5']);
+    assert.is(r.exitCode, 124, r.stderr);
+    assert.match(r.stderr, /^settle: timed_out: .*--deadline of 1ms/);
   }),
 );
 

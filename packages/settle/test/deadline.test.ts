@@ -1,7 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { withTimeout } from '@runplan/test-fixtures';
-import { capture, exitCodeFor, realProc, stream, type SettleEvent } from '../src/index.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir, withTimeout } from '@runplan/test-fixtures';
+import { capture, exitCodeFor, realProc, stream, type SettleEvent, type SettleSpec } from '../src/index.js';
 import { alive, killQuietly, pidsIn, reaped, sh, taggedAlive } from './support.js';
 
 test(
@@ -224,6 +226,59 @@ test(
     killQuietly(r.pid);
     assert.is(r.reason, 'timed_out');
     assert.ok(firstScan >= 0 && firstSignal > firstScan, 'no group signal: the scan came first');
+  }),
+);
+
+test(
+  'deadlineMs: 0 and stallMs: 0 mean none, as on the CLI',
+  withTimeout(20_000, async () => {
+    const r = await capture({ argv: ['sh', '-c', 'sleep 0.3; exit 3'], deadlineMs: 0, stallMs: 0 });
+    assert.is(r.reason, 'exited');
+    assert.is(r.exitCode, 3);
+    assert.is(r.deadlineMs, undefined);
+    assert.is(r.stallMs, undefined);
+  }),
+);
+
+test(
+  'a deadline, stall and grace of 2^31 ms (past setTimeout’s limit) do not fire early',
+  withTimeout(20_000, async () => {
+    const events: string[] = [];
+    const r = await capture({
+      argv: ['sh', '-c', 'sleep 0.3; exit 3'],
+      deadlineMs: 2 ** 31,
+      stallMs: 2 ** 31,
+      graceMs: 2 ** 31,
+      onEvent: (e) => events.push(e.type),
+    });
+    assert.is(r.reason, 'exited', events.join(' '));
+    assert.is(r.exitCode, 3);
+    assert.is(r.deadlineMs, 2 ** 31);
+    assert.not.ok(events.includes('deadline') || events.includes('stall'), events.join(' '));
+  }),
+);
+
+test(
+  'a deadlineMs, graceMs or stallMs that is not a number of ms >= 0 is refused before spawning (spawn_failed, where spec)',
+  withTimeout(20_000, async () => {
+    const dir = tempDir();
+    try {
+      const marker = join(dir.path, 'ran');
+      for (const key of ['deadlineMs', 'graceMs', 'stallMs'] as const) {
+        for (const value of [-1, Number.NaN, Number.POSITIVE_INFINITY, '100']) {
+          const spec = { argv: ['touch', marker], [key]: value } as unknown as SettleSpec;
+          const r = await capture(spec);
+          assert.is(r.reason, 'spawn_failed', `${key} ${String(value)}`);
+          assert.is(r.error?.where, 'spec');
+          assert.match(r.error?.message ?? '', key);
+          assert.is(r.pid, undefined);
+          assert.is(exitCodeFor(r), 125);
+        }
+      }
+      assert.not.ok(existsSync(marker), 'a refused spec spawned its command');
+    } finally {
+      dir.cleanup();
+    }
   }),
 );
 
