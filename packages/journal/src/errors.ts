@@ -1,5 +1,16 @@
-import type { LockHolder } from './lock.js';
 import type { JournalStatus } from './status.js';
+
+/** Who holds a lock, as its identity file says: enough to name it and to tell if it is dead. */
+export interface LockHolder {
+  pid: number;
+  /** Field 22 of /proc/<pid>/stat: with the pid, names one process across pid reuse. */
+  startTime: number;
+  bootId: string;
+  host: string;
+  /** ISO time the lock was taken. */
+  acquiredAt: string;
+  [k: string]: unknown;
+}
 
 /**
  * Every way a journal operation can refuse or fail. `reason` is the slug printed by the

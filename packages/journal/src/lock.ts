@@ -5,20 +5,10 @@ import net from 'node:net';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { bootId, err, isAlive, ok, processIdentity, type ProcessIdentity, type Result } from '@runplan/settle';
-import { ioError, type JournalError } from './errors.js';
+import { ioError, type JournalError, type LockHolder } from './errors.js';
 import { fsyncDirectory } from './fs.js';
 
-/** Who holds a lock, as its identity file says: enough to name it and to tell if it is dead. */
-export interface LockHolder {
-  pid: number;
-  /** Field 22 of /proc/<pid>/stat: with the pid, names one process across pid reuse. */
-  startTime: number;
-  bootId: string;
-  host: string;
-  /** ISO time the lock was taken. */
-  acquiredAt: string;
-  [k: string]: unknown;
-}
+export type { LockHolder } from './errors.js';
 
 /** A lock this process holds; the kernel releases it if the process dies. */
 export interface HeldLock {

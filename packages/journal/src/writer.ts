@@ -19,7 +19,7 @@ import {
 } from './format.js';
 import { fsyncDirectory, nodeJournalFs, writeAll, type JournalFs } from './fs.js';
 import { acquireLock, type HeldLock, type LockEvent } from './lock.js';
-import { truncateTornTail, type TailRepair } from './repair.js';
+import { truncateTornTail, type TailRepair } from './torn-tail.js';
 import { scanJournal, type ScanResult } from './scan.js';
 import { describeStatus } from './status.js';
 
