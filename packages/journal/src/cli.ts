@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 import { cac } from 'cac';
-import { parseDuration, unreachable } from '@runplan/settle';
+import { parseDuration, typedValue, typedValues, unreachable } from '@runplan/common';
 import type { JournalError, JournalErrorReason } from './errors.js';
 import { JournalFailure } from './errors.js';
 import { isPlainObject, type JournalRecord } from './format.js';
@@ -83,28 +83,10 @@ class UsageError extends Error {
   override name = 'UsageError';
 }
 
-// cac (mri) turns numeric-looking values into numbers ("0042" → 42), so string options are
-// read back from argv exactly as typed.
-function rawValues(argv: string[], name: string): string[] {
-  const values: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--') break;
-    if (arg === `--${name}`) {
-      const value = argv[i + 1];
-      if (value !== undefined) values.push(value);
-      i++;
-    } else if (arg.startsWith(`--${name}=`)) values.push(arg.slice(name.length + 3));
-  }
-  return values;
-}
 
-function rawValue(argv: string[], name: string): string | undefined {
-  return rawValues(argv, name).at(-1);
-}
 
 function waitMsFrom(argv: string[]): number {
-  const text = rawValue(argv, 'wait') ?? DEFAULT_WAIT;
+  const text = typedValue(argv, 'wait') ?? DEFAULT_WAIT;
   const ms = parseDuration(text);
   if (ms === undefined) throw new UsageError(`--wait ${JSON.stringify(text)} is not a duration (500ms, 30s, 10m, 2h)`);
   return ms;
@@ -164,7 +146,7 @@ function reportStatus(file: string, status: JournalStatus): void {
 }
 
 async function init(argv: string[], file: string): Promise<number> {
-  const runId = rawValue(argv, 'run-id');
+  const runId = typedValue(argv, 'run-id');
   if (runId === undefined) throw new UsageError('init needs --run-id ID');
   const opened = await openWriter(file, { create: true, exclusive: true, runId, waitMs: waitMsFrom(argv) });
   if (!opened.ok) return fail(opened.error);
@@ -173,12 +155,12 @@ async function init(argv: string[], file: string): Promise<number> {
 }
 
 async function append(argv: string[], file: string, options: { terminal?: boolean; create?: boolean; breakLock?: boolean }): Promise<number> {
-  const type = rawValue(argv, 'type');
+  const type = typedValue(argv, 'type');
   if (type === undefined) throw new UsageError('append needs --type TYPE');
-  const dataText = rawValue(argv, 'data');
+  const dataText = typedValue(argv, 'data');
   const data = dataText === undefined ? undefined : parseObject(dataText, '--data');
   const waitMs = waitMsFrom(argv);
-  const runId = rawValue(argv, 'run-id');
+  const runId = typedValue(argv, 'run-id');
   const terminal = Boolean(options.terminal);
   // Input that can never be appended is refused before the journal is opened (or created).
   const refused = data === undefined ? recordProblem(file, type, {}) : recordProblemBeforeOpen(file, type, data, terminal);
@@ -194,7 +176,7 @@ async function append(argv: string[], file: string, options: { terminal?: boolea
       ...(options.breakLock ? { breakLock: true } : {}),
       onEvent: (event) => {
         if (event.type === 'lock-waiting')
-          process.stderr.write(`journal: lock_waiting: ${file} is held by ${describeHolder(event.holder)}; waiting up to ${rawValue(argv, 'wait') ?? DEFAULT_WAIT}\n`);
+          process.stderr.write(`journal: lock_waiting: ${file} is held by ${describeHolder(event.holder)}; waiting up to ${typedValue(argv, 'wait') ?? DEFAULT_WAIT}\n`);
         if (event.type === 'journal-repaired')
           process.stderr.write(`journal: repaired: cut a torn tail of ${event.droppedBytes} bytes at byte ${event.truncatedAt}; the whole file was kept in ${event.brokenCopy}\n`);
       },
@@ -279,8 +261,8 @@ async function appendStdinLines(open: () => Promise<JournalWriter>, file: string
 }
 
 async function cat(argv: string[], file: string): Promise<number> {
-  const types = new Set(rawValues(argv, 'type'));
-  const sinceText = rawValue(argv, 'since');
+  const types = new Set(typedValues(argv, 'type'));
+  const sinceText = typedValue(argv, 'since');
   const since = sinceText === undefined ? 0 : Number(sinceText);
   if (!/^\d+$/.test(sinceText ?? '0') || !Number.isSafeInteger(since)) throw new UsageError(`--since ${JSON.stringify(sinceText)} is not a seq (a non-negative integer)`);
   // Validate first so a corrupt journal prints nothing; then print exactly the bytes

@@ -1,4 +1,5 @@
 import { crc32 } from 'node:zlib';
+import { isPlainObject } from '@runplan/common';
 
 /** The on-disk format version written in every header; readers refuse any other. */
 export const FORMAT_VERSION = 1;
@@ -34,6 +35,8 @@ export interface JournalHeader {
 }
 
 /** Header keys the journal itself writes: `headerFields` may not set them. */
+export { isPlainObject };
+
 export const HEADER_KEYS: readonly string[] = ['format', 'runId', 'salt'];
 
 // The checksum of a line's JSON bytes as 8 lowercase hex digits.
@@ -66,9 +69,6 @@ export function encodeRecord(record: JournalRecord): EncodedLine {
 const allowedKeys = new Set(['seq', 'prev', 'ts', 'type', 'data', 'terminal']);
 const hex8 = /^[0-9a-f]{8}$/;
 
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 // Why a parsed value is not a well-formed record, or undefined when it is one.
 export function recordShapeProblem(value: unknown): string | undefined {

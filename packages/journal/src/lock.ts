@@ -4,7 +4,8 @@ import { open, rename, unlink } from 'node:fs/promises';
 import net from 'node:net';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { bootId, err, isAlive, ok, processIdentity, type ProcessIdentity, type Result } from '@runplan/settle';
+import { err, ok, type Result } from '@runplan/common';
+import { bootId, isAlive, processIdentity, type ProcessIdentity } from '@runplan/settle';
 import { ioError, type JournalError, type LockHolder } from './errors.js';
 import { fsyncDirectory } from './fs.js';
 

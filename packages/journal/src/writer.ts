@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { constants, statSync } from 'node:fs';
 import { link, open, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { err, ok, type Result } from '@runplan/settle';
+import { err, ok, type Result } from '@runplan/common';
 import { ioError, JournalFailure, type JournalError } from './errors.js';
 import {
   encodeRecord,

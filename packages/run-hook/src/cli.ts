@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { cac } from 'cac';
-import { exitCodeFor, parseDuration, unreachable } from '@runplan/settle';
+import { asTyped, parseDuration, unreachable } from '@runplan/common';
+import { exitCodeFor } from '@runplan/settle';
 import type { TemplateVars } from '@runplan/workdir';
 import type { HookOutcome, HookTier } from './outcome.js';
 import { executeHook, type HookRun } from './run.js';
@@ -54,7 +55,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--vars <file>', 'a JSON object of variables (dotted names, or nested objects)')
     .option('--json', 'after the hook is done, print its outcome as one JSON line on stdout')
     .action((args: string[], options: Record<string, unknown>) => {
-      request = toRequest(args, asTyped(argv, options));
+      request = toRequest(args, asTyped(argv, options, STRING_OPTIONS));
     });
   // One command and no subcommands: cac's command listing would only repeat the usage line.
   cli.help((sections) => [
@@ -152,43 +153,10 @@ function jsonOutcome({ outcome, refusal }: HookRun): object {
   return refusal ? { ...outcome, refusal } : outcome;
 }
 
-const STRING_OPTIONS = ['tier', 'timeout', 'grace', 'cwd', 'var', 'vars'] as const;
+/** The string options, read back as typed (see @runplan/common's asTyped). */
+const STRING_OPTIONS = { tier: 'tier', timeout: 'timeout', grace: 'grace', cwd: 'cwd', var: 'var', vars: 'vars' };
 
-/**
- * cac's parser (mri) turns numeric-looking values into numbers (`--cwd 0042` → 42, so the
- * hook would run in `42`), so each string option's values are taken from argv exactly as
- * typed; cac's parse still decides how many there are and whether a value is missing.
- */
-function asTyped(argv: readonly string[], options: Record<string, unknown>): Record<string, unknown> {
-  const typed = { ...options };
-  for (const name of STRING_OPTIONS) {
-    const parsed = options[name];
-    if (parsed === undefined) continue;
-    const raw = rawValues(argv, name);
-    const count = Array.isArray(parsed) ? parsed.length : 1;
-    // cac's defaults (--tier, --timeout) are not in argv; they are strings already.
-    if (raw.length !== count) continue;
-    typed[name] = Array.isArray(parsed) ? raw : raw[0];
-  }
-  return typed;
-}
 
-// Every value of `--name VALUE` / `--name=VALUE` before `--`, as typed.
-function rawValues(argv: readonly string[], name: string): string[] {
-  const values: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--') break;
-    if (arg === `--${name}`) {
-      const next = argv[i + 1];
-      if (next !== undefined && next !== '--' && !next.startsWith('-')) {
-        values.push(next);
-        i++;
-      }
-    } else if (arg.startsWith(`--${name}=`)) values.push(arg.slice(name.length + 3));
-  }
-  return values;
-}
 
 // Turns cac's parse into a request, or throws a UsageError naming the bad option.
 function toRequest(args: string[], options: Record<string, unknown>): Request {

@@ -1,4 +1,4 @@
-import { unreachable } from '@runplan/settle';
+import { unreachable } from '@runplan/common';
 import type { HookOutcome, RunOutcome } from './outcome.js';
 
 /**

@@ -1,15 +1,5 @@
-import {
-  err,
-  formatDuration,
-  isAlive,
-  processIdentity,
-  stream,
-  unreachable,
-  type Execution,
-  type ProcessIdentity,
-  type Result,
-  type SettleEvent,
-} from '@runplan/settle';
+import { err, formatDuration, unreachable, type Result } from '@runplan/common';
+import { isAlive, processIdentity, stream, type Execution, type ProcessIdentity, type SettleEvent } from '@runplan/settle';
 import { renderArgv, type TemplateError, type TemplateVars } from '@runplan/workdir';
 import { hookEnv, hookEnvVariables } from './env.js';
 import type { HookFailureReason, HookOutcome, HookTier } from './outcome.js';

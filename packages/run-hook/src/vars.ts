@@ -1,4 +1,4 @@
-import { err, ok, type Result } from '@runplan/settle';
+import { err, isPlainObject, ok, type Result } from '@runplan/common';
 
 /** Why a `--var` or `--vars` input was refused; the message names the input and the key. */
 export interface VarsError {
@@ -49,9 +49,6 @@ export function flattenVars(document: unknown, source: string): Result<FlatVars,
   return failure ? err(failure) : ok(flat);
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function describe(value: unknown): string {
   if (value === null) return 'null';

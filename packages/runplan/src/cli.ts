@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { cac } from 'cac';
-import { parseDuration, unreachable } from '@runplan/settle';
+import { asTyped, parseDuration, unreachable } from '@runplan/common';
 import { loadPlan } from './plan.js';
 import type { PlanProblem } from './plan-types.js';
 import { runPlan, type RunEnd } from './run.js';
@@ -49,7 +49,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--state-dir <dir>', 'State root (default: <git common dir>/runplan)')
     .option('--break-lock', 'Take over a slug lock whose holder is on another host')
     .action(async (plan: string, o: Record<string, unknown>) => {
-      code = await runCommand(resolve(plan), asTyped(argv, o), stdout, stderr);
+      code = await runCommand(resolve(plan), asTyped(argv, o, STRING_OPTIONS), stdout, stderr);
     });
 
   cli.command('validate <plan>', 'Report every problem in a plan; run nothing').action(async (plan: string) => {
@@ -69,7 +69,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--repo <dir>', 'The git repository (default: the current directory)')
     .option('--state-dir <dir>', 'State root (default: <git common dir>/runplan)')
     .action(async (slug: string | undefined, typed: Record<string, unknown>) => {
-      const o = asTyped(argv, typed);
+      const o = asTyped(argv, typed, STRING_OPTIONS);
       const root = await stateRoot(o);
       if (!root.ok) {
         say(`runplan: not_a_repository: ${root.message}`);
@@ -106,7 +106,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--repo <dir>', 'The git repository (default: the current directory)')
     .option('--state-dir <dir>', 'State root (default: <git common dir>/runplan)')
     .action(async (slug: string, typed: Record<string, unknown>) => {
-      const o = asTyped(argv, typed);
+      const o = asTyped(argv, typed, STRING_OPTIONS);
       const waitMs = o.wait === undefined ? 60_000 : parseDuration(String(o.wait));
       if (waitMs === undefined) throw new UsageError(`--wait ${String(o.wait)}: not a duration (500ms, 30s, 10m, 2h)`);
       const graceMs = o.grace === undefined ? 5000 : parseDuration(String(o.grace));
@@ -127,7 +127,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--jobs <n>', 'Tasks in flight at once (the plan says 3)')
     .option('--json', 'Print every journal record as a JSON line on stdout')
     .action(async (typed: Record<string, unknown>) => {
-      const o = asTyped(argv, typed);
+      const o = asTyped(argv, typed, STRING_OPTIONS);
       // Loaded only here: the demo pulls in execa (~100 modules) that `run` does not need.
       const { prepareDemo } = await import('./demo.js');
       const demo = await prepareDemo();
@@ -180,41 +180,10 @@ function printProblems(file: string, problems: PlanProblem[], say: (line: string
   say(`runplan: invalid_plan: ${file}: ${problems.length} problem(s); nothing was run`);
 }
 
-/** Options whose values are strings as typed (camelCase key → flag name). */
+/** Options whose values are strings as typed (camelCase key → flag name; @runplan/common's asTyped). */
 const STRING_OPTIONS = { repo: 'repo', stateDir: 'state-dir', run: 'run', retry: 'retry', jobs: 'jobs', wait: 'wait', grace: 'grace' } as const;
 
-/**
- * cac's parser (mri) turns numeric-looking values into numbers (`--retry 007` → 7, so the
- * task `007` would never match; `--repo 0042` → 42), so each string option's values are
- * taken from argv exactly as typed; cac's parse still decides how many there are.
- */
-function asTyped(argv: readonly string[], options: Record<string, unknown>): Record<string, unknown> {
-  const typed = { ...options };
-  for (const [key, flag] of Object.entries(STRING_OPTIONS)) {
-    const parsed = options[key];
-    if (parsed === undefined) continue;
-    const raw = rawValues(argv, flag);
-    if (raw.length !== (Array.isArray(parsed) ? parsed.length : 1)) continue;
-    typed[key] = Array.isArray(parsed) ? raw : raw[0];
-  }
-  return typed;
-}
 
-// Every value of `--name VALUE` / `--name=VALUE`, as typed.
-function rawValues(argv: readonly string[], name: string): string[] {
-  const values: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === `--${name}`) {
-      const next = argv[i + 1];
-      if (next !== undefined && !next.startsWith('-')) {
-        values.push(next);
-        i++;
-      }
-    } else if (arg.startsWith(`--${name}=`)) values.push(arg.slice(name.length + 3));
-  }
-  return values;
-}
 
 // `runplan run` (and demo): signals become one AbortSignal; progress observes; the end
 // becomes one exit code.

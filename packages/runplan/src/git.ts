@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { capture, type Captured } from '@runplan/settle';
-import { err, ok, type Result } from '@runplan/settle';
+import { err, ok, type Result } from '@runplan/common';
 
 /** git commands that can run repository hooks get this deadline (DESIGN: "git commands 5m"). */
 export const GIT_DEADLINE_MS = 5 * 60_000;

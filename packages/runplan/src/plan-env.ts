@@ -1,5 +1,5 @@
-import { err, ok } from '@runplan/settle';
-import type { Result } from '@runplan/settle';
+import { err, ok } from '@runplan/common';
+import type { Result } from '@runplan/common';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

@@ -1,4 +1,4 @@
-import { parseDuration } from '@runplan/settle';
+import { parseDuration } from '@runplan/common';
 import { checkTemplate } from '@runplan/workdir';
 import type { Tier } from '@runplan/workdir';
 import type { PlanProblem } from './plan-types.js';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { err, ok } from '@runplan/settle';
-import type { Result } from '@runplan/settle';
+import { err, ok } from '@runplan/common';
+import type { Result } from '@runplan/common';
 import { isIdentifier, parsePathTemplate } from '@runplan/workdir';
 import { parse as parseToml } from 'smol-toml';
 import { isEnvName } from './plan-env.js';

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { processIdentity, sleepFor, teardownByTag, type ProcessIdentity } from '@runplan/settle';
+import { sleepFor } from '@runplan/common';
+import { processIdentity, teardownByTag, type ProcessIdentity } from '@runplan/settle';
 import { endLeftovers, newRunOwnerTag } from './leftovers.js';
 import { isStopHolder } from './status.js';
 import { acquireLock, HEADER_TYPE, openWriter, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';

@@ -1,13 +1,12 @@
 import { existsSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { formatDuration, parseDuration } from './duration.js';
+import { formatDuration, parseDuration, unreachable } from '@runplan/common';
 import type { Readable, Writable } from 'node:stream';
 import { exitCodeFor } from './exit-code.js';
 import { isAlive, processIdentity, type ProcessIdentity } from './identity.js';
 import { passThrough } from './pass-through.js';
 import { reportOf, writeReport } from './report.js';
-import { unreachable } from './result.js';
 import { stream } from './stream.js';
 import type { Execution, SettleSpec } from './types.js';
 

@@ -1,5 +1,5 @@
 import { constants } from 'node:os';
-import { unreachable } from './result.js';
+import { unreachable } from '@runplan/common';
 import type { Execution } from './types.js';
 
 const signalNumber = (signal: NodeJS.Signals): number => constants.signals[signal] ?? 0;

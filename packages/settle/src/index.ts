@@ -1,10 +1,9 @@
 export { bootId, isAlive, parseProcStat, processIdentity, readProcStat } from './identity.js';
 export type { ProcessIdentity, ProcStat } from './identity.js';
-export { err, ok, unreachable } from './result.js';
-export type { Result } from './result.js';
-export { formatDuration, parseDuration } from './duration.js';
-export { longTimeout, maxTimerMs, sleepFor } from './timer.js';
-export type { LongTimer } from './timer.js';
+// Re-exported from @runplan/common (they moved there: they are not about processes), so
+// settle's documented API is unchanged.
+export { err, formatDuration, longTimeout, maxTimerMs, ok, parseDuration, sleepFor, unreachable } from '@runplan/common';
+export type { LongTimer, Result } from '@runplan/common';
 export { capture, defaultMaxBuffer } from './capture.js';
 export { stream } from './stream.js';
 export type { Streamed } from './stream.js';

@@ -9,7 +9,7 @@ import { procSource } from './procfs.js';
 import { codeOf, messageOf, preflight, releasePrompt } from './preflight.js';
 import { childEnv, isOwnerTag, newOwnerTag } from './tag.js';
 import { endTree, noTeardown } from './teardown.js';
-import { longTimeout } from './timer.js';
+import { longTimeout } from '@runplan/common';
 import { within } from './wait.js';
 import type { Execution, SettleEvent, SettleReason, SettleSpec, TeardownReport, TransportError } from './types.js';
 

@@ -1,4 +1,4 @@
-import { longTimeout, type LongTimer } from './timer.js';
+import { longTimeout, type LongTimer } from '@runplan/common';
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => longTimeout(ms, resolve));
 

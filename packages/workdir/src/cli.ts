@@ -1,5 +1,5 @@
 import { cac } from 'cac';
-import { unreachable } from '@runplan/settle';
+import { typedValue, typedValues, unreachable } from '@runplan/common';
 import { createDataDir } from './datadir.js';
 import type { WorkdirError, WorkdirErrorReason } from './errors.js';
 import { holdingDirectory } from './path-template.js';
@@ -114,7 +114,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 function runRender(template: string, argv: string[], io: Io): number {
-  const tierText = lastValue(argv, 'tier') ?? 'workdir';
+  const tierText = typedValue(argv, 'tier') ?? 'workdir';
   if (!(TIERS as readonly string[]).includes(tierText)) {
     throw new UsageError('usage', `--tier ${JSON.stringify(tierText)} is not one of ${TIERS.join(', ')}`);
   }
@@ -132,11 +132,11 @@ async function runCreate(template: string, argv: string[], options: { json?: boo
 }
 
 async function runDataDir(workdir: string, argv: string[], options: { dryRun?: boolean; json?: boolean }, io: Io): Promise<number> {
-  const runId = lastValue(argv, 'run-id');
+  const runId = typedValue(argv, 'run-id');
   if (runId === undefined) throw new UsageError('usage', 'datadir needs --run-id ID');
-  const keepText = lastValue(argv, 'keep-runs');
+  const keepText = typedValue(argv, 'keep-runs');
   const keepRuns = keepText === undefined ? undefined : count(keepText, '--keep-runs');
-  const opts = { inFlight: allValues(argv, 'in-flight'), dryRun: options.dryRun ?? false, now: io.now };
+  const opts = { inFlight: typedValues(argv, 'in-flight'), dryRun: options.dryRun ?? false, now: io.now };
   const created = await createDataDir(workdir, runId, keepRuns === undefined ? opts : { ...opts, keepRuns });
   if (!created.ok) return reportError(created.error, undefined, io);
   io.out(options.json ? JSON.stringify(created.value) : created.value.path);
@@ -152,12 +152,12 @@ function runHolding(template: string, argv: string[], io: Io): number {
 }
 
 async function runPrune(template: string, argv: string[], options: { dryRun?: boolean; json?: boolean }, io: Io): Promise<number> {
-  const retainText = lastValue(argv, 'retain');
+  const retainText = typedValue(argv, 'retain');
   if (retainText === undefined) throw new UsageError('usage', 'prune needs --retain N');
   const retain = count(retainText, '--retain');
   const report = await prune(template, readVars(argv, io.now), {
     retain,
-    inFlight: allValues(argv, 'in-flight'),
+    inFlight: typedValues(argv, 'in-flight'),
     dryRun: options.dryRun ?? false,
   });
   if (!report.ok) return reportError(report.error, template, io);
@@ -228,7 +228,7 @@ export function exitCodeFor(reason: WorkdirErrorReason): 1 | 2 {
  */
 function readVars(argv: string[], now: Date): TemplateVars {
   const vars: Record<string, string> = {};
-  for (const item of allValues(argv, 'var')) {
+  for (const item of typedValues(argv, 'var')) {
     const eq = item.indexOf('=');
     if (eq <= 0) throw new UsageError('usage', `--var ${JSON.stringify(item)} is not NAME=VALUE`);
     const name = item.slice(0, eq);
@@ -252,25 +252,4 @@ function count(text: string, flag: string): number {
   return Number(text);
 }
 
-function lastValue(argv: string[], name: string): string | undefined {
-  return allValues(argv, name).at(-1);
-}
 
-// Every raw value of `--name VALUE` / `--name=VALUE` before `--`, consumed the way the option parser does.
-function allValues(argv: string[], name: string): string[] {
-  const values: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--') break;
-    if (arg === `--${name}` || arg === `--${name}=`) {
-      const next = argv[i + 1];
-      if (next !== undefined && !next.startsWith('-')) {
-        values.push(next);
-        i++;
-      }
-    } else if (arg.startsWith(`--${name}=`)) {
-      values.push(arg.slice(name.length + 3));
-    }
-  }
-  return values;
-}

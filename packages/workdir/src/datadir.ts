@@ -1,6 +1,6 @@
 import { chmod, lstat, mkdir, stat } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { err, ok, type Result } from '@runplan/settle';
+import { err, ok, type Result } from '@runplan/common';
 import { errorCode, type WorkdirError } from './errors.js';
 import { fsyncDir, isCode, newMark } from './mark.js';
 import { canonicalTemplate } from './path-template.js';

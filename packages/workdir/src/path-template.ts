@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { err, ok, type Result } from '@runplan/settle';
+import { err, ok, type Result } from '@runplan/common';
 import { fromTemplateError, type WorkdirError } from './errors.js';
 import { renderChecked, type TemplateVars } from './render.js';
 import { checkTemplate, parseTemplate, type Template } from './template.js';

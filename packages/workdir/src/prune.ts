@@ -1,4 +1,4 @@
-import { err, type Result } from '@runplan/settle';
+import { err, type Result } from '@runplan/common';
 import type { WorkdirError } from './errors.js';
 import { canonicalTemplate, nameShape, parsePathTemplate, renderElements, type PathOptions } from './path-template.js';
 import type { TemplateVars } from './render.js';

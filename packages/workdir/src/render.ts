@@ -1,4 +1,4 @@
-import { err, ok, type Result } from '@runplan/settle';
+import { err, ok, type Result } from '@runplan/common';
 import { checkTemplate, type Template, type TemplateError } from './template.js';
 import { checkValue, variableSpec, type Tier } from './variables.js';
 

@@ -1,6 +1,6 @@
 import { lstat, realpath, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { err, ok, type Result } from '@runplan/settle';
+import { err, ok, type Result } from '@runplan/common';
 import { errorCode, type WorkdirError } from './errors.js';
 import { isCode, readMark, type RunDirMark } from './mark.js';
 

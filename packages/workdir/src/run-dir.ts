@@ -1,6 +1,6 @@
 import { chmod, lstat, mkdir, rmdir } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import { err, ok, type Result } from '@runplan/settle';
+import { err, ok, type Result } from '@runplan/common';
 import { errorCode, type WorkdirError } from './errors.js';
 import { fsyncDir, isCode, MARK_FILE, newMark, readMark, writeMark, type RunDirMark } from './mark.js';
 import { canonicalTemplate, parsePathTemplate, renderElements, type PathOptions } from './path-template.js';

@@ -1,4 +1,4 @@
-import { err, ok, type Result } from '@runplan/settle';
+import { err, ok, type Result } from '@runplan/common';
 import { isUntrusted, knownVariables, tierRefusal, variableSpec, type Tier } from './variables.js';
 
 /**

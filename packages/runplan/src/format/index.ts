@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { AgentFormat } from '../plan-types.js';
-import { unreachable } from '@runplan/settle';
+import { unreachable } from '@runplan/common';
 import { claudeInterpreter } from './claude.js';
 import { codexInterpreter } from './codex.js';
 import { LineSplitter } from './lines.js';

@@ -1,0 +1,53 @@
+/**
+ * Reading option values exactly as the user typed them. cac's parser (mri) turns
+ * numeric-looking values into numbers (`--retry 007` → 7, `--cwd 0042` → 42, `--jobs 1e3` →
+ * 1000), which loses what was typed; every runplan CLI lets cac decide the shape of the
+ * command line and then takes string options' values back from argv with this one reader.
+ * It consumes arguments exactly as mri does, so the two always agree on how many values
+ * there are: parsing stops at `--`; `--name=VALUE` takes VALUE; `--name` (or `--name=`)
+ * takes the next argument unless there is none or it starts with `-` (then the option is a
+ * bare flag and has no value). It loads nothing: settle's `settle -- CMD` path never pays for it.
+ */
+
+// Every value given to `--name` before `--`, as typed, in order.
+export function typedValues(argv: readonly string[], name: string): string[] {
+  const values: string[] = [];
+  const flag = `--${name}`;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') break;
+    if (arg.startsWith(`${flag}=`) && arg.length > flag.length + 1) {
+      values.push(arg.slice(flag.length + 1));
+      continue;
+    }
+    if (arg !== flag && arg !== `${flag}=`) continue;
+    const next = argv[i + 1];
+    if (next === undefined || next.startsWith('-')) continue;
+    values.push(next);
+    i++;
+  }
+  return values;
+}
+
+// The last value given to `--name` before `--`, as typed (undefined when none was).
+export function typedValue(argv: readonly string[], name: string): string | undefined {
+  return typedValues(argv, name).at(-1);
+}
+
+/**
+ * cac's parsed options with each string option's values replaced by the text typed.
+ * `stringOptions` maps cac's camelCase key to the flag's name (`stateDir: 'state-dir'`).
+ * A value cac took from a default (not in argv), or a flag given without a value (`true`),
+ * is left as cac parsed it, so callers still see a missing value.
+ */
+export function asTyped(argv: readonly string[], options: Record<string, unknown>, stringOptions: Record<string, string>): Record<string, unknown> {
+  const typed = { ...options };
+  for (const [key, name] of Object.entries(stringOptions)) {
+    const parsed = options[key];
+    if (parsed === undefined) continue;
+    const raw = typedValues(argv, name);
+    if (raw.length !== (Array.isArray(parsed) ? parsed.length : 1)) continue;
+    typed[key] = Array.isArray(parsed) ? raw : raw[0];
+  }
+  return typed;
+}
