@@ -197,6 +197,9 @@ export function describe(r: JournalRecord): string {
     case 'run-failed':
       detail = `: ${String(d.class)} (${String(d.reason)})`;
       break;
+    case 'journal-failed':
+      detail = `: the previous coordinator exited 5 (${String(d.errno ?? d.reason ?? 'journal write failed')} at ${String(d.path)})`;
+      break;
     default:
       break;
   }
