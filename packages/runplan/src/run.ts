@@ -218,6 +218,8 @@ class Coordinator {
   journalError: Error | undefined;
   /** The first write the file system refused (the run stops with disk_full / io_error). */
   diskFault: DiskFault | undefined;
+  /** Whether the disk reserve was given back after the disk failure. */
+  roomMade = false;
   readonly fail = failPoint();
   /** Failure history per task (counts and fingerprints), rebuilt from the journal on resume. */
   readonly histories = new Map<string, TaskHistory>();
@@ -288,7 +290,6 @@ class Coordinator {
     this.roomMade = true;
     await releaseReserve(this.run.dir);
   }
-  roomMade = false;
 
   // After exit 5: a note in the run dir saying the journal refused a write (and what it
   // said), so the coordinator that resumes journals journal-failed, not a crash. Best effort.
