@@ -12,7 +12,8 @@ import { JournalFailure, type RunContext } from './context.js';
 import { addUsage, ZERO_USAGE, type AttemptFailureData, type CheckpointData, type GateResult, type Phase, type UsageTotals } from './events.js';
 import { evidenceSink, fileTail, textTail, writeEvidence } from './evidence.js';
 import { compactUtc, attemptEvidenceDir, ensurePrivateDir } from './state.js';
-import { describeGitFailure, git, gitSettled, headWithParents, isAncestor, resolveCommit, scrubbedGitEnv, succeeded, updateRef, type GitRunContext } from './git.js';
+import { diskFailure, diskFaultInText, diskFaultOf, type DiskFault } from './disk.js';
+import { commonDir, describeGitFailure, git, gitSettled, headWithParents, isAncestor, resolveCommit, scrubbedGitEnv, succeeded, updateRef, type GitRunContext } from './git.js';
 
 /** How one attempt ended; a journal failure is not an outcome but a thrown JournalFailure. */
 export type AttemptResult =
@@ -124,7 +125,9 @@ export async function runAttempt(ctx: RunContext, task: TaskSpec, attempt: numbe
     outcome = { checkpoint: await state.pipeline(baseVars, baseCommit, prompt) };
   } catch (e) {
     if (e instanceof JournalFailure) throw e;
+    const fault = diskFaultOf(e);
     if (e instanceof StepFailed) outcome = e;
+    else if (fault !== undefined) outcome = state.diskFault(fault);
     else {
       const message = e instanceof Error ? e.message : String(e);
       outcome = fail('engine', 'internal_error', state.phase, maskSecrets(message, ctx.secrets));
@@ -189,11 +192,11 @@ class AttemptState {
 
   async pipeline(baseVars: Record<string, string | number>, baseCommit: string, prompt: string): Promise<CheckpointData> {
     const { ctx, task } = this;
-    await ensurePrivateDir(this.evidenceDir);
+    await this.writing(this.evidenceDir, () => ensurePrivateDir(this.evidenceDir));
 
     // Attempt dir (marked, 0700) holding the worktree and the datadir.
     const dir = await createRunDir(ctx.workdirTemplate, baseVars);
-    if (!dir.ok) throw fail('environment', 'workdir_failed', 'setup', `${dir.error.reason}: ${dir.error.message}`);
+    if (!dir.ok) throw this.toolFault(dir.error.message, dir.error.path ?? '') ?? fail('environment', 'workdir_failed', 'setup', `${dir.error.reason}: ${dir.error.message}`);
     const tree = join(dir.value.path, 'tree');
     const addTree = () => ctx.worktrees.exclusive(() => gitSettled(ctx.repo, ['worktree', 'add', '--detach', '--quiet', '--end-of-options', tree, baseCommit], this.gitCtx));
     let added = await addTree();
@@ -201,10 +204,10 @@ class AttemptState {
     // that failure names a directory it could not create; one more try settles it.
     if (!succeeded(added) && added.reason === 'exited' && /could not create directory/.test(added.stderr.toString('utf8'))) added = await addTree();
     this.interruptedCheck(added.reason);
-    if (!succeeded(added)) throw fail('environment', 'worktree_failed', 'setup', describeGitFailure(['worktree', 'add'], added));
+    if (!succeeded(added)) throw this.toolFault(added.stderr.toString('utf8'), tree) ?? fail('environment', 'worktree_failed', 'setup', describeGitFailure(['worktree', 'add'], added));
     this.worktree = tree;
     const data = await createDataDir(dir.value.path, ctx.runId);
-    if (!data.ok) throw fail('environment', 'datadir_failed', 'setup', `${data.error.reason}: ${data.error.message}`);
+    if (!data.ok) throw this.toolFault(data.error.message, data.error.path ?? dir.value.path) ?? fail('environment', 'datadir_failed', 'setup', `${data.error.reason}: ${data.error.message}`);
 
     const vars: Record<string, string | number | undefined> = {
       ...baseVars,
@@ -236,6 +239,38 @@ class AttemptState {
     return ctx.integration.exclusive(() => this.integrate(vars, tree, baseCommit, result));
   }
 
+  // A write of this attempt the file system refused: the run stops (every attempt is torn
+  // down) and this attempt fails as class environment, disk_full or io_error.
+  diskFault(fault: DiskFault): StepFailed {
+    this.ctx.diskFailed(fault);
+    return new StepFailed(diskFailure(fault, this.phase));
+  }
+
+  // One write of the attempt: a disk error becomes the attempt's (and the run's) failure.
+  async writing<T>(path: string, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (e) {
+      const fault = diskFaultOf(e, path);
+      throw fault !== undefined ? this.diskFault(fault) : e;
+    }
+  }
+
+  // What a tool (git, workdir) said when its write failed, as a disk fault if it was one.
+  toolFault(text: string, path: string): StepFailed | undefined {
+    const fault = diskFaultInText(text, path);
+    return fault !== undefined ? this.diskFault(fault) : undefined;
+  }
+
+  // A git command that writes objects (add, commit) failing for the disk: the path is the
+  // repository's object store, the file system a later run checks for room.
+  async objectsFault(c: Captured): Promise<StepFailed | undefined> {
+    const text = c.stderr.toString('utf8');
+    if (diskFaultInText(text, '') === undefined) return undefined;
+    const common = await commonDir(this.ctx.repo);
+    return this.toolFault(text, join(common ?? join(this.ctx.repo, '.git'), 'objects'));
+  }
+
   // An aborted run turns whatever a step saw into the one canonical interruption.
   interruptedCheck(reason: string): void {
     if (reason === 'interrupted' || this.ctx.signal.aborted) throw fail('interrupted', 'interrupted', this.phase, 'the run was interrupted');
@@ -264,7 +299,7 @@ class AttemptState {
     });
     const path = join(this.evidenceDir, `${tier}.log`);
     const header = `$ ${(hook.argv ?? argv).join(' ')}\n# ${hook.reason} exit=${hook.exitCode} ${hook.durationMs}ms\n`;
-    await writeEvidence(path, `${header}--- stdout (tail)\n${hook.stdoutTail}\n--- stderr (tail)\n${hook.stderrTail}\n`, this.ctx.secrets);
+    await this.writing(path, () => writeEvidence(path, `${header}--- stdout (tail)\n${hook.stdoutTail}\n--- stderr (tail)\n${hook.stderrTail}\n`, this.ctx.secrets));
     this.evidence.push(path);
     if (!hook.ok && hook.teardown?.survivors.length) this.survivors.push(...hook.teardown.survivors);
     return hook;
@@ -289,8 +324,18 @@ class AttemptState {
     const argv = renderArgv(task.command, vars, 'pre_run');
     if (!argv.ok) return { execution: undefined, failure: fail('environment', 'template_refused', 'command', argv.error.message) };
     const suffix = round === undefined ? '' : `.round-${round}`;
-    const transcript = evidenceSink(join(this.evidenceDir, `transcript${suffix}.${task.format === 'text' ? 'txt' : 'jsonl'}`), ctx.secrets);
-    const stderr = evidenceSink(join(this.evidenceDir, `stderr${suffix}.log`), ctx.secrets);
+    // A sink the disk refuses stops the run at once: the agent is torn down, not left to finish.
+    let sinkFault: DiskFault | undefined;
+    const onSinkError = (path: string) => (e: NodeJS.ErrnoException) => {
+      const fault = diskFaultOf(e, path);
+      if (fault === undefined || sinkFault !== undefined) return;
+      sinkFault = fault;
+      ctx.diskFailed(fault);
+    };
+    const transcriptPath = join(this.evidenceDir, `transcript${suffix}.${task.format === 'text' ? 'txt' : 'jsonl'}`);
+    const stderrPath = join(this.evidenceDir, `stderr${suffix}.log`);
+    const transcript = evidenceSink(transcriptPath, ctx.secrets, onSinkError(transcriptPath));
+    const stderr = evidenceSink(stderrPath, ctx.secrets, onSinkError(stderrPath));
     this.evidence.push(transcript.path, stderr.path);
     const consume = agentConsumer(task.format, { transcript: transcript.stream });
     let settled: { execution: Execution; state: AgentState | undefined };
@@ -340,6 +385,7 @@ class AttemptState {
       transcript: transcript.path,
       stderr: stderr.path,
     });
+    if (sinkFault !== undefined) return { execution, failure: this.diskFault(sinkFault) };
     // Every failure carries the stderr tail as its evidence; a success never reads it.
     const failure = this.classifyCommand(execution, state, errorText);
     if (failure !== undefined) failure.failure.evidenceTail = await fileTail(stderr.path);
@@ -368,7 +414,7 @@ class AttemptState {
       const verify = await this.check(until.value, tree);
       const output = `${verify.stdout.toString('utf8')}${verify.stderr.toString('utf8')}`;
       const path = join(this.evidenceDir, `verify.round-${round}.log`);
-      await writeEvidence(path, `$ ${until.value.join(' ')}\n# ${verify.reason} exit=${verify.exitCode}\n${output}`, ctx.secrets);
+      await this.writing(path, () => writeEvidence(path, `$ ${until.value.join(' ')}\n# ${verify.reason} exit=${verify.exitCode}\n${output}`, ctx.secrets));
       this.evidence.push(path);
       this.interruptedCheck(verify.reason);
       const verifyPassed = verify.reason === 'exited' && verify.exitCode === 0;
@@ -457,7 +503,7 @@ class AttemptState {
       const gate = await this.check(argv.value, tree);
       const path = join(this.evidenceDir, `${phase === 'gates' ? 'gate' : 'integrate-gate'}-${i + 1}.log`);
       const output = `$ ${argv.value.join(' ')}\n# ${gate.reason} exit=${gate.exitCode} ${gate.durationMs}ms\n--- stdout\n${gate.stdout.toString('utf8')}\n--- stderr\n${gate.stderr.toString('utf8')}\n`;
-      await writeEvidence(path, output, ctx.secrets);
+      await this.writing(path, () => writeEvidence(path, output, ctx.secrets));
       this.evidence.push(path);
       this.survivors.push(...gate.teardown.survivors);
       results.push({ argv: argv.value.map((a) => maskSecrets(a, ctx.secrets)), reason: gate.reason, exitCode: gate.exitCode, durationMs: gate.durationMs, evidence: path });
@@ -495,13 +541,13 @@ class AttemptState {
   async commit(tree: string, baseCommit: string): Promise<string | undefined> {
     const add = await gitSettled(tree, ['add', '-A'], this.gitCtx);
     this.interruptedCheck(add.reason);
-    if (!succeeded(add)) throw fail('environment', 'commit_failed', 'commit', describeGitFailure(['add', '-A'], add));
+    if (!succeeded(add)) throw (await this.objectsFault(add)) ?? fail('environment', 'commit_failed', 'commit', describeGitFailure(['add', '-A'], add));
     const staged = await git(tree, ['diff', '--cached', '--quiet']);
     if (staged.code === 1) {
       const message = `runplan: ${this.task.id} (run ${this.ctx.runId}, attempt ${this.attempt})`;
       const commit = await gitSettled(tree, ['commit', '--quiet', '-m', message], this.gitCtx);
       this.interruptedCheck(commit.reason);
-      if (!succeeded(commit)) throw fail('task', 'commit_failed', 'commit', describeGitFailure(['commit'], commit), commit.stderr.toString('utf8'));
+      if (!succeeded(commit)) throw (await this.objectsFault(commit)) ?? fail('task', 'commit_failed', 'commit', describeGitFailure(['commit'], commit), commit.stderr.toString('utf8'));
     } else if (staged.code !== 0) {
       throw fail('environment', 'commit_failed', 'commit', `git diff --cached: ${staged.stderr}`);
     }
@@ -541,7 +587,9 @@ class AttemptState {
         this.interruptedCheck(rebase.reason);
         const detail = describeGitFailure(['rebase', onto.slice(0, 12)], rebase);
         const path = join(this.evidenceDir, 'rebase.log');
-        await writeEvidence(path, `${detail}\n--- stdout\n${rebase.stdout.toString('utf8')}\n--- stderr\n${rebase.stderr.toString('utf8')}\n`, ctx.secrets);
+        const fault = this.toolFault(rebase.stderr.toString('utf8'), tree);
+        if (fault !== undefined) throw fault;
+        await this.writing(path, () => writeEvidence(path, `${detail}\n--- stdout\n${rebase.stdout.toString('utf8')}\n--- stderr\n${rebase.stderr.toString('utf8')}\n`, ctx.secrets));
         this.evidence.push(path);
         if (rebase.reason === 'exited') throw fail('integration', 'integration_conflict', 'integrate', `rebase onto ${onto.slice(0, 12)} conflicted: ${detail}`, rebase.stdout.toString('utf8') + rebase.stderr.toString('utf8'));
         throw fail(rebase.reason === 'timed_out' ? 'timeout' : 'environment', rebase.reason, 'integrate', detail);
@@ -569,6 +617,8 @@ class AttemptState {
     if (resultCommit !== onto) {
       const moved = await updateRef(ctx.repo, ctx.integration.branchRef, resultCommit, onto);
       if (!moved.ok) {
+        const fault = this.toolFault(moved.error.message, ctx.repo);
+        if (fault !== undefined) throw fault;
         throw fail('invariant', 'branch_moved', 'integrate', `${ctx.integration.branchRef} is at ${moved.error.actual ?? 'nothing'}, expected ${onto}: someone else moved it`);
       }
       ctx.integration.head = resultCommit;

@@ -1,6 +1,7 @@
 import type { Plan } from './plan-types.js';
 import type { EventMap, EventType } from './events.js';
 import type { RunPaths, SlugPaths } from './state.js';
+import type { DiskFault } from './disk.js';
 
 /** Appends one event to the run's journal (durable before it resolves); rejects with JournalFailure. */
 export type Emit = <T extends EventType>(type: T, data: EventMap[T]) => Promise<void>;
@@ -53,6 +54,8 @@ export interface RunContext {
   /** Aborted on SIGINT/SIGTERM or a journal failure: every child of every attempt is torn down. */
   signal: AbortSignal;
   emit: Emit;
+  /** A write the file system refused: the run stops (every attempt torn down) and ends disk_full / io_error. */
+  diskFailed(fault: DiskFault): void;
   integration: Integration;
   /** Checkpoint ids of finished tasks, by task id. */
   checkpoints: ReadonlyMap<string, string>;

@@ -106,6 +106,7 @@ export function planSettings(plan: Plan): Record<string, unknown> {
     retain: plan.retain,
     land: plan.land,
     workdir: plan.workdir,
+    minFree: plan.minFree,
     secretEnv: plan.secretEnv,
     hooks: plan.hooks,
     budget: plan.budget,

@@ -111,6 +111,27 @@ export interface LeftoversEndedData {
   survivors: number[];
 }
 
+/**
+ * A resumed coordinator took over a run whose coordinator exited 5 because the journal
+ * refused a write (its note in the run dir said so): not a crash, so the attempts it left
+ * open are closed as `journal_failed` and count towards no crash cap.
+ */
+export interface JournalFailedData {
+  /** The coordinator that exited 5. */
+  previous: ProcessIdentity | null;
+  coordinator: ProcessIdentity;
+  /** When it failed, and what the journal's write said. */
+  failedAt: string;
+  reason: string | null;
+  errno: string | null;
+  path: string;
+  message: string;
+  /** Attempts that were open, each ended by its ownerTag before anything else ran. */
+  attempts: Array<{ taskId: string; attempt: number; ownerTag: string; survivors: number[] }>;
+  head: string;
+  checkpoints: number;
+}
+
 /** Keys outside every completed task's contract changed between a crash and its resume. */
 export interface PlanAmendedData {
   from: string;
@@ -236,6 +257,8 @@ export interface AttemptFailureData {
   evidenceTail: string;
   /** provider: when the agent said its limit resets (epoch ms). */
   resetAtMs?: number;
+  /** disk_full / io_error: the errno and the path the file system refused (null errno: the tool named none). */
+  detail?: { errno: string | null; path: string };
 }
 
 /**
@@ -328,6 +351,8 @@ export interface RunFailedData {
   evidence: string[];
   /** The signal that interrupted the run (SIGINT/SIGTERM), for the exit code. */
   signal: string | null;
+  /** disk_full / io_error: the errno and the path the file system refused. */
+  detail?: { errno: string | null; path: string };
   tasksDone: number;
   attempts: number;
   usage: UsageTotals;
@@ -358,6 +383,7 @@ export interface EventMap {
   'run-started': RunStartedData;
   'coordinator-crashed': CoordinatorCrashedData;
   'leftovers-ended': LeftoversEndedData;
+  'journal-failed': JournalFailedData;
   'plan-amended': PlanAmendedData;
   'checkpoint-adopted': CheckpointAdoptedData;
   'repair-decided': RepairDecidedData;

@@ -42,26 +42,41 @@ export class MaskingLines extends Transform {
 export interface EvidenceSink {
   readonly path: string;
   readonly stream: NodeJS.WritableStream;
+  /** The file's first error (ENOSPC while the transcript streams), once there was one. */
+  readonly error: NodeJS.ErrnoException | undefined;
   close(): Promise<void>;
 }
 
-// Opens a masked, append-as-it-streams evidence file (mode 0600).
-export function evidenceSink(path: string, secrets: readonly string[]): EvidenceSink {
+// Opens a masked, append-as-it-streams evidence file (mode 0600). A file that fails (a full
+// disk) fails its stream too: a writer waiting for `drain` is released (it would wait
+// forever), later bytes are dropped, `onError` is told once, and `close()` still resolves.
+export function evidenceSink(path: string, secrets: readonly string[], onError?: (e: NodeJS.ErrnoException) => void): EvidenceSink {
   const file = createWriteStream(path, { mode: 0o600 });
   const masking = new MaskingLines(secrets);
-  file.on('error', () => {});
+  let error: NodeJS.ErrnoException | undefined;
+  const closed = new Promise<void>((resolve) => file.once('close', () => resolve()));
+  file.on('error', (e: NodeJS.ErrnoException) => {
+    if (error !== undefined) return;
+    error = e;
+    masking.unpipe(file);
+    masking.destroy(e);
+    onError?.(e);
+  });
   masking.on('error', () => {});
   masking.pipe(file);
   let closing: Promise<void> | undefined;
   return {
     path,
     stream: masking,
+    get error() {
+      return error;
+    },
     close: () =>
-      (closing ??= new Promise<void>((resolve) => {
-        file.once('close', () => resolve());
-        file.once('error', () => resolve());
-        masking.end();
-      })),
+      (closing ??= (async () => {
+        if (error === undefined) masking.end();
+        else file.destroy();
+        await closed;
+      })()),
   };
 }
 

@@ -2,6 +2,7 @@ import { parseDuration } from '@runplan/common';
 import { checkTemplate } from '@runplan/workdir';
 import type { Tier } from '@runplan/workdir';
 import type { PlanProblem } from './plan-types.js';
+import { parseSize } from './disk.js';
 
 /** A parsed TOML/JSON table. */
 export type Table = Record<string, unknown>;
@@ -112,6 +113,15 @@ export class PlanReader {
       return undefined;
     }
     return ms;
+  }
+
+  // A size in bytes: an integer, or a string with a unit ("1GiB", "500MiB", "64KiB", "2GB").
+  size(value: unknown, path: string): number | undefined {
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string' && typeof value !== 'number') return this.wrong(path, value, 'a size like "1GiB" or a number of bytes');
+    const bytes = parseSize(value);
+    if (bytes === undefined) this.problem(path, 'bad_size', `${JSON.stringify(value)} is not a size (use bytes, or 500MiB, 1GiB, 2GB)`);
+    return bytes;
   }
 
   oneOf<T extends string>(value: unknown, path: string, allowed: readonly T[]): T | undefined {

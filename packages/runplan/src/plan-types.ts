@@ -67,6 +67,11 @@ export interface Plan {
   land?: string;
   /** Attempt directory template (tier workdir). */
   workdir?: string;
+  /**
+   * `min_free` in bytes: after a disk_full, no dispatch while the file system that failed
+   * has less free (undefined: PLAN_DEFAULTS.minFree).
+   */
+  minFree?: number;
   /** Names of variables whose values are masked everywhere runplan writes. */
   secretEnv: string[];
   hooks: { preRun?: string[]; postRun?: string[]; timeoutMs: number };
@@ -105,6 +110,7 @@ export const PLAN_DEFAULTS = Object.freeze({
   gateDeadlineMs: 30 * 60_000,
   hookTimeoutMs: 10 * 60_000,
   rounds: 25,
+  minFree: 1024 ** 3,
   expect: 'commit' as const,
   format: 'text' as AgentFormat,
 });

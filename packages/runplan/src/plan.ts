@@ -15,7 +15,7 @@ import type { AgentFormat, Plan, PlanProblem } from './plan-types.js';
 export { AGENT_FORMATS, PLAN_DEFAULTS } from './plan-types.js';
 export type { AgentFormat, Plan, PlanProblem, RepairCaps, TaskSpec } from './plan-types.js';
 
-const TOP_KEYS = ['slug', 'base', 'jobs', 'retain', 'land', 'workdir', 'secret_env', 'hooks', 'defaults', 'budget', 'repair', 'tasks'];
+const TOP_KEYS = ['slug', 'base', 'jobs', 'retain', 'land', 'workdir', 'min_free', 'secret_env', 'hooks', 'defaults', 'budget', 'repair', 'tasks'];
 const HOOK_KEYS = ['pre_run', 'post_run', 'timeout'];
 const BUDGET_KEYS = ['max_tokens', 'max_cost_usd'];
 
@@ -74,6 +74,7 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
   const landProblem = land === undefined ? undefined : branchNameProblem(land);
   if (landProblem) r.problem('land', 'bad_ref', `branch ${JSON.stringify(land)} ${landProblem}`);
   const workdir = readWorkdir(r, raw['workdir']);
+  const minFree = r.size(raw['min_free'], 'min_free');
   const secretEnv = r.stringList(raw['secret_env'], 'secret_env') ?? [];
   secretEnv.forEach((name, i) => {
     if (!isEnvName(name)) r.problem(keyPath('secret_env', i), 'bad_env_name', `${JSON.stringify(name)} is not a variable name`);
@@ -134,6 +135,7 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
   if (retain !== undefined) plan.retain = retain;
   if (land !== undefined) plan.land = land;
   if (workdir !== undefined) plan.workdir = workdir;
+  if (minFree !== undefined) plan.minFree = minFree;
   return ok(plan);
 }
 

@@ -3,6 +3,8 @@ import { openWriter, readJournal, type JournalRecord, type JournalWriter, type S
 import type { Plan } from './plan-types.js';
 import { taskContractDigests } from './digest.js';
 import { budgetExceeded } from './repair.js';
+import { readJournalFailureNote, roomRefusal } from './disk.js';
+import { PLAN_DEFAULTS } from './plan-types.js';
 import { inspectRuns, recoverRun, type PriorRun, type Refusal, type RecoveredRun } from './resume.js';
 import { ZERO_USAGE, type RunFailedData, type UsageTotals } from './events.js';
 import { compactUtc, nextStartOrder, runPaths, type RunPaths, type SlugPaths } from './state.js';
@@ -106,6 +108,13 @@ async function decideRun(
   if (incomplete.length === 1) return resumeOf(incomplete[0]!, plan, repo, digests);
   const last = prior.at(-1);
   if (last !== undefined && last.kind === 'failed' && last.failedClass !== 'abandoned') {
+    // After disk_full the changed input is the disk itself: no dispatch while it is still short.
+    if (last.failedReason === 'disk_full') {
+      const detail = (last.journal.terminal?.data as { detail?: { path?: unknown } } | undefined)?.detail;
+      const path = typeof detail?.path === 'string' && detail.path !== '' ? detail.path : slug.dir;
+      const full = await roomRefusal(path, plan.minFree ?? PLAN_DEFAULTS.minFree, `run ${last.paths.runId} failed for lack of space writing ${path}`, plan.file);
+      if (full !== undefined) return refused(full);
+    }
     const recovered = await recoverRun(last, plan, repo, 'continue', digests);
     if (!recovered.ok) return refused(recovered.error);
     // A task repair stopped is not run again on the same inputs: only --retry (the operator
@@ -133,6 +142,12 @@ async function decideRun(
 }
 
 async function resumeOf(target: PriorRun, plan: Plan, repo: string, digests: Map<string, string>): Promise<{ ok: true; value: StartMode } | { ok: false; end: RunEnd }> {
+  // A coordinator that exited 5 because its journal's disk was full: the same check as after disk_full.
+  const note = await readJournalFailureNote(target.paths.dir, target.journal.coordinator);
+  if (note?.reason === 'disk_full') {
+    const full = await roomRefusal(note.path, plan.minFree ?? PLAN_DEFAULTS.minFree, `run ${target.paths.runId} stopped (exit 5) for lack of space writing ${note.path}`, plan.file);
+    if (full !== undefined) return { ok: false, end: { kind: 'refused', ...full } };
+  }
   const recovered = await recoverRun(target, plan, repo, 'resume', digests);
   if (!recovered.ok) return { ok: false, end: { kind: 'refused', ...recovered.error } };
   return { ok: true, value: { mode: 'resume', run: target.paths, recovered: recovered.value, scanned: target.scan } };

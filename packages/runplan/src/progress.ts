@@ -205,6 +205,9 @@ export function describe(r: JournalRecord): string {
     case 'worktrees-removed':
       detail = `: ${Array.isArray(d.worktrees) ? d.worktrees.length : 0} earlier worktree(s)`;
       break;
+    case 'journal-failed':
+      detail = `: the previous coordinator exited 5 (${String(d.errno ?? d.reason ?? 'journal write failed')} at ${String(d.path)})`;
+      break;
     default:
       break;
   }

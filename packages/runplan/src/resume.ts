@@ -75,7 +75,7 @@ export interface RecoveredRun {
   crashes: Map<string, number>;
   /** The plan digest last journaled (run-started or the latest plan-amended). */
   planDigest: string;
-  /** The last coordinator that drove the run (run-started, then each coordinator-crashed). */
+  /** The last coordinator that drove the run (run-started, then each coordinator-crashed or journal-failed). */
   coordinator: ProcessIdentity | null;
   usage: UsageTotals;
   costUsd: number;
@@ -243,6 +243,8 @@ export class JournalFold {
           this.crashes.set(String(d.taskId), (this.crashes.get(String(d.taskId)) ?? 0) + 1);
           this.crashedKeys.add(key);
         }
+        // An attempt a failed journal write ended: its rounds are used, but it is no crash.
+        if (d.reason === 'journal_failed') this.crashedKeys.add(key);
         break;
       case 'usage':
         if (d.usage !== null && typeof d.usage === 'object') this.usage = addUsage(this.usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
@@ -254,6 +256,7 @@ export class JournalFold {
         if (typeof d.costUsd === 'number') this.costUsd += d.costUsd;
         break;
       case 'coordinator-crashed':
+      case 'journal-failed':
         this.coordinator = (d.coordinator as ProcessIdentity | undefined) ?? this.coordinator;
         break;
       case 'repair-decided': {

@@ -5,7 +5,7 @@ import { sleepFor } from '@runplan/common';
 import { processIdentity, teardownByTag, type ProcessIdentity } from '@runplan/settle';
 import { endLeftovers, newRunOwnerTag } from './leftovers.js';
 import { isStopHolder } from './status.js';
-import { acquireLock, HEADER_TYPE, openWriter, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
+import { acquireLock, HEADER_TYPE, openWriter, type JournalFs, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
 import { loadPlan, topologicalOrder } from './plan.js';
 import type { Plan, PlanProblem, TaskSpec } from './plan-types.js';
 import { planDigest, taskContractDigests, taskListDigest } from './digest.js';
@@ -23,6 +23,21 @@ import { commonDir, git, identityEnv, readRef, registeredWorktrees, resolveCommi
 import { land } from './land.js';
 import { ReceiptGuard } from './receipt.js';
 import { attemptEvidenceDir, ensurePrivateDir, newRunId, slugPaths, START_ORDER_FIELD, stateRootFor, type RunPaths, type SlugPaths } from './state.js';
+import {
+  clearJournalFailureNote,
+  describeFault,
+  diskFailure,
+  diskFaultInText,
+  diskFaultOf,
+  diskReason,
+  isDiskReason,
+  makeReserve,
+  readJournalFailureNote,
+  releaseReserve,
+  reservePath,
+  writeJournalFailureNote,
+  type DiskFault,
+} from './disk.js';
 
 export interface RunRequest {
   planFile: string;
@@ -43,6 +58,8 @@ export interface RunRequest {
   onNotice?: (line: string) => void;
   /** The run's paths, once they exist. */
   onStart?: (info: { runId: string; journal: string; slug: string; tasks: string[] }) => void;
+  /** The journal writer's file operations (tests inject EIO through it). */
+  journalFs?: JournalFs;
 }
 
 /** How `runplan run` ended; the CLI maps each kind to one exit code. */
@@ -84,6 +101,8 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
   try {
     await ensurePrivateDir(slug.dir);
   } catch (e) {
+    const fault = diskFaultOf(e, slug.dir);
+    if (fault !== undefined) return refusedForDisk(fault, 'cannot create the state dir');
     return { kind: 'refused', reason: 'state_unwritable', message: `cannot create ${slug.dir}: ${(e as Error).message}` };
   }
   const runId = newRunId();
@@ -99,6 +118,8 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
       const doing = isStopHolder(h) ? 'being stopped by `runplan stop`,' : 'being run by';
       return { kind: 'locked', holder: h, message: `slug ${plan.slug} is ${doing} ${who}: ${slug.dir}` };
     }
+    const fault = diskFaultOf({ error: lock.error });
+    if (fault !== undefined) return refusedForDisk(fault, 'the slug lock was not taken; nothing was started');
     return { kind: 'refused', reason: lock.error.reason, message: lock.error.message, ...(lock.error.reason === 'foreign_host' ? { hint: 'pass --break-lock if that host is gone' } : {}) };
   }
   try {
@@ -107,9 +128,19 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
     if (!chosen.ok) return chosen.end;
     for (const line of chosen.notices) req.onNotice?.(line);
     return await startRun(plan, repo, slug, chosen.value, baseCommit, contracts, identity, req);
+  } catch (e) {
+    // A write refused before the run started (closing earlier runs, the plan copy): nothing ran.
+    const fault = diskFaultOf(e);
+    if (fault !== undefined) return refusedForDisk(fault, 'nothing was started');
+    throw e;
   } finally {
     await lock.value.release();
   }
+}
+
+// A disk failure before run-started: a refusal (exit 3) that names the errno and the path.
+function refusedForDisk(fault: DiskFault, what: string): RunEnd {
+  return { kind: 'refused', reason: diskReason(fault.errno), message: `${describeFault(fault)}; ${what}`, hint: 'make room on that file system, then run the same command again' };
 }
 
 // Resolves undefined after `ms`, however long (a provider's reset may be days away), or at
@@ -133,20 +164,43 @@ async function startRun(
   const { run } = start;
   const secrets = secretValues(plan);
   const digest = planDigest(plan);
-  await ensurePrivateDir(run.dir);
-  await writeFileAtomic(run.planCopy, maskSecrets(JSON.stringify(planCopy(plan), null, 2), secrets) + '\n', { mode: 0o600 });
-  // A resume hands the writer the scan that read the journal: it is used only if the file is still exactly those bytes.
-  const opened = await openWriter(run.journal, start.mode === 'resume' ? { create: false, ...(start.scanned ? { scanned: start.scanned } : {}) } : { create: true, runId: run.runId, headerFields: { [START_ORDER_FIELD]: start.startOrder } });
-  if (!opened.ok) {
-    if (start.mode === 'resume') return { kind: 'refused', reason: opened.error.reason, message: `cannot resume ${run.runId}: ${opened.error.message}`, hint: `runplan run ${plan.file} --fresh` };
-    return { kind: 'journal_failed', message: opened.error.message, journal: run.journal };
+  // The run dir, the plan copy and the disk reserve come before the journal: a disk that
+  // refuses them is a refusal (exit 3) naming the errno and the path; nothing started.
+  const before: Array<[string, () => Promise<unknown>]> = [
+    [run.dir, () => ensurePrivateDir(run.dir)],
+    [run.planCopy, () => writeFileAtomic(run.planCopy, maskSecrets(JSON.stringify(planCopy(plan), null, 2), secrets) + '\n', { mode: 0o600 })],
+    [reservePath(run.dir), () => makeReserve(run.dir)],
+  ];
+  for (const [path, write] of before) {
+    try {
+      await write();
+    } catch (e) {
+      const fault = diskFaultOf(e, path);
+      if (fault === undefined) throw e;
+      await releaseReserve(run.dir);
+      return refusedForDisk(fault, 'nothing was started');
+    }
   }
-  const writer = opened.value;
-  const base = start.mode === 'clean' ? baseCommit : start.recovered.started.baseCommit;
   try {
-    return await new Coordinator(plan, repo, slug, run, base, writer, secrets, digest, contracts, req).drive(start, identity);
+    const fs = req.journalFs !== undefined ? { fs: req.journalFs } : {};
+    // A resume hands the writer the scan that read the journal: it is used only if the file is still exactly those bytes.
+    const opened = await openWriter(run.journal, start.mode === 'resume' ? { create: false, ...fs, ...(start.scanned ? { scanned: start.scanned } : {}) } : { create: true, runId: run.runId, headerFields: { [START_ORDER_FIELD]: start.startOrder }, ...fs });
+    if (!opened.ok) {
+      if (start.mode === 'resume') return { kind: 'refused', reason: opened.error.reason, message: `cannot resume ${run.runId}: ${opened.error.message}`, hint: `runplan run ${plan.file} --fresh` };
+      return { kind: 'journal_failed', message: opened.error.message, journal: run.journal };
+    }
+    const writer = opened.value;
+    const base = start.mode === 'clean' ? baseCommit : start.recovered.started.baseCommit;
+    try {
+      const coordinator = new Coordinator(plan, repo, slug, run, base, writer, secrets, digest, contracts, req);
+      const end = await coordinator.drive(start, identity);
+      if (end.kind === 'journal_failed') await coordinator.noteJournalFailure();
+      return end;
+    } finally {
+      await writer.close().catch(() => undefined);
+    }
   } finally {
-    await writer.close().catch(() => undefined);
+    await releaseReserve(run.dir);
   }
 }
 
@@ -172,6 +226,10 @@ class Coordinator {
   usage: UsageTotals = ZERO_USAGE;
   costUsd = 0;
   journalError: Error | undefined;
+  /** The first write the file system refused (the run stops with disk_full / io_error). */
+  diskFault: DiskFault | undefined;
+  /** Whether the disk reserve was given back after the disk failure. */
+  roomMade = false;
   readonly fail = failPoint();
   /** Failure history per task (counts and fingerprints), rebuilt from the journal on resume. */
   readonly histories = new Map<string, TaskHistory>();
@@ -195,7 +253,14 @@ class Coordinator {
   ) {
     this.integration = new Integration(baseCommit, `refs/heads/runplan/${plan.slug}`);
     this.receipt = new ReceiptGuard(async (type, data) => {
-      const record = await this.writer.appendTerminal(type, maskDeep(data, this.secrets) as unknown as Record<string, unknown>);
+      await this.makeRoom();
+      let record: JournalRecord;
+      try {
+        record = await this.writer.appendTerminal(type, maskDeep(data, this.secrets) as unknown as Record<string, unknown>);
+      } catch (e) {
+        this.journalError ??= e instanceof Error ? e : new Error(String(e));
+        throw e;
+      }
       this.observe(record);
       if (hits(this.fail, 'kill-after', type, data)) process.kill(process.pid, 'SIGKILL');
     });
@@ -207,6 +272,7 @@ class Coordinator {
   // poisons the run: every attempt is torn down and the run ends with exit 5.
   readonly emit: Emit = async <T extends EventType>(type: T, data: EventMap[T]): Promise<void> => {
     if (this.journalError) throw new JournalFailure(this.journalError.message);
+    await this.makeRoom();
     let record: JournalRecord;
     try {
       if (hits(this.fail, 'journal-error', type, data)) throw new Error(`fail point journal-error:${type}`);
@@ -219,6 +285,38 @@ class Coordinator {
     this.observe(record);
     if (hits(this.fail, 'kill-after', type, data)) process.kill(process.pid, 'SIGKILL');
   };
+
+  // A write the file system refused: remember the first, stop the run (every attempt is
+  // torn down through the abort signal, as for a journal failure).
+  diskFailed(fault: DiskFault): void {
+    this.diskFault ??= fault;
+    if (!this.abort.signal.aborted) this.abort.abort('disk_full');
+  }
+
+  // After a disk failure, gives the run's reserve back before the next journal write, so
+  // the records that close the attempts and the receipt fit on the file system that filled.
+  async makeRoom(): Promise<void> {
+    if (this.diskFault === undefined || this.roomMade) return;
+    this.roomMade = true;
+    await releaseReserve(this.run.dir);
+  }
+
+  // After exit 5: a note in the run dir saying the journal refused a write (and what it
+  // said), so the coordinator that resumes journals journal-failed, not a crash. Best effort.
+  async noteJournalFailure(): Promise<void> {
+    await releaseReserve(this.run.dir);
+    const e = this.journalError;
+    const fault = diskFaultOf(e);
+    const code = (e as { error?: { code?: unknown } } | undefined)?.error?.code;
+    await writeJournalFailureNote(this.run.dir, {
+      coordinator: this.me(),
+      failedAt: new Date().toISOString(),
+      reason: fault !== undefined ? diskReason(fault.errno) : null,
+      errno: fault?.errno ?? (typeof code === 'string' ? code : null),
+      path: fault?.path || this.run.journal,
+      message: maskSecrets(e?.message ?? 'the journal refused a write', this.secrets),
+    });
+  }
 
   observe(record: JournalRecord): void {
     try {
@@ -246,6 +344,7 @@ class Coordinator {
       gitIdentity: this.identity,
       signal: this.abort.signal,
       emit: this.emit,
+      diskFailed: (fault) => this.diskFailed(fault),
       integration: this.integration,
       checkpoints: this.checkpoints,
       workdirTemplate: this.workdirTemplate,
@@ -298,7 +397,10 @@ class Coordinator {
     } catch (e) {
       if (e instanceof JournalFailure || this.journalError) return this.journalFailed();
       const message = maskSecrets(e instanceof Error ? e.message : String(e), this.secrets);
+      const fault = diskFaultOf(e);
+      if (fault !== undefined) this.diskFailed(fault);
       try {
+        if (fault !== undefined) return await this.failed(diskFailure(fault, 'run'), null, []);
         return await this.failed({ class: 'engine', reason: 'internal_error', phase: 'run', message, evidenceTail: '' }, null, []);
       } catch {
         return this.journalFailed();
@@ -343,8 +445,11 @@ class Coordinator {
   // Resume: record the crash, end the crashed attempts by their ownerTags (nothing else is
   // touched), close their records, journal a plan amendment, then carry on from the last
   // valid checkpoint. A task whose attempts keep dying with the coordinator ends as engine.
+  // A coordinator that exited 5 (its note says the journal refused a write) did not crash:
+  // that is journaled as journal-failed, and its attempts count towards no crash cap.
   async takeOver(recovered: RecoveredRun): Promise<RunEnd | undefined> {
     this.load(recovered);
+    const note = await readJournalFailureNote(this.run.dir, recovered.coordinator);
     const crashed: Array<{ taskId: string; attempt: number; ownerTag: string; survivors: number[] }> = [];
     for (const a of recovered.open) {
       let survivors: number[] = [];
@@ -359,7 +464,13 @@ class Coordinator {
     // git): every tag the run made starts with its prefix. No process of ours carries it yet.
     const strays = await endLeftovers(this.run.runId, [], 2000);
     const dead = recovered.coordinator;
-    await this.emit('coordinator-crashed', { previous: dead, coordinator: this.me(), crashed, head: recovered.head, checkpoints: recovered.checkpoints.length });
+    if (note !== undefined) {
+      const { failedAt, reason, errno, path, message } = note;
+      await this.emit('journal-failed', { previous: dead, coordinator: this.me(), failedAt, reason, errno, path, message, attempts: crashed, head: recovered.head, checkpoints: recovered.checkpoints.length });
+      await clearJournalFailureNote(this.run.dir);
+    } else {
+      await this.emit('coordinator-crashed', { previous: dead, coordinator: this.me(), crashed, head: recovered.head, checkpoints: recovered.checkpoints.length });
+    }
     // Usage an interrupted agent reported still counts: recount it from the saved transcript.
     for (const a of recovered.open) {
       const recount = await recountedUsage(a, this.plan.tasks.find((t) => t.id === a.taskId)?.format);
@@ -390,15 +501,19 @@ class Coordinator {
         continue;
       }
       const crashes = recovered.crashes.get(a.taskId) ?? 0;
-      const decision = decideAfterCrash({ ...emptyHistory(), crashes });
+      const decision = note !== undefined ? ({ action: 'retry' } as const) : decideAfterCrash({ ...emptyHistory(), crashes });
+      const failure: AttemptFailureData =
+        note !== undefined
+          ? { class: 'environment', reason: 'journal_failed', phase: 'run', message: `the coordinator stopped during this attempt: the journal refused a write (${note.message})`, evidenceTail: '' }
+          : { class: 'engine', reason: 'coordinator_crashed', phase: 'run', message: 'the coordinator died during this attempt', evidenceTail: '' };
       await this.emit('attempt-closed', {
         taskId: a.taskId,
         attempt: a.attempt,
         outcome: 'interrupted',
-        reason: 'coordinator_crashed',
-        class: 'engine',
+        reason: failure.reason,
+        class: failure.class,
         phase: null,
-        failure: { class: 'engine', reason: 'coordinator_crashed', phase: 'run', message: 'the coordinator died during this attempt', evidenceTail: '' },
+        failure,
         checkpointId: null,
         evidence: [],
         survivors: a.survivors,
@@ -488,6 +603,11 @@ class Coordinator {
     const old = (await readRef(this.repo, ref)) ?? null;
     if (old !== head) {
       const moved = await updateRef(this.repo, ref, head, old);
+      const fault = moved.ok ? undefined : diskFaultInText(moved.error.message, this.repo);
+      if (fault !== undefined) {
+        this.diskFailed(fault);
+        return diskFailure(fault, 'run');
+      }
       if (!moved.ok) return { class: 'integration', reason: 'branch_moved', phase: 'run', message: `${ref} moved while starting: ${moved.error.message}`, evidenceTail: '' };
     }
     await this.emit('branch-updated', { taskId: null, attempt: null, branch: ref, from: old, to: head });
@@ -593,6 +713,11 @@ class Coordinator {
         if (r.survivors.length > 0) survivors ??= { task: r.taskId, pids: r.survivors };
         continue;
       }
+      // A disk failure stops the run and uses up no repair allowance: no repair-decided.
+      if (isDiskReason(r.failure.reason) && r.failure.detail !== undefined) {
+        if (failure === undefined || !isDiskReason(failure.failure.reason)) failure = { failure: r.failure, task: r.taskId, evidence: r.evidence };
+        continue;
+      }
       if (r.failure.class === 'interrupted' || this.abort.signal.aborted) {
         failure ??= { failure: r.failure, task: r.taskId, evidence: r.evidence };
         continue;
@@ -606,6 +731,10 @@ class Coordinator {
       }
     }
     if (this.journalError) return this.journalFailed();
+    if (this.diskFault !== undefined) {
+      const disk = failure !== undefined && isDiskReason(failure.failure.reason) ? failure : { failure: diskFailure(this.diskFault, 'run'), task: null, evidence: [] };
+      return this.failed(disk.failure, disk.task, disk.evidence);
+    }
     if (this.req.signal.aborted) {
       const f = failure?.failure;
       return this.failed(
@@ -628,7 +757,9 @@ class Coordinator {
     let landed: string | null = null;
     if (this.plan.land !== undefined) {
       const result = await land(this.repo, this.plan.land, this.integration.head, this.emit, { ownerTag: newRunOwnerTag(this.run.runId), signal: this.abort.signal, env: this.identity });
-      if (!result.ok) return this.failed(result.failure, null, []);
+      const fault = result.ok ? undefined : diskFaultInText(result.failure.message, this.repo);
+      if (fault !== undefined) this.diskFailed(fault);
+      if (!result.ok) return this.failed(fault !== undefined ? diskFailure(fault, 'land') : result.failure, null, []);
       landed = result.branch;
     }
     return this.complete(landed);
@@ -691,6 +822,7 @@ class Coordinator {
       phase: f.phase,
       evidence,
       signal: f.class === 'interrupted' && typeof reason === 'string' ? reason : null,
+      ...(f.detail !== undefined ? { detail: f.detail } : {}),
       tasksDone: this.checkpoints.size,
       attempts: this.totalAttempts(),
       usage: this.usage,
