@@ -3,7 +3,7 @@
 // has to validate and write its receipt), against one `git cat-file --batch-check` over
 // the same 10 001 commits — the least any check that the commits exist can cost.
 //
-// The state is forged the way the coordinator writes it (packages/runplan/src/events.ts):
+// The state is forged the way the coordinator writes it (packages/runplan/src/events/types.ts):
 // a plan of 10 000 `touch` tasks, a journal with run-started (the task count and the
 // digest of every task's contract digest), then per task attempt-started → command-settled → gates-done → integrated →
 // checkpoint → branch-updated → attempt-closed, and no receipt; the checkpoints name

@@ -1,16 +1,16 @@
 import { resolve } from 'node:path';
 import { cac } from 'cac';
 import { asTyped, parseDuration, unreachable } from '@runplan/common';
-import { loadPlan } from './plan.js';
-import type { PlanProblem } from './plan-types.js';
-import { runPlan, type RunEnd } from './run.js';
-import { Progress, SafeOutput } from './progress.js';
-import { receiptSummary } from './receipt.js';
-import { collectStatus, statusTable } from './status.js';
-import { stopSlug, type StopEnd } from './stop.js';
-import { commonDir, toplevel } from './git.js';
-import { stateRootFor } from './state.js';
-import type { RunCompleteData, RunFailedData } from './events.js';
+import { loadPlan } from './plan/load.js';
+import type { PlanProblem } from './plan/types.js';
+import { runPlan, type RunEnd } from './coordinator/coordinator.js';
+import { Progress, SafeOutput } from './observe/progress.js';
+import { receiptSummary } from './events/receipt.js';
+import { collectStatus, statusTable } from './observe/status.js';
+import { stopSlug, type StopEnd } from './observe/stop.js';
+import { commonDir, toplevel } from './host/git.js';
+import { stateRootFor } from './host/state.js';
+import type { RunCompleteData, RunFailedData } from './events/types.js';
 import type { JournalRecord } from '@runplan/journal';
 
 const EXIT_CODES = `Exit codes:

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { canonicalJson, contractChanges, planDigest, sha256Hex, taskContractDigest, taskContractDigests } from '../src/digest.js';
-import type { Plan, TaskSpec } from '../src/plan.js';
+import { canonicalJson, contractChanges, planDigest, sha256Hex, taskContractDigest, taskContractDigests } from '../src/plan/digest.js';
+import type { Plan, TaskSpec } from '../src/plan/load.js';
 
 function task(overrides: Partial<TaskSpec> = {}): TaskSpec {
   return {

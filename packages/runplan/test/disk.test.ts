@@ -6,10 +6,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { tempDir, withTimeout } from '@runplan/test-fixtures';
-import { describeFault, diskFailure, diskFaultInText, diskFaultOf, formatBytes, freeSpace, parseSize, readJournalFailureNote, roomRefusal, writeJournalFailureNote } from '../src/disk.js';
-import { evidenceSink } from '../src/evidence.js';
-import { agentConsumer, initialAgentState } from '../src/format/index.js';
-import { loadPlan } from '../src/plan.js';
+import { describeFault, diskFailure, diskFaultInText, diskFaultOf, formatBytes, freeSpace, parseSize, readJournalFailureNote, roomRefusal, writeJournalFailureNote } from '../src/host/disk.js';
+import { evidenceSink } from '../src/host/evidence.js';
+import { agentConsumer, initialAgentState } from '../src/agent/consumer.js';
+import { loadPlan } from '../src/plan/load.js';
 import { smallFs } from './small-fs.js';
 
 test('ENOSPC, EDQUOT and EFBIG are disk_full, EIO is io_error; other errors are not the disk', () => {

@@ -5,8 +5,8 @@ import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import { stream } from '@runplan/settle';
 import { agentsPath, envWithAgents, withTimeout } from '@runplan/test-fixtures';
-import { agentConsumer, initialAgentState, interpretTranscript, totalTokens } from '../src/format/index.js';
-import type { AgentFormat } from '../src/plan-types.js';
+import { agentConsumer, initialAgentState, interpretTranscript, totalTokens } from '../src/agent/consumer.js';
+import type { AgentFormat } from '../src/plan/types.js';
 
 async function runAgent(format: AgentFormat, prompt: string | Buffer, agent = 'mock-agent') {
   const chunks: Buffer[] = [];

@@ -2,9 +2,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { withTimeout } from '@runplan/test-fixtures';
-import { agentConsumer, initialAgentState, interpretTranscript, totalTokens, FINAL_MESSAGE_BYTES } from '../src/format/index.js';
-import type { AgentState } from '../src/format/index.js';
-import type { AgentFormat } from '../src/plan-types.js';
+import { agentConsumer, initialAgentState, interpretTranscript, totalTokens, FINAL_MESSAGE_BYTES } from '../src/agent/consumer.js';
+import type { AgentState } from '../src/agent/consumer.js';
+import type { AgentFormat } from '../src/plan/types.js';
 
 // Real-shaped lines of `claude -p --output-format stream-json --verbose`.
 const claudeInit = JSON.stringify({ type: 'system', subtype: 'init', session_id: 'sess-1', model: 'claude-sonnet-4-5', tools: [] });

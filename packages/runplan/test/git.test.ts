@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { git, headWithParents, isAncestor, readRef, updateRef } from '../src/git.js';
+import { git, headWithParents, isAncestor, readRef, updateRef } from '../src/host/git.js';
 
 test(
   'git(): stdout without its final newline, a nonzero exit as data, input on stdin',

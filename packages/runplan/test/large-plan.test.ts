@@ -3,10 +3,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { withTimeout } from '@runplan/test-fixtures';
 import { MAX_LINE_BYTES } from '@runplan/journal';
-import { taskListDigest } from '../src/digest.js';
-import { loadPlan } from '../src/plan.js';
-import { JournalFold } from '../src/resume.js';
-import { shownCost } from '../src/events.js';
+import { taskListDigest } from '../src/plan/digest.js';
+import { loadPlan } from '../src/plan/load.js';
+import { JournalFold } from '../src/resume/recover.js';
+import { shownCost } from '../src/events/types.js';
 import { journalPath, ofType, records, runplan, setup } from './support.js';
 
 const N = 12_000;

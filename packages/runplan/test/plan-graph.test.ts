@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { dependencyOrder, type GraphNode } from '../src/plan-graph.js';
+import { dependencyOrder, type GraphNode } from '../src/plan/graph.js';
 
 // The definition dependencyOrder must keep: rescan the list from the top after each task
 // taken, taking the first task (file order) whose known needs are all done.

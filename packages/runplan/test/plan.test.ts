@@ -3,10 +3,10 @@ import * as assert from 'uvu/assert';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { plansPath, tempDir, withTimeout } from '@runplan/test-fixtures';
-import { loadPlan, topologicalOrder } from '../src/plan.js';
-import type { Plan, PlanProblem } from '../src/plan.js';
-import { parseEnvFile } from '../src/plan-env.js';
-import { refComponentProblem } from '../src/plan-ref.js';
+import { loadPlan, topologicalOrder } from '../src/plan/load.js';
+import type { Plan, PlanProblem } from '../src/plan/load.js';
+import { parseEnvFile } from '../src/plan/env-file.js';
+import { refComponentProblem } from '../src/plan/refs.js';
 
 // Writes files into a fresh temp dir, loads `plan.toml` (or `name`), cleans up.
 async function load(files: Record<string, string>, name = 'plan.toml'): Promise<{ plan?: Plan; problems: PlanProblem[]; dir: string }> {

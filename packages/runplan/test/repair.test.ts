@@ -18,8 +18,8 @@ import {
   budgetExceeded,
   EVIDENCE_LINES,
   TRANSITIONS,
-} from '../src/repair.js';
-import type { AttemptFailure, FailureClass, RepairDecision, TaskHistory } from '../src/repair.js';
+} from '../src/repair/repair.js';
+import type { AttemptFailure, FailureClass, RepairDecision, TaskHistory } from '../src/repair/repair.js';
 
 function failure(cls: FailureClass, evidence = 'boom', overrides: Partial<AttemptFailure> = {}): AttemptFailure & { fingerprint: string } {
   const f: AttemptFailure = { class: cls, reason: 'exited', phase: 'command', evidence, baseCommit: 'abc1234', contractDigest: 'c0ffee', attempt: 1, ...overrides };

@@ -4,9 +4,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { dispatchCounts, readLedger, readPids, runBin, tempDir, withTimeout } from '@runplan/test-fixtures';
 import { openWriter, readJournal } from '@runplan/journal';
-import { checkpointId } from '../src/attempt.js';
-import { taskContractDigests } from '../src/digest.js';
-import { loadPlan } from '../src/plan.js';
+import { checkpointId } from '../src/attempt/attempt.js';
+import { taskContractDigests } from '../src/plan/digest.js';
+import { loadPlan } from '../src/plan/load.js';
 import { alive, journalPath, ofType, records, RUNPLAN, runIds, runplan, setup, slugDir, waitForEvent, waitForLine } from './support.js';
 
 // Two tasks in a chain, a gate on the second, landing on main: every kind of event.

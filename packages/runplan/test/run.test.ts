@@ -3,8 +3,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { dispatchCounts, readLedger, tempDir, withTimeout } from '@runplan/test-fixtures';
 import { journalPath, ofType, records, runIds, runplan, setup, slugDir } from './support.js';
-import { loadPlan } from '../src/plan.js';
-import { taskListDigest } from '../src/digest.js';
+import { loadPlan } from '../src/plan/load.js';
+import { taskListDigest } from '../src/plan/digest.js';
 
 const THIRTEEN = ['t01', 't02', 't03', 't04', 't05', 't06', 't07', 't08', 't09', 't10', 't11', 't12', 't13'];
 

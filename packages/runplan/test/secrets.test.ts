@@ -3,8 +3,8 @@ import * as assert from 'uvu/assert';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir, withTimeout } from '@runplan/test-fixtures';
-import { loadPlan } from '../src/plan.js';
-import { maskSecrets, planCopy, secretValues } from '../src/secrets.js';
+import { loadPlan } from '../src/plan/load.js';
+import { maskSecrets, planCopy, secretValues } from '../src/plan/secrets.js';
 
 test('maskSecrets masks every occurrence, longest first, never re-masking', () => {
   assert.is(maskSecrets('token=abc123 and again abc123.', ['abc123']), 'token=*** and again ***.');

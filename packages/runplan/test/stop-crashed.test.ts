@@ -9,8 +9,8 @@ import { readLedger, runBin, tempDir, withTimeout } from '@runplan/test-fixtures
 import { readJournal, REPAIRED_TYPE } from '@runplan/journal';
 import { realProc, tagVariable } from '@runplan/settle';
 import { stopExitCode } from '../src/cli.js';
-import { runTagPrefix } from '../src/leftovers.js';
-import { stopSlug } from '../src/stop.js';
+import { runTagPrefix } from '../src/resume/leftovers.js';
+import { stopSlug } from '../src/observe/stop.js';
 import { alive, journalPath, ofType, records, RUNPLAN, runIds, runplan, setup, slugDir, waitForHolding, waitForLine, type Fixture } from './support.js';
 
 const HOLD = { MOCK_HOLD: 'only', MOCK_HOLD_SECONDS: '120' };

@@ -1,5 +1,5 @@
 import type { ProcessIdentity } from '@runplan/settle';
-import type { FailureClass } from './repair.js';
+import type { FailureClass } from '../repair/repair.js';
 
 export type { FailureClass };
 

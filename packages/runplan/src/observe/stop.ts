@@ -2,12 +2,12 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isAlive, processIdentity, type ProcessIdentity, type ProcSource, type TeardownReport } from '@runplan/settle';
 import { acquireLock, openWriter, readJournal, REPAIRED_TYPE, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
-import type { AgentFormat } from './plan-types.js';
-import { addUsage, shownCost, type AttemptClosedData, type LeftoversEndedData, type RunFailedData, type UsageData } from './events.js';
-import { endLeftovers, runTagPrefix } from './leftovers.js';
-import { recountedUsage } from './recount.js';
-import { inspectRuns, type PriorRun } from './resume.js';
-import { listRunIds, runPaths, slugPaths, type SlugPaths } from './state.js';
+import type { AgentFormat } from '../plan/types.js';
+import { addUsage, shownCost, type AttemptClosedData, type LeftoversEndedData, type RunFailedData, type UsageData } from '../events/types.js';
+import { endLeftovers, runTagPrefix } from '../resume/leftovers.js';
+import { recountedUsage } from '../resume/recount.js';
+import { inspectRuns, type PriorRun } from '../resume/recover.js';
+import { listRunIds, runPaths, slugPaths, type SlugPaths } from '../host/state.js';
 import { isStopHolder, liveCoordinator, STOP_ROLE } from './status.js';
 
 /** What `stop` did with one run whose coordinator had died. */

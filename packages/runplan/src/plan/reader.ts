@@ -1,8 +1,8 @@
 import { parseDuration } from '@runplan/common';
 import { checkTemplate } from '@runplan/workdir';
 import type { Tier } from '@runplan/workdir';
-import type { PlanProblem } from './plan-types.js';
-import { parseSize } from './disk.js';
+import type { PlanProblem } from './types.js';
+import { parseSize } from '../host/disk.js';
 
 /** A parsed TOML/JSON table. */
 export type Table = Record<string, unknown>;

@@ -1,15 +1,15 @@
 import { rename } from 'node:fs/promises';
 import { openWriter, readJournal, type JournalRecord, type JournalWriter, type ScanResult } from '@runplan/journal';
-import type { Plan } from './plan-types.js';
-import { taskContractDigests } from './digest.js';
-import { budgetExceeded } from './repair.js';
-import { readJournalFailureNote, roomRefusal } from './disk.js';
-import { PLAN_DEFAULTS } from './plan-types.js';
-import { inspectRuns, recoverRun, type PriorRun, type Refusal, type RecoveredRun } from './resume.js';
-import { ZERO_USAGE, type RunFailedData, type UsageTotals } from './events.js';
-import { compactUtc, nextStartOrder, runPaths, type RunPaths, type SlugPaths } from './state.js';
+import type { Plan } from '../plan/types.js';
+import { taskContractDigests } from '../plan/digest.js';
+import { budgetExceeded } from '../repair/repair.js';
+import { readJournalFailureNote, roomRefusal } from '../host/disk.js';
+import { PLAN_DEFAULTS } from '../plan/types.js';
+import { inspectRuns, recoverRun, type PriorRun, type Refusal, type RecoveredRun } from './recover.js';
+import { ZERO_USAGE, type RunFailedData, type UsageTotals } from '../events/types.js';
+import { compactUtc, nextStartOrder, runPaths, type RunPaths, type SlugPaths } from '../host/state.js';
 import { endLeftovers, openAttemptTags } from './leftovers.js';
-import type { RunEnd, RunRequest } from './run.js';
+import type { RunEnd, RunRequest } from '../coordinator/coordinator.js';
 
 /** How `run` starts relative to the slug's earlier runs. */
 export type StartMode =

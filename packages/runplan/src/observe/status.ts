@@ -2,9 +2,9 @@ import { isAbsolute, relative } from 'node:path';
 import { isAlive } from '@runplan/settle';
 import { holdingDirectory } from '@runplan/workdir';
 import { isLockHeld, readJournal, readLockHolder, type JournalRecord, type LockHolder } from '@runplan/journal';
-import { addUsage, shownCost, ZERO_USAGE, type UsageTotals } from './events.js';
-import { diskUsage, listRunIds, listSlugs, runPaths, slugPaths, type SlugPaths } from './state.js';
-import { findLeftovers, openAttemptTags } from './leftovers.js';
+import { addUsage, shownCost, ZERO_USAGE, type UsageTotals } from '../events/types.js';
+import { diskUsage, listRunIds, listSlugs, runPaths, slugPaths, type SlugPaths } from '../host/state.js';
+import { findLeftovers, openAttemptTags } from '../resume/leftovers.js';
 
 /**
  * One row of `runplan status`: the slug's newest logical run, read from its journal only.

@@ -1,19 +1,19 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { capture, exitCodeFor, stream, type Captured, type Execution } from '@runplan/settle';
-import { newRunOwnerTag } from './leftovers.js';
+import { newRunOwnerTag } from '../resume/leftovers.js';
 import { afterPostRun, afterPreRun, runHook, type HookOutcome, type RunOutcome } from '@runplan/run-hook';
 import { createDataDir, createRunDir, render, renderArgv, type TemplateVars } from '@runplan/workdir';
-import type { TaskSpec } from './plan-types.js';
-import { agentConsumer, initialAgentState, type AgentState } from './format/index.js';
-import { maskSecrets } from './secrets.js';
-import { classifyCommand, classifyGate, decideRound, failureFingerprint, retryPrompt, type FailureClass } from './repair.js';
-import { JournalFailure, type RunContext } from './context.js';
-import { addUsage, ZERO_USAGE, type AttemptFailureData, type CheckpointData, type GateResult, type Phase, type UsageTotals } from './events.js';
-import { evidenceSink, fileTail, textTail, writeEvidence } from './evidence.js';
-import { compactUtc, attemptEvidenceDir, ensurePrivateDir } from './state.js';
-import { diskFailure, diskFaultInText, diskFaultOf, type DiskFault } from './disk.js';
-import { commonDir, describeGitFailure, git, gitSettled, headWithParents, isAncestor, resolveCommit, scrubbedGitEnv, succeeded, updateRef, type GitRunContext } from './git.js';
+import type { TaskSpec } from '../plan/types.js';
+import { agentConsumer, initialAgentState, type AgentState } from '../agent/consumer.js';
+import { maskSecrets } from '../plan/secrets.js';
+import { classifyCommand, classifyGate, decideRound, failureFingerprint, retryPrompt, type FailureClass } from '../repair/repair.js';
+import { JournalFailure, type RunContext } from '../coordinator/context.js';
+import { addUsage, ZERO_USAGE, type AttemptFailureData, type CheckpointData, type GateResult, type Phase, type UsageTotals } from '../events/types.js';
+import { evidenceSink, fileTail, textTail, writeEvidence } from '../host/evidence.js';
+import { compactUtc, attemptEvidenceDir, ensurePrivateDir } from '../host/state.js';
+import { diskFailure, diskFaultInText, diskFaultOf, type DiskFault } from '../host/disk.js';
+import { commonDir, describeGitFailure, git, gitSettled, headWithParents, isAncestor, resolveCommit, scrubbedGitEnv, succeeded, updateRef, type GitRunContext } from '../host/git.js';
 
 /** How one attempt ended; a journal failure is not an outcome but a thrown JournalFailure. */
 export type AttemptResult =

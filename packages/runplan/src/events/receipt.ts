@@ -1,4 +1,4 @@
-import type { RunCompleteData, RunFailedData } from './events.js';
+import type { RunCompleteData, RunFailedData } from './types.js';
 
 /**
  * The run's one terminal receipt: `run-complete` or `run-failed`. The journal refuses a

@@ -1,7 +1,7 @@
-import type { Plan } from './plan-types.js';
-import type { EventMap, EventType } from './events.js';
-import type { RunPaths, SlugPaths } from './state.js';
-import type { DiskFault } from './disk.js';
+import type { Plan } from '../plan/types.js';
+import type { EventMap, EventType } from '../events/types.js';
+import type { RunPaths, SlugPaths } from '../host/state.js';
+import type { DiskFault } from '../host/disk.js';
 
 /** Appends one event to the run's journal (durable before it resolves); rejects with JournalFailure. */
 export type Emit = <T extends EventType>(type: T, data: EventMap[T]) => Promise<void>;

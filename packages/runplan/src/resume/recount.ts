@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AgentFormat } from './plan-types.js';
-import type { UsageData } from './events.js';
-import { interpretTranscript, totalTokens } from './format/index.js';
-import type { OpenAttempt } from './resume.js';
+import type { AgentFormat } from '../plan/types.js';
+import type { UsageData } from '../events/types.js';
+import { interpretTranscript, totalTokens } from '../agent/consumer.js';
+import type { OpenAttempt } from './recover.js';
 
 // Usage an interrupted agent reported before its coordinator died, recounted from the
 // transcript saved as it streamed: the `usage` record to journal, or undefined when the

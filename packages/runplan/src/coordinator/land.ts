@@ -1,6 +1,6 @@
 import type { Emit } from './context.js';
-import type { AttemptFailureData } from './events.js';
-import { describeGitFailure, git, gitSettled, isAncestor, readRef, succeeded, updateRef, type GitRunContext } from './git.js';
+import type { AttemptFailureData } from '../events/types.js';
+import { describeGitFailure, git, gitSettled, isAncestor, readRef, succeeded, updateRef, type GitRunContext } from '../host/git.js';
 
 export type LandResult = { ok: true; branch: string; already: boolean } | { ok: false; branch: string; failure: AttemptFailureData };
 

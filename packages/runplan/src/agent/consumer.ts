@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { AgentFormat } from '../plan-types.js';
+import type { AgentFormat } from '../plan/types.js';
 import { unreachable } from '@runplan/common';
 import { claudeInterpreter } from './claude.js';
 import { codexInterpreter } from './codex.js';

@@ -1,5 +1,5 @@
 import { canonicalJson, planSettings } from './digest.js';
-import type { Plan } from './plan-types.js';
+import type { Plan } from './types.js';
 
 export const MASK = '***';
 

@@ -2,7 +2,7 @@ import { open, readFile, stat, statfs, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import type { ProcessIdentity } from '@runplan/settle';
-import type { AttemptFailureData, Phase } from './events.js';
+import type { AttemptFailureData, Phase } from '../events/types.js';
 
 /**
  * A full disk is an answer, not a crash. Every write runplan makes (journal, plan copy,

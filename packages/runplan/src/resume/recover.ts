@@ -1,12 +1,12 @@
 import { HEADER_TYPE, scanJournal, type JournalRecord, type JournalStatus, type ScanResult } from '@runplan/journal';
 import type { ProcessIdentity } from '@runplan/settle';
-import type { Plan } from './plan-types.js';
-import { taskContractDigests } from './digest.js';
-import { checkpointId } from './attempt.js';
-import { emptyHistory, recordFailure, type TaskHistory } from './repair.js';
-import { addUsage, ZERO_USAGE, type AttemptFailureData, type CheckpointData, type RunStartedData, type UsageTotals } from './events.js';
-import { ancestryOracle, isAncestor, missingObjects, type AncestryOracle } from './git.js';
-import { compareRunStarts, headerStartOrder, runDirNames, runPaths, type RunPaths, type RunStart, type SlugPaths } from './state.js';
+import type { Plan } from '../plan/types.js';
+import { taskContractDigests } from '../plan/digest.js';
+import { checkpointId } from '../attempt/attempt.js';
+import { emptyHistory, recordFailure, type TaskHistory } from '../repair/repair.js';
+import { addUsage, ZERO_USAGE, type AttemptFailureData, type CheckpointData, type RunStartedData, type UsageTotals } from '../events/types.js';
+import { ancestryOracle, isAncestor, missingObjects, type AncestryOracle } from '../host/git.js';
+import { compareRunStarts, headerStartOrder, runDirNames, runPaths, type RunPaths, type RunStart, type SlugPaths } from '../host/state.js';
 
 /**
  * Reading a slug's earlier runs back from their journals and git, read-only: which runs

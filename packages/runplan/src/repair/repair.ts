@@ -1,12 +1,12 @@
 import { tmpdir } from 'node:os';
 import type { SettleReason } from '@runplan/settle';
-import { canonicalJson, sha256Hex } from './digest.js';
-import { totalTokens } from './format/state.js';
-import type { AgentState, Usage } from './format/state.js';
-import { DEFAULT_CAPS } from './plan-types.js';
-import type { Plan, RepairCaps } from './plan-types.js';
+import { canonicalJson, sha256Hex } from '../plan/digest.js';
+import { totalTokens } from '../agent/state.js';
+import type { AgentState, Usage } from '../agent/state.js';
+import { DEFAULT_CAPS } from '../plan/types.js';
+import type { Plan, RepairCaps } from '../plan/types.js';
 
-export { DEFAULT_CAPS } from './plan-types.js';
+export { DEFAULT_CAPS } from '../plan/types.js';
 
 /** Why an attempt (or the run) failed; decides whether and how it may be tried again. */
 export type FailureClass =

@@ -4,16 +4,16 @@ import { err, ok } from '@runplan/common';
 import type { Result } from '@runplan/common';
 import { isIdentifier, parsePathTemplate } from '@runplan/workdir';
 import { parse as parseToml } from 'smol-toml';
-import { isEnvName } from './plan-env.js';
-import { dependencyOrder } from './plan-graph.js';
-import { isTable, keyPath, PlanReader } from './plan-reader.js';
-import { branchNameProblem, refComponentProblem, revisionProblem } from './plan-ref.js';
-import { DEFAULT_KEYS, readPlanFiles, readRepair, readTaskKeys, readTasks } from './plan-tasks.js';
-import { DEFAULT_CAPS, PLAN_DEFAULTS } from './plan-types.js';
-import type { AgentFormat, Plan, PlanProblem } from './plan-types.js';
+import { isEnvName } from './env-file.js';
+import { dependencyOrder } from './graph.js';
+import { isTable, keyPath, PlanReader } from './reader.js';
+import { branchNameProblem, refComponentProblem, revisionProblem } from './refs.js';
+import { DEFAULT_KEYS, readPlanFiles, readRepair, readTaskKeys, readTasks } from './tasks.js';
+import { DEFAULT_CAPS, PLAN_DEFAULTS } from './types.js';
+import type { AgentFormat, Plan, PlanProblem } from './types.js';
 
-export { AGENT_FORMATS, PLAN_DEFAULTS } from './plan-types.js';
-export type { AgentFormat, Plan, PlanProblem, RepairCaps, TaskSpec } from './plan-types.js';
+export { AGENT_FORMATS, PLAN_DEFAULTS } from './types.js';
+export type { AgentFormat, Plan, PlanProblem, RepairCaps, TaskSpec } from './types.js';
 
 const TOP_KEYS = ['slug', 'base', 'jobs', 'retain', 'land', 'workdir', 'min_free', 'secret_env', 'hooks', 'defaults', 'budget', 'repair', 'tasks'];
 const HOOK_KEYS = ['pre_run', 'post_run', 'timeout'];

@@ -3,26 +3,26 @@ import { dirname, join, relative, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { sleepFor } from '@runplan/common';
 import { processIdentity, teardownByTag, type ProcessIdentity } from '@runplan/settle';
-import { endLeftovers, newRunOwnerTag } from './leftovers.js';
-import { isStopHolder } from './status.js';
+import { endLeftovers, newRunOwnerTag } from '../resume/leftovers.js';
+import { isStopHolder } from '../observe/status.js';
 import { acquireLock, HEADER_TYPE, openWriter, type JournalFs, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
-import { loadPlan, topologicalOrder } from './plan.js';
-import type { Plan, PlanProblem, TaskSpec } from './plan-types.js';
-import { planDigest, taskContractDigests, taskListDigest } from './digest.js';
-import { maskDeep, maskSecrets, planCopy, secretValues } from './secrets.js';
-import { runAttempt, workdirVars, type AttemptResult } from './attempt.js';
+import { loadPlan, topologicalOrder } from '../plan/load.js';
+import type { Plan, PlanProblem, TaskSpec } from '../plan/types.js';
+import { planDigest, taskContractDigests, taskListDigest } from '../plan/digest.js';
+import { maskDeep, maskSecrets, planCopy, secretValues } from '../plan/secrets.js';
+import { runAttempt, workdirVars, type AttemptResult } from '../attempt/attempt.js';
 import { prune, render } from '@runplan/workdir';
-import { recountedUsage } from './recount.js';
-import type { RecoveredRun } from './resume.js';
-import { chooseRun, type Start } from './prior.js';
-import { failPoint, hits } from './failpoint.js';
-import { budgetExceeded, decideAfterCrash, decideRepair, emptyHistory, failureFingerprint, recordFailure, type TaskHistory } from './repair.js';
+import { recountedUsage } from '../resume/recount.js';
+import type { RecoveredRun } from '../resume/recover.js';
+import { chooseRun, type Start } from '../resume/choose.js';
+import { failPoint, hits } from '../events/failpoint.js';
+import { budgetExceeded, decideAfterCrash, decideRepair, emptyHistory, failureFingerprint, recordFailure, type TaskHistory } from '../repair/repair.js';
 import { Integration, JournalFailure, Serial, type Emit, type RunContext } from './context.js';
-import { addUsage, shownCost, ZERO_USAGE, type AttemptFailureData, type EventMap, type EventType, type RunCompleteData, type RunFailedData, type UsageTotals } from './events.js';
-import { commonDir, git, identityEnv, readRef, registeredWorktrees, resolveCommit, toplevel, updateRef } from './git.js';
+import { addUsage, shownCost, ZERO_USAGE, type AttemptFailureData, type EventMap, type EventType, type RunCompleteData, type RunFailedData, type UsageTotals } from '../events/types.js';
+import { commonDir, git, identityEnv, readRef, registeredWorktrees, resolveCommit, toplevel, updateRef } from '../host/git.js';
 import { land } from './land.js';
-import { ReceiptGuard } from './receipt.js';
-import { attemptEvidenceDir, ensurePrivateDir, newRunId, slugPaths, START_ORDER_FIELD, stateRootFor, type RunPaths, type SlugPaths } from './state.js';
+import { ReceiptGuard } from '../events/receipt.js';
+import { attemptEvidenceDir, ensurePrivateDir, newRunId, slugPaths, START_ORDER_FIELD, stateRootFor, type RunPaths, type SlugPaths } from '../host/state.js';
 import {
   clearJournalFailureNote,
   describeFault,
@@ -37,7 +37,7 @@ import {
   reservePath,
   writeJournalFailureNote,
   type DiskFault,
-} from './disk.js';
+} from '../host/disk.js';
 
 export interface RunRequest {
   planFile: string;

@@ -1,4 +1,4 @@
-import type { AgentFormat } from '../plan-types.js';
+import type { AgentFormat } from '../plan/types.js';
 
 /** Tokens as the providers count them; budgets count all four. */
 export interface Usage {

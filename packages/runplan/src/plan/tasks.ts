@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { isIdentifier } from '@runplan/workdir';
-import { isEnvName, parseEnvFile } from './plan-env.js';
-import { findCycles } from './plan-graph.js';
-import { isTable, keyPath, PlanReader } from './plan-reader.js';
-import type { Table } from './plan-reader.js';
-import { AGENT_FORMATS, PLAN_DEFAULTS } from './plan-types.js';
-import type { AgentFormat, RepairCaps, TaskSpec } from './plan-types.js';
+import { isEnvName, parseEnvFile } from './env-file.js';
+import { findCycles } from './graph.js';
+import { isTable, keyPath, PlanReader } from './reader.js';
+import type { Table } from './reader.js';
+import { AGENT_FORMATS, PLAN_DEFAULTS } from './types.js';
+import type { AgentFormat, RepairCaps, TaskSpec } from './types.js';
 
 // The task half of plan validation: `[defaults]`, each `[[tasks]]` entry, their needs.
 

@@ -3,7 +3,7 @@ import { open } from 'node:fs/promises';
 import { Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import writeFileAtomic from 'write-file-atomic';
-import { maskSecrets } from './secrets.js';
+import { maskSecrets } from '../plan/secrets.js';
 
 /**
  * Evidence files (transcripts, stderr, hook and gate output) with every secret value masked

@@ -1,5 +1,5 @@
 import { createHash, hash as oneShotHash } from 'node:crypto';
-import type { Plan, TaskSpec } from './plan-types.js';
+import type { Plan, TaskSpec } from './types.js';
 
 // JSON with object keys sorted at every level (undefined dropped, as JSON.stringify does):
 // the same value always gives the same bytes, so the same digest.
