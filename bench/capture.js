@@ -85,11 +85,17 @@ export async function measure({ quick }) {
     title,
     rows,
     ratios: [
-      ratio('capture / execa 9', pairedRatio(v.settle, v.execa), { limit: 0.7, better: 'lower', meaning: 'time per call relative to execa 9 doing the same capture' }),
+      ratio('capture / execa 9', pairedRatio(v.settle, v.execa), {
+        limit: 0.7,
+        better: 'lower',
+        meaning: 'time per call relative to execa 9 doing the same capture',
+      }),
       context('capture / raw spawn', pairedRatio(v.settle, v.raw), 'time per call relative to the bare Node spawn'),
       context('overhead over raw', se - raw, 'ms settle adds per call', 'ms'),
       context('of which ownership scans', scan * scansPerCall, `ms: ${scansPerCall} scan(s) per call × one scan`, 'ms'),
     ],
-    notes: [`each value is the mean of ${batch} sequential calls; capture() scanned /proc ${scansPerCall}× per call (${processes} processes visible)`],
+    notes: [
+      `each value is the mean of ${batch} sequential calls; capture() scanned /proc ${scansPerCall}× per call (${processes} processes visible)`,
+    ],
   };
 }

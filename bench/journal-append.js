@@ -99,8 +99,16 @@ export async function measure({ quick }) {
       title,
       rows,
       ratios: [
-        ratio('append / raw (one at a time)', pairedRatio(v.journal, v.raw), { limit: 0.9, better: 'higher', meaning: 'durable appends per second relative to a bare write + fdatasync loop' }),
-        ratio('32 queued / one at a time', pairedRatio(v.journal32, v.journal), { limit: 10, better: 'higher', meaning: 'how much group commit multiplies the append rate when appends queue up' }),
+        ratio('append / raw (one at a time)', pairedRatio(v.journal, v.raw), {
+          limit: 0.9,
+          better: 'higher',
+          meaning: 'durable appends per second relative to a bare write + fdatasync loop',
+        }),
+        ratio('32 queued / one at a time', pairedRatio(v.journal32, v.journal), {
+          limit: 10,
+          better: 'higher',
+          meaning: 'how much group commit multiplies the append rate when appends queue up',
+        }),
         context('32 queued / raw batched', pairedRatio(v.journal32, v.raw32), 'group commit relative to batching by hand'),
       ],
       notes: [`${single} sequential appends or ${batches}×32 queued appends per round, records ~400 bytes, files in ${dir.path}`],

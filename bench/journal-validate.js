@@ -38,7 +38,14 @@ async function journalOf(count) {
             prev,
             ts,
             type: types[seq % 4],
-            data: { taskId: `t${Math.floor(seq / 4)}`, attempt: 1, baseCommit: 'd'.repeat(40), resultCommit: 'e'.repeat(40), contractDigest: 'b'.repeat(64), note: 'ok' },
+            data: {
+              taskId: `t${Math.floor(seq / 4)}`,
+              attempt: 1,
+              baseCommit: 'd'.repeat(40),
+              resultCommit: 'e'.repeat(40),
+              contractDigest: 'b'.repeat(64),
+              note: 'ok',
+            },
           };
     const line = encodeRecord(record);
     prev = line.crc;
@@ -119,8 +126,21 @@ export async function measure({ quick, log }) {
       row(`${label}: peak RSS naive`, 'MB', rss.naive.slice(-v.naive.length)),
       row(`${label}: peak RSS validateJournal()`, 'MB', rss.tool.slice(-v.tool.length)),
     );
-    ratios.push(ratio(`${label}: naive / validateJournal()`, pairedRatio(v.naive, v.tool), { limit: 2, better: 'higher', meaning: 'how many times faster validateJournal() is than the naive check' }));
-    ratios.push(ratio(`${label}: validateJournal() peak RSS`, Math.max(...rows.at(-1).values), { limit: 100, better: 'lower', unit: 'MB', meaning: 'whole-process peak RSS while validating (bounded: does not grow with the journal)' }));
+    ratios.push(
+      ratio(`${label}: naive / validateJournal()`, pairedRatio(v.naive, v.tool), {
+        limit: 2,
+        better: 'higher',
+        meaning: 'how many times faster validateJournal() is than the naive check',
+      }),
+    );
+    ratios.push(
+      ratio(`${label}: validateJournal() peak RSS`, Math.max(...rows.at(-1).values), {
+        limit: 100,
+        better: 'lower',
+        unit: 'MB',
+        meaning: 'whole-process peak RSS while validating (bounded: does not grow with the journal)',
+      }),
+    );
     notes.push(`${label}: ${count} records, ${mb} MiB (${path})`);
   }
   if (quick) notes.push('1e6 records: not run with --quick');

@@ -77,7 +77,14 @@ export function row(label, unit, values, extra = {}) {
  */
 export function ratio(name, value, { limit, better, meaning, unit = '×' }) {
   const pass = limit === undefined || !Number.isFinite(value) ? null : better === 'lower' ? value <= limit : value >= limit;
-  return { name, value, unit, target: limit === undefined ? '' : `${better === 'lower' ? '≤' : '≥'} ${limit}${unit === '×' ? '×' : ` ${unit}`}`, pass, meaning };
+  return {
+    name,
+    value,
+    unit,
+    target: limit === undefined ? '' : `${better === 'lower' ? '≤' : '≥'} ${limit}${unit === '×' ? '×' : ` ${unit}`}`,
+    pass,
+    meaning,
+  };
 }
 
 /** A ratio with no target (context only). */
@@ -88,7 +95,11 @@ export function format(value, unit) {
   if (value === undefined || value === null || Number.isNaN(value)) return '–';
   switch (unit) {
     case 'ms':
-      return value >= 1000 ? `${(value / 1000).toFixed(2)} s` : value >= 100 ? `${value.toFixed(0)} ms` : `${value.toFixed(value >= 10 ? 1 : 2)} ms`;
+      return value >= 1000
+        ? `${(value / 1000).toFixed(2)} s`
+        : value >= 100
+          ? `${value.toFixed(0)} ms`
+          : `${value.toFixed(value >= 10 ? 1 : 2)} ms`;
     case 'MiB/s':
       return `${value.toFixed(0)} MiB/s`;
     case 'MB':
@@ -108,7 +119,12 @@ const pad = (text, width) => text + ' '.repeat(Math.max(0, width - [...text].len
 export function columns(lines) {
   const widths = [];
   for (const line of lines) line.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, [...cell].length)));
-  return lines.map((line) => line.map((cell, i) => (i === line.length - 1 ? cell : pad(cell, widths[i]))).join('  ').trimEnd());
+  return lines.map((line) =>
+    line
+      .map((cell, i) => (i === line.length - 1 ? cell : pad(cell, widths[i])))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 /** The text block for one measure's result. */
@@ -160,7 +176,9 @@ export function machine() {
     node: process.version,
     kernel: release(),
     disk: `${tmpdir()} on ${disk}`,
-    loadavg: loadavg().map((l) => l.toFixed(2)).join(' '),
+    loadavg: loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' '),
     date: new Date().toISOString(),
   };
 }
@@ -187,7 +205,10 @@ export function worker(script, args, options = {}) {
     maxBuffer: 1 << 24,
     ...(options.env ? { env: options.env } : {}),
   });
-  if (r.status !== 0) throw new Error(`worker ${script} ${args.join(' ')} exited ${r.status ?? r.signal}: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+  if (r.status !== 0)
+    throw new Error(
+      `worker ${script} ${args.join(' ')} exited ${r.status ?? r.signal}: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`,
+    );
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
 

@@ -48,9 +48,19 @@ function forgeCommits(repo, tasks) {
     );
   });
   const marks = join(repo, '.git', 'bench-marks');
-  const r = spawnSync('git', ['fast-import', '--quiet', `--export-marks=${marks}`], { cwd: repo, env: gitEnv(), input: lines.join('\n') + '\n', maxBuffer: 1 << 26 });
+  const r = spawnSync('git', ['fast-import', '--quiet', `--export-marks=${marks}`], {
+    cwd: repo,
+    env: gitEnv(),
+    input: lines.join('\n') + '\n',
+    maxBuffer: 1 << 26,
+  });
   if (r.status !== 0) throw new Error(`git fast-import: ${String(r.stderr).trim()}`);
-  const byMark = new Map(readFileSync(marks, 'utf8').trim().split('\n').map((l) => l.split(' ')));
+  const byMark = new Map(
+    readFileSync(marks, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' ')),
+  );
   return { base, commits: tasks.map((_, i) => byMark.get(`:${i + 1}`).trim()) };
 }
 
@@ -93,7 +103,8 @@ async function forgeJournal(path, plan, digests, repo, stateRoot, base, commits)
     usageCarried: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 },
     costCarried: 0,
   };
-  const runStartedBytes = encodeRecord({ seq: 1, prev, ts: new Date(clock).toISOString(), type: 'run-started', data: runStarted }).bytes.length;
+  const runStartedBytes = encodeRecord({ seq: 1, prev, ts: new Date(clock).toISOString(), type: 'run-started', data: runStarted }).bytes
+    .length;
   if (runStartedBytes > MAX_LINE_BYTES) throw new Error(`run-started is ${runStartedBytes} bytes, over the journal's line limit`);
   put('run-started', runStarted);
   put('branch-updated', { taskId: null, attempt: null, branch: BRANCH, from: null, to: base });
@@ -105,15 +116,65 @@ async function forgeJournal(path, plan, digests, repo, stateRoot, base, commits)
     const ev = join(evidence, `${taskId}.1`);
     const result = commits[i];
     const contractDigest = digests.get(taskId);
-    put('attempt-started', { taskId, attempt: 1, ownerTag: `b${String(i).padStart(19, '0')}`, baseCommit: head, contractDigest, promptDigest: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', dir, worktree: join(dir, 'tree'), evidenceDir: ev, dependencyCheckpointIds: [] });
-    put('command-settled', { taskId, attempt: 1, reason: 'exited', exitCode: 0, signal: null, durationMs: 12, teardown: { result: 'none', survivors: [], heldPipe: false }, error: null, sessionId: null, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 }, costUsd: null, isError: false, providerLimited: false, blocked: null, finalMessage: null, warnings: [], transcript: join(ev, 'transcript.txt'), stderr: join(ev, 'stderr.log') });
+    put('attempt-started', {
+      taskId,
+      attempt: 1,
+      ownerTag: `b${String(i).padStart(19, '0')}`,
+      baseCommit: head,
+      contractDigest,
+      promptDigest: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+      dir,
+      worktree: join(dir, 'tree'),
+      evidenceDir: ev,
+      dependencyCheckpointIds: [],
+    });
+    put('command-settled', {
+      taskId,
+      attempt: 1,
+      reason: 'exited',
+      exitCode: 0,
+      signal: null,
+      durationMs: 12,
+      teardown: { result: 'none', survivors: [], heldPipe: false },
+      error: null,
+      sessionId: null,
+      usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 },
+      costUsd: null,
+      isError: false,
+      providerLimited: false,
+      blocked: null,
+      finalMessage: null,
+      warnings: [],
+      transcript: join(ev, 'transcript.txt'),
+      stderr: join(ev, 'stderr.log'),
+    });
     put('gates-done', { taskId, attempt: 1, phase: 'gates', passed: true, gates: [] });
     put('integrated', { taskId, attempt: 1, mode: 'fast_forward', attemptBase: head, onto: head, resultCommit: result });
-    const key = { logicalRunId: RUN_ID, planDigest: digest, taskId, taskContractDigest: contractDigest, dependencyCheckpointIds: [], baseCommit: head, resultCommit: result };
+    const key = {
+      logicalRunId: RUN_ID,
+      planDigest: digest,
+      taskId,
+      taskContractDigest: contractDigest,
+      dependencyCheckpointIds: [],
+      baseCommit: head,
+      resultCommit: result,
+    };
     const id = checkpointId(key);
     put('checkpoint', { id, ...key, attempt: 1 });
     put('branch-updated', { taskId, attempt: 1, branch: BRANCH, from: head, to: result });
-    put('attempt-closed', { taskId, attempt: 1, outcome: 'success', reason: 'ok', class: null, phase: null, failure: null, checkpointId: id, evidence: [join(ev, 'transcript.txt'), join(ev, 'stderr.log')], survivors: [], durationMs: 230 });
+    put('attempt-closed', {
+      taskId,
+      attempt: 1,
+      outcome: 'success',
+      reason: 'ok',
+      class: null,
+      phase: null,
+      failure: null,
+      checkpointId: id,
+      evidence: [join(ev, 'transcript.txt'), join(ev, 'stderr.log')],
+      survivors: [],
+      durationMs: 230,
+    });
     head = result;
   });
   mkdirSync(join(stateRoot, SLUG, RUN_ID), { recursive: true, mode: 0o700 });
@@ -131,7 +192,8 @@ function catFileBatchCheck(repo, shas) {
     child.on('error', reject);
     child.on('close', (code) => {
       const lines = out.trimEnd().split('\n');
-      if (code !== 0 || lines.length !== shas.length || lines.some((l) => l.endsWith(' missing'))) reject(new Error(`cat-file --batch-check: exit ${code}, ${lines.length} lines`));
+      if (code !== 0 || lines.length !== shas.length || lines.some((l) => l.endsWith(' missing')))
+        reject(new Error(`cat-file --batch-check: exit ${code}, ${lines.length} lines`));
       else resolve();
     });
     child.stdin.end(shas.join('\n') + '\n');
@@ -161,7 +223,8 @@ async function checkJournal(path, digests, planDigest, base) {
   for (const r of records) {
     if (r.type !== 'checkpoint') continue;
     const c = r.data;
-    if (c.planDigest !== planDigest || digests.get(c.taskId) !== c.taskContractDigest) throw new Error(`checkpoint ${c.taskId}: digest changed`);
+    if (c.planDigest !== planDigest || digests.get(c.taskId) !== c.taskContractDigest)
+      throw new Error(`checkpoint ${c.taskId}: digest changed`);
     if (c.baseCommit !== head) throw new Error(`checkpoint ${c.taskId}: not on the previous result`);
     if (checkpointId(c) !== c.id) throw new Error(`checkpoint ${c.taskId}: id does not match its key`);
     done.set(c.taskId, c.id);
@@ -203,11 +266,18 @@ function coordinatorRound(dir, repo, stateRoot, pristine, limitMs) {
   return { ms: now() - start, status: r.status, timedOut: r.signal === 'SIGKILL', stderr: r.stderr ?? '' };
 }
 
-const lastLines = (text) => text.trim().split('\n').filter((l) => l !== '').slice(-2).join(' | ');
+const lastLines = (text) =>
+  text
+    .trim()
+    .split('\n')
+    .filter((l) => l !== '')
+    .slice(-2)
+    .join(' | ');
 
 export async function measure({ quick, log }) {
   const { existsSync } = await import('node:fs');
-  if (!existsSync(join(runplanDist, 'cli.js'))) return skipped(name, title, 'not available yet: packages/runplan is not built (npm run build)');
+  if (!existsSync(join(runplanDist, 'cli.js')))
+    return skipped(name, title, 'not available yet: packages/runplan is not built (npm run build)');
   const n = quick ? 500 : 10000;
   const limitMs = quick ? 8_000 : 30_000;
   const rounds = quick ? 1 : 3;
@@ -217,7 +287,9 @@ export async function measure({ quick, log }) {
     const { repo, stateRoot, journal, pristine, shas, loaded, forged, base } = await forgeState(dir.path, n);
     const rows = [];
     const ratios = [];
-    const notes = [`${n} checkpoints${quick ? ' (--quick; the target is for 10 000)' : ''}; journal ${(readFileSync(journal).length / 2 ** 20).toFixed(1)} MiB, ${forged.records} records; commits made with git fast-import`];
+    const notes = [
+      `${n} checkpoints${quick ? ' (--quick; the target is for 10 000)' : ''}; journal ${(readFileSync(journal).length / 2 ** 20).toFixed(1)} MiB, ${forged.records} records; commits made with git fast-import`,
+    ];
     notes.push(`run-started is ${forged.runStartedBytes} bytes for ${n} tasks (task count + task list digest)`);
 
     // The coordinator, first: can it resume at all, and within the time this bench allows?
@@ -227,7 +299,14 @@ export async function measure({ quick, log }) {
     if (first.status === 0) {
       for (let r = 1; r < rounds; r++) coordinator.push(coordinatorRound(dir.path, repo, stateRoot, pristine, limitMs).ms);
       rows.push(row(`runplan run: resume ${n} checkpoints → nothing to do → receipt`, 'ms', coordinator));
-      ratios.push(ratio('runplan resume decision, total', rows[0].median, { limit: 2000, better: 'lower', unit: 'ms', meaning: `wall time of \`runplan run\` from start to exit when all ${n} tasks are checkpointed` }));
+      ratios.push(
+        ratio('runplan resume decision, total', rows[0].median, {
+          limit: 2000,
+          better: 'lower',
+          unit: 'ms',
+          meaning: `wall time of \`runplan run\` from start to exit when all ${n} tasks are checkpointed`,
+        }),
+      );
     } else if (first.timedOut) {
       // Too slow to wait for: time a small state and scale it, and report the bound we saw.
       const smallN = quick ? 25 : 100;
@@ -235,23 +314,58 @@ export async function measure({ quick, log }) {
       try {
         const s = await forgeState(small.path, smallN);
         const r = coordinatorRound(small.path, s.repo, s.stateRoot, s.pristine, 4 * limitMs);
-        if (r.status !== 0) throw new Error(`runplan run over ${smallN} checkpoints ${r.timedOut ? `was stopped after ${(4 * limitMs) / 1000} s` : `exited ${r.status}`}: ${lastLines(r.stderr)}`);
+        if (r.status !== 0)
+          throw new Error(
+            `runplan run over ${smallN} checkpoints ${r.timedOut ? `was stopped after ${(4 * limitMs) / 1000} s` : `exited ${r.status}`}: ${lastLines(r.stderr)}`,
+          );
         rows.push(row(`runplan run: resume ${smallN} checkpoints → receipt`, 'ms', [r.ms]));
-        notes.push(`runplan run over ${n} checkpoints was stopped after ${limitMs / 1000} s; over ${smallN} it took ${(r.ms / 1000).toFixed(1)} s, ≈ ${(r.ms / smallN).toFixed(0)} ms per checkpoint counting start-up, so roughly ${((r.ms / smallN) * n / 1000).toFixed(0)} s for ${n} if it grows linearly`);
+        notes.push(
+          `runplan run over ${n} checkpoints was stopped after ${limitMs / 1000} s; over ${smallN} it took ${(r.ms / 1000).toFixed(1)} s, ≈ ${(r.ms / smallN).toFixed(0)} ms per checkpoint counting start-up, so roughly ${(((r.ms / smallN) * n) / 1000).toFixed(0)} s for ${n} if it grows linearly`,
+        );
       } finally {
         small.cleanup();
       }
-      ratios.push(ratio('runplan resume decision, total', limitMs, { limit: 2000, better: 'lower', unit: 'ms', meaning: `a lower bound: \`runplan run\` had not finished deciding over ${n} checkpoints when stopped` }));
+      ratios.push(
+        ratio('runplan resume decision, total', limitMs, {
+          limit: 2000,
+          better: 'lower',
+          unit: 'ms',
+          meaning: `a lower bound: \`runplan run\` had not finished deciding over ${n} checkpoints when stopped`,
+        }),
+      );
     } else {
-      notes.push(`coordinator resume not available (runplan run exited ${first.status}: ${lastLines(first.stderr)}); only the decision's parts are timed`);
+      notes.push(
+        `coordinator resume not available (runplan run exited ${first.status}: ${lastLines(first.stderr)}); only the decision's parts are timed`,
+      );
     }
 
     // The decision's parts in-process, and the baseline, interleaved.
     const v = await interleave(
       [
-        { key: 'catfile', run: async () => { const s = now(); await catFileBatchCheck(repo, shas); return now() - s; } },
-        { key: 'plan', run: async () => { const s = now(); await loadWithDigests(join(dir.path, 'plan.toml')); return now() - s; } },
-        { key: 'journal', run: async () => { const s = now(); await checkJournal(journal, loaded.digests, loaded.digest, base); return now() - s; } },
+        {
+          key: 'catfile',
+          run: async () => {
+            const s = now();
+            await catFileBatchCheck(repo, shas);
+            return now() - s;
+          },
+        },
+        {
+          key: 'plan',
+          run: async () => {
+            const s = now();
+            await loadWithDigests(join(dir.path, 'plan.toml'));
+            return now() - s;
+          },
+        },
+        {
+          key: 'journal',
+          run: async () => {
+            const s = now();
+            await checkJournal(journal, loaded.digests, loaded.digest, base);
+            return now() - s;
+          },
+        },
       ],
       { rounds, warmup: 0 },
     );
@@ -261,10 +375,23 @@ export async function measure({ quick, log }) {
     rows.unshift(cat);
     rows.push(plan, read);
     const parts = cat.median + plan.median + read.median;
-    if (coordinator.length > 0) ratios.push(context('runplan / cat-file', rows[1].median / cat.median, 'the whole decision relative to the cheapest existence check'));
-    else if (!first.timedOut) ratios.push(ratio('parts of the decision, summed', parts, { limit: 2000, better: 'lower', unit: 'ms', meaning: 'plan + digests, journal read + checkpoint checks, cat-file: a lower bound for the real decision' }));
+    if (coordinator.length > 0)
+      ratios.push(
+        context('runplan / cat-file', rows[1].median / cat.median, 'the whole decision relative to the cheapest existence check'),
+      );
+    else if (!first.timedOut)
+      ratios.push(
+        ratio('parts of the decision, summed', parts, {
+          limit: 2000,
+          better: 'lower',
+          unit: 'ms',
+          meaning: 'plan + digests, journal read + checkpoint checks, cat-file: a lower bound for the real decision',
+        }),
+      );
     ratios.push(context('parts summed', parts, 'plan + digests, journal read + checks, cat-file (a lower bound for any decision)', 'ms'));
-    ratios.push(context('journal part / cat-file', read.median / cat.median, 'reading and checking the journal relative to the git existence check'));
+    ratios.push(
+      context('journal part / cat-file', read.median / cat.median, 'reading and checking the journal relative to the git existence check'),
+    );
     return { name, title, rows, ratios, notes };
   } finally {
     dir.cleanup();

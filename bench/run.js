@@ -67,7 +67,9 @@ function parseFlags(argv) {
 // Runs one measure in a child process; progress lines (`  · …`) pass through as they come.
 function runChild(name) {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', name, ...(flags.quick ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', name, ...(flags.quick ? ['--quick'] : [])], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
@@ -118,7 +120,13 @@ console.log(renderSummary(results));
 console.log(`\nload average before ${before.loadavg}, after ${after.loadavg}`);
 
 if (flags.json) {
-  const strip = (r) => ({ ...r, rows: r.rows.map(({ values, ...rest }) => ({ ...rest, values: values.map((v) => Math.round(v * 1000) / 1000) })) });
-  writeFileSync(flags.json, JSON.stringify({ machine: before, loadavgAfter: after.loadavg, quick: flags.quick, results: results.map(strip) }, null, 2) + '\n');
+  const strip = (r) => ({
+    ...r,
+    rows: r.rows.map(({ values, ...rest }) => ({ ...rest, values: values.map((v) => Math.round(v * 1000) / 1000) })),
+  });
+  writeFileSync(
+    flags.json,
+    JSON.stringify({ machine: before, loadavgAfter: after.loadavg, quick: flags.quick, results: results.map(strip) }, null, 2) + '\n',
+  );
   console.log(`results written to ${flags.json}`);
 }

@@ -15,13 +15,17 @@ const baseline = join(root, 'bench/runplan-baseline.sh');
 
 // A plan of n independent tasks that each create one file (no shell: /usr/bin/touch).
 export function trivialPlan(slug, n) {
-  const tasks = Array.from({ length: n }, (_, i) => `[[tasks]]\nid = "t${String(i + 1).padStart(String(n).length, '0')}"\nexpect = "commit"\n`).join('\n');
+  const tasks = Array.from(
+    { length: n },
+    (_, i) => `[[tasks]]\nid = "t${String(i + 1).padStart(String(n).length, '0')}"\nexpect = "commit"\n`,
+  ).join('\n');
   return `slug = "${slug}"\nbase = "main"\njobs = 1\n\n[defaults]\ncommand = ["/usr/bin/touch", "{{task.id}}.txt"]\nformat = "text"\ndeadline = "1m"\ngrace = "2s"\n\n${tasks}`;
 }
 
 // Why the coordinator cannot be measured here, or undefined when it can.
 function unavailable() {
-  if (!existsSync(join(root, 'packages/runplan/dist/src/cli.js'))) return 'not available yet: packages/runplan is not built (npm run build)';
+  if (!existsSync(join(root, 'packages/runplan/dist/src/cli.js')))
+    return 'not available yet: packages/runplan is not built (npm run build)';
   return undefined;
 }
 
@@ -71,18 +75,34 @@ export async function measure({ quick }) {
   const [tool, shell] = rows.map((r) => r.median);
   // Warm-up rounds (if any) are in cpu[] too: keep the rounds the wall-time rows cover.
   const cpuOf = (side) => cpu[side].slice(-v[side].length);
-  const cpuRows = [row(`cpu: runplan run, ${n} tasks`, 'ms', cpuOf('runplan')), row(`cpu: shell baseline, ${n} tasks`, 'ms', cpuOf('shell'))];
+  const cpuRows = [
+    row(`cpu: runplan run, ${n} tasks`, 'ms', cpuOf('runplan')),
+    row(`cpu: shell baseline, ${n} tasks`, 'ms', cpuOf('shell')),
+  ];
   rows.push(...cpuRows);
   return {
     name,
     title,
     rows,
     ratios: [
-      ratio('runplan / shell', pairedRatio(v.runplan, v.shell), { limit: 1.3, better: 'lower', meaning: 'wall time of the whole run relative to the same git + fsync work in sh' }),
+      ratio('runplan / shell', pairedRatio(v.runplan, v.shell), {
+        limit: 1.3,
+        better: 'lower',
+        meaning: 'wall time of the whole run relative to the same git + fsync work in sh',
+      }),
       context('runplan per task', tool / n, 'ms of wall time per task, start-up included', 'ms'),
       context('added per task', (tool - shell) / n, 'ms runplan spends per task beyond the shell doing the same work', 'ms'),
-      context('cpu: runplan / shell', pairedRatio(cpuOf('runplan'), cpuOf('shell')), 'the same comparison in CPU time (user+sys) of the whole process tree, which other load on the machine does not inflate'),
-      context('cpu: added per task', (cpuRows[0].median - cpuRows[1].median) / n, 'ms of CPU runplan spends per task beyond the shell', 'ms'),
+      context(
+        'cpu: runplan / shell',
+        pairedRatio(cpuOf('runplan'), cpuOf('shell')),
+        'the same comparison in CPU time (user+sys) of the whole process tree, which other load on the machine does not inflate',
+      ),
+      context(
+        'cpu: added per task',
+        (cpuRows[0].median - cpuRows[1].median) / n,
+        'ms of CPU runplan spends per task beyond the shell',
+        'ms',
+      ),
     ],
     notes: [`tasks: ["/usr/bin/touch", "{{task.id}}.txt"], format text, jobs 1; each round a fresh repo`],
   };

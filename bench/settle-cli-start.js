@@ -41,8 +41,14 @@ function unbundledBin(dir) {
 export async function measure({ quick }) {
   const settleBin = join(root, 'packages/settle/bin/settle.js');
   const bundle = join(root, 'packages/settle/dist/settle.cjs');
-  if (!existsSync(join(root, 'packages/settle/dist/src/cli.js'))) return skipped(name, title, 'not available yet: packages/settle is not built (npm run build)');
-  if (!existsSync(bundle)) return skipped(name, title, 'packages/settle/dist/settle.cjs missing: build settle with its own build script (npm run build), which bundles after tsc');
+  if (!existsSync(join(root, 'packages/settle/dist/src/cli.js')))
+    return skipped(name, title, 'not available yet: packages/settle is not built (npm run build)');
+  if (!existsSync(bundle))
+    return skipped(
+      name,
+      title,
+      'packages/settle/dist/settle.cjs missing: build settle with its own build script (npm run build), which bundles after tsc',
+    );
   const node = process.execPath;
   // Node parses the NODE_EXTRA_CA_CERTS bundle at every start (~40 ms here), which inflates
   // `node -e 0` and so flatters every ratio to it: the pair below runs without it.
@@ -57,7 +63,12 @@ export async function measure({ quick }) {
       { key: 'load', run: () => startToExit('load', [node, '-e', `require(${JSON.stringify(bundle)})`]) },
       {
         key: 'spawn',
-        run: () => startToExit('spawn', [node, '-e', "require('child_process').spawn('/bin/true', { stdio: ['ignore', 'pipe', 'inherit'], detached: true }).on('exit', () => {})"]),
+        run: () =>
+          startToExit('spawn', [
+            node,
+            '-e',
+            "require('child_process').spawn('/bin/true', { stdio: ['ignore', 'pipe', 'inherit'], detached: true }).on('exit', () => {})",
+          ]),
       },
       { key: 'unbundled', run: () => startToExit('unbundled', [node, fallbackBin, '--', '/bin/true']) },
       ...(caCerts === undefined
@@ -67,7 +78,16 @@ export async function measure({ quick }) {
             { key: 'bareSettle', run: () => startToExit('bareSettle', [node, settleBin, '--', '/bin/true'], bareEnv) },
             {
               key: 'bareSpawn',
-              run: () => startToExit('bareSpawn', [node, '-e', "require('child_process').spawn('/bin/true', { stdio: ['ignore', 'pipe', 'inherit'], detached: true }).on('exit', () => {})"], bareEnv),
+              run: () =>
+                startToExit(
+                  'bareSpawn',
+                  [
+                    node,
+                    '-e',
+                    "require('child_process').spawn('/bin/true', { stdio: ['ignore', 'pipe', 'inherit'], detached: true }).on('exit', () => {})",
+                  ],
+                  bareEnv,
+                ),
             },
           ]),
     ];
@@ -96,16 +116,36 @@ export async function measure({ quick }) {
     const cpuSpawn = cpuRows('spawn', 'node + one detached spawn');
     rows.push(cpuNode, cpuSettle, cpuSpawn, cpuUnbundled);
     const ratios = [
-      ratio('settle / node -e 0', pairedRatio(v.settle, v.node), { limit: 1.3, better: 'lower', meaning: 'how much slower the CLI starts, runs /bin/true and exits than an empty node' }),
+      ratio('settle / node -e 0', pairedRatio(v.settle, v.node), {
+        limit: 1.3,
+        better: 'lower',
+        meaning: 'how much slower the CLI starts, runs /bin/true and exits than an empty node',
+      }),
       context('settle / timeout', pairedRatio(v.settle, v.timeout), 'cost of a Node tool over the C one it replaces'),
-      context('cpu: settle / node -e 0', cpuSettle.mean / cpuNode.mean, 'the same ratio in CPU time (user+sys), which other load on the machine does not inflate'),
-      context('floor: node + one spawn / node -e 0', pairedRatio(v.spawn, v.node), 'what any node CLI that spawns one child pays, before settle does anything of its own'),
+      context(
+        'cpu: settle / node -e 0',
+        cpuSettle.mean / cpuNode.mean,
+        'the same ratio in CPU time (user+sys), which other load on the machine does not inflate',
+      ),
+      context(
+        'floor: node + one spawn / node -e 0',
+        pairedRatio(v.spawn, v.node),
+        'what any node CLI that spawns one child pays, before settle does anything of its own',
+      ),
       context('cpu: settle / node + one spawn', cpuSettle.mean / cpuSpawn.mean, 'what settle itself costs in CPU over that floor'),
       context('unbundled / node -e 0', pairedRatio(v.unbundled, v.node), 'the same bin without dist/settle.cjs: what the bundle saves'),
       ...(v.bareNode
         ? [
-            context('no CA file: settle / node -e 0', pairedRatio(v.bareSettle, v.bareNode), 'the same ratio with NODE_EXTRA_CA_CERTS unset (set on this machine): a smaller denominator'),
-            context('no CA file: floor node + one spawn / node -e 0', pairedRatio(v.bareSpawn, v.bareNode), 'the spawn floor with NODE_EXTRA_CA_CERTS unset'),
+            context(
+              'no CA file: settle / node -e 0',
+              pairedRatio(v.bareSettle, v.bareNode),
+              'the same ratio with NODE_EXTRA_CA_CERTS unset (set on this machine): a smaller denominator',
+            ),
+            context(
+              'no CA file: floor node + one spawn / node -e 0',
+              pairedRatio(v.bareSpawn, v.bareNode),
+              'the spawn floor with NODE_EXTRA_CA_CERTS unset',
+            ),
           ]
         : []),
     ];

@@ -47,7 +47,8 @@ async function runSettle(argv, s, stream) {
   const { execution } = await stream({ argv, stderr: 'inherit' }, s, async (stdout, state) => {
     for await (const chunk of stdout) state.take(chunk);
   });
-  if (execution.reason !== 'exited' || execution.exitCode !== 0 || execution.error) throw new Error(`stream settled ${execution.reason} ${execution.exitCode} ${execution.error?.message ?? ''}`);
+  if (execution.reason !== 'exited' || execution.exitCode !== 0 || execution.error)
+    throw new Error(`stream settled ${execution.reason} ${execution.exitCode} ${execution.error?.message ?? ''}`);
 }
 
 // Worker: `node stream-throughput.js --worker raw|raw-detached|settle zeros|pattern BYTES`
@@ -102,7 +103,7 @@ export async function measure({ quick }) {
     if (r.bytes !== bytes) throw new Error(`${side} received ${r.bytes} of ${bytes} bytes`);
     rss[side].push(r.maxRssMB);
     cpu[side].push(r.cpuMs / (bytes / GiB));
-    return (bytes / 2 ** 20) / (r.ms / 1000);
+    return bytes / 2 ** 20 / (r.ms / 1000);
   };
   const v = await interleave(
     [
@@ -137,10 +138,28 @@ export async function measure({ quick }) {
     title,
     rows,
     ratios: [
-      ratio('stream / raw throughput', pairedRatio(v.settle, v.raw), { limit: 0.85, better: 'higher', meaning: 'bytes per second through stream() relative to reading the pipe directly' }),
-      context('stream / raw detached', pairedRatio(v.settle, v['raw-detached']), "settle against the same raw loop with the child in its own session, as settle runs it"),
-      ratio('settle worker peak RSS', peak, { limit: 100, better: 'lower', unit: 'MB', meaning: 'largest resident set of a whole node process streaming 1 GiB through stream()' }),
-      ratio('byte-exact (1 = yes)', exact.settle ? 1 : 0, { limit: 1, better: 'higher', unit: '', meaning: 'sha256 of the patterned stream stream() delivered equals the source' }),
+      ratio('stream / raw throughput', pairedRatio(v.settle, v.raw), {
+        limit: 0.85,
+        better: 'higher',
+        meaning: 'bytes per second through stream() relative to reading the pipe directly',
+      }),
+      context(
+        'stream / raw detached',
+        pairedRatio(v.settle, v['raw-detached']),
+        'settle against the same raw loop with the child in its own session, as settle runs it',
+      ),
+      ratio('settle worker peak RSS', peak, {
+        limit: 100,
+        better: 'lower',
+        unit: 'MB',
+        meaning: 'largest resident set of a whole node process streaming 1 GiB through stream()',
+      }),
+      ratio('byte-exact (1 = yes)', exact.settle ? 1 : 0, {
+        limit: 1,
+        better: 'higher',
+        unit: '',
+        meaning: 'sha256 of the patterned stream stream() delivered equals the source',
+      }),
     ],
     notes: [
       `${bytes / 2 ** 20} MiB per round, each round a fresh node process; RSS is the whole process (node itself is ~40 MB)`,

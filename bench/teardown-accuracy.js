@@ -118,9 +118,18 @@ export async function measure({ quick }) {
     title,
     rows,
     ratios: [
-      ratio('p99 overshoot, deadline (TERM honoured)', p99(0), { ...limit, meaning: 'how late settle returns after the deadline when TERM ends the child' }),
-      ratio('p99 overshoot, deadline + grace (TERM ignored)', p99(2), { ...limit, meaning: 'how late settle returns after deadline + grace when only KILL ends the child' }),
-      ratio('p99 overshoot, held pipe: exit + grace', p99(4), { ...limit, meaning: 'how late settle returns after grace when a grandchild holds stdout past the exit' }),
+      ratio('p99 overshoot, deadline (TERM honoured)', p99(0), {
+        ...limit,
+        meaning: 'how late settle returns after the deadline when TERM ends the child',
+      }),
+      ratio('p99 overshoot, deadline + grace (TERM ignored)', p99(2), {
+        ...limit,
+        meaning: 'how late settle returns after deadline + grace when only KILL ends the child',
+      }),
+      ratio('p99 overshoot, held pipe: exit + grace', p99(4), {
+        ...limit,
+        meaning: 'how late settle returns after grace when a grandchild holds stdout past the exit',
+      }),
       ratio('raw p99, deadline + grace', p99(3), { unit: 'ms', meaning: 'the floor: timers + kill + exit event, nothing verified' }),
     ],
     notes: [`deadline ${DEADLINE} ms, grace ${GRACE} ms; held pipe: setsid-holds-stdout.sh (the grandchild dies on TERM)`],

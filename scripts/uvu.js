@@ -47,7 +47,9 @@ async function worker() {
     if (r.code !== 0 || total === 0) {
       totals.failedFiles.push(r.file);
       if (total === passed) totals.total += 1; // a file that crashed or ran nothing counts as one failure
-      process.stdout.write(`uvu: ${r.file} ${r.signal ? `killed by ${r.signal}` : `exited ${r.code}`}${total === 0 ? ' (no test ran)' : ''}\n`);
+      process.stdout.write(
+        `uvu: ${r.file} ${r.signal ? `killed by ${r.signal}` : `exited ${r.code}`}${total === 0 ? ' (no test ran)' : ''}\n`,
+      );
     }
   }
 }

@@ -17,7 +17,16 @@ export function plansPath(): string {
 
 // Variables that point git at some other repository or index: inherited from a parent
 // (a git hook running the tests), they would make every fixture repo someone else's.
-const GIT_REDIRECTS = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_PREFIX', 'GIT_NAMESPACE'];
+const GIT_REDIRECTS = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_COMMON_DIR',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_PREFIX',
+  'GIT_NAMESPACE',
+];
 
 // An environment whose PATH starts with test-fixtures/agents, so plans can name
 // `mock-agent`, `mock-gate` and `mock-verify` bare. git is made hermetic (no system or

@@ -9,7 +9,11 @@ export interface Disposable {
 
 // A test body that owns its fixture: `make` sets it up, `body` uses it, cleanup always runs,
 // and the whole is bounded by `timeoutMs` (uvu has no timeout of its own).
-export function withCleanup<F extends Disposable>(timeoutMs: number, make: () => F, body: (fixture: F) => Promise<void>): () => Promise<void> {
+export function withCleanup<F extends Disposable>(
+  timeoutMs: number,
+  make: () => F,
+  body: (fixture: F) => Promise<void>,
+): () => Promise<void> {
   return withTimeout(timeoutMs, async () => {
     const fixture = make();
     try {
@@ -30,7 +34,11 @@ export interface WaitOptions {
 // Waits (bounded) until `check` returns something other than undefined/false, and returns it.
 // For another process's state only — a file it writes, a pid it owns: there is no event to
 // wait on there, so it is polled. Within one process, wait on the event itself.
-export async function waitUntil<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, opts: WaitOptions = {}): Promise<T> {
+export async function waitUntil<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  opts: WaitOptions = {},
+): Promise<T> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
   const until = Date.now() + timeoutMs;
   for (;;) {
@@ -43,7 +51,9 @@ export async function waitUntil<T>(what: string, check: () => T | undefined | fa
 
 // Waits (bounded) until some line of `file` satisfies `match`.
 export async function waitForLine(file: string, match: (line: string) => boolean, timeoutMs = 60_000): Promise<void> {
-  await waitUntil(`a matching line in ${file}`, () => existsSync(file) && readFileSync(file, 'utf8').split('\n').some(match), { timeoutMs });
+  await waitUntil(`a matching line in ${file}`, () => existsSync(file) && readFileSync(file, 'utf8').split('\n').some(match), {
+    timeoutMs,
+  });
 }
 
 // Whether a pid names a live (non-zombie) process.

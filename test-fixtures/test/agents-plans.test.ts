@@ -36,14 +36,42 @@ function load(name: string): RawPlan {
 
 function promptOf(task: RawTask): string {
   if (task.prompt !== undefined) return task.prompt;
-  if (task.prompt_file !== undefined && existsSync(join(plansPath(), task.prompt_file))) return readFileSync(join(plansPath(), task.prompt_file), 'utf8');
+  if (task.prompt_file !== undefined && existsSync(join(plansPath(), task.prompt_file)))
+    return readFileSync(join(plansPath(), task.prompt_file), 'utf8');
   return '';
 }
 
 const DIRECTIVES = new Set([
-  'write', 'put', 'rm', 'commit', 'sleep', 'exit', 'fail-first', 'ignore-term', 'grandchild', 'format', 'model', 'session',
-  'usage', 'model-usage', 'turn', 'say', 'result', 'raw', 'stderr', 'no-result', 'is-error', 'rate-limit', 'blocked',
-  'env-to', 'print-env', 'until-file', 'on-attempt', 'until-attempt', 'from-attempt', 'close-stdin',
+  'write',
+  'put',
+  'rm',
+  'commit',
+  'sleep',
+  'exit',
+  'fail-first',
+  'ignore-term',
+  'grandchild',
+  'format',
+  'model',
+  'session',
+  'usage',
+  'model-usage',
+  'turn',
+  'say',
+  'result',
+  'raw',
+  'stderr',
+  'no-result',
+  'is-error',
+  'rate-limit',
+  'blocked',
+  'env-to',
+  'print-env',
+  'until-file',
+  'on-attempt',
+  'until-attempt',
+  'from-attempt',
+  'close-stdin',
 ]);
 
 function directivesOf(prompt: string): string[][] {
@@ -94,7 +122,8 @@ test('every valid fixture plan has unique ids, known needs, no cycle, and the fi
     for (const task of plan.tasks) {
       for (const need of task.needs ?? []) assert.ok(ids.includes(need), `${name}/${task.id}: unknown need ${need}`);
       assert.not.ok(ancestors(plan, task.id).has(task.id), `${name}/${task.id}: cycle`);
-      if (task.prompt_file !== undefined && name !== 'close-stdin') assert.ok(existsSync(join(plansPath(), task.prompt_file)), `${name}: ${task.prompt_file}`);
+      if (task.prompt_file !== undefined && name !== 'close-stdin')
+        assert.ok(existsSync(join(plansPath(), task.prompt_file)), `${name}: ${task.prompt_file}`);
       if (task.env_file !== undefined) assert.ok(existsSync(join(plansPath(), task.env_file)), `${name}: ${task.env_file}`);
     }
   }
@@ -105,7 +134,10 @@ test('invalid.toml holds every kind of problem the validator must list', () => {
   const text = readFileSync(join(plansPath(), 'invalid.toml'), 'utf8');
   assert.ok('bogus_key' in plan);
   assert.is(plan.tasks.filter((t) => t.id === 'a').length, 2, 'duplicate id');
-  assert.ok(plan.tasks.some((t) => t.needs?.includes('missing')), 'missing need');
+  assert.ok(
+    plan.tasks.some((t) => t.needs?.includes('missing')),
+    'missing need',
+  );
   assert.ok(ancestors(plan, 'c1').has('c1'), 'cycle');
   assert.match(text, /deadline = "soon"/);
   assert.match(text, /\{\{no\.such\.var\}\}/);
@@ -115,7 +147,10 @@ test('invalid.toml holds every kind of problem the validator must list', () => {
 test('thirteen: 13 tasks, t01–t06 exactly before t07, a gate, both commit styles, a prompt_file', () => {
   const plan = load('thirteen');
   const ids = plan.tasks.map((t) => t.id);
-  assert.equal(ids, Array.from({ length: 13 }, (_, i) => `t${String(i + 1).padStart(2, '0')}`));
+  assert.equal(
+    ids,
+    Array.from({ length: 13 }, (_, i) => `t${String(i + 1).padStart(2, '0')}`),
+  );
   assert.equal([...ancestors(plan, 't07')].sort(), ['t01', 't02', 't03', 't04', 't05', 't06']);
   for (const [i, task] of plan.tasks.entries()) {
     for (const need of task.needs ?? []) assert.ok(ids.indexOf(need) < i, `${task.id} needs ${need} declared later`);
@@ -135,7 +170,11 @@ test('no two tasks that may run at once write the same file (every plan but conf
     const writes = new Map(
       plan.tasks.map((t) => [
         t.id,
-        new Set(directivesOf(promptOf(t)).filter((d) => ['write', 'put', 'until-file'].includes(d[0]!)).map((d) => d[1]!)),
+        new Set(
+          directivesOf(promptOf(t))
+            .filter((d) => ['write', 'put', 'until-file'].includes(d[0]!))
+            .map((d) => d[1]!),
+        ),
       ]),
     );
     for (const a of plan.tasks) {
@@ -176,7 +215,10 @@ test(
       }
       for (const task of plan.tasks) assert.ok(repo.fileAt('HEAD', `out/${task.id}.txt`), `out/${task.id}.txt`);
       assert.is(repo.fileAt('HEAD', 'notes/chain.txt'), 't07\nt08\nt11\nt13\n');
-      assert.equal(readLedger(ledger).map((e) => e.task), plan.tasks.map((t) => t.id));
+      assert.equal(
+        readLedger(ledger).map((e) => e.task),
+        plan.tasks.map((t) => t.id),
+      );
       assert.is(repo.git(['rev-list', '--count', 'HEAD']), '14');
     } finally {
       repo.cleanup();
@@ -188,13 +230,32 @@ test(
 // Exit code of each small plan's first attempt when its prompt runs on its own (plans whose
 // first attempt hangs on purpose, or that need a file the test writes, are left out).
 const FIRST_ATTEMPT: Record<string, number> = {
-  single: 0, conflict: 0, 'gate-fail': 0, loop: 0, 'loop-slow': 0, stagnate: 0, 'zero-diff': 0, 'fail-once': 1,
-  'repeat-fail': 1, 'repeat-fail-noisy': 1, 'different-fail': 1, blocked: 0, 'blocked-exit': 42, 'rate-limit': 1,
-  'is-error': 0, budget: 0, usage: 0, land: 0, 'pre-run-fail': 0, 'post-run-fail': 0, env: 0, 'parallel-rebase': 0,
+  single: 0,
+  conflict: 0,
+  'gate-fail': 0,
+  loop: 0,
+  'loop-slow': 0,
+  stagnate: 0,
+  'zero-diff': 0,
+  'fail-once': 1,
+  'repeat-fail': 1,
+  'repeat-fail-noisy': 1,
+  'different-fail': 1,
+  blocked: 0,
+  'blocked-exit': 42,
+  'rate-limit': 1,
+  'is-error': 0,
+  budget: 0,
+  usage: 0,
+  land: 0,
+  'pre-run-fail': 0,
+  'post-run-fail': 0,
+  env: 0,
+  'parallel-rebase': 0,
 };
 
 test(
-  'the small plans\' prompts run through mock-agent with the exit codes their comments promise',
+  "the small plans' prompts run through mock-agent with the exit codes their comments promise",
   withTimeout(300_000, async () => {
     // One repo for all: only exit codes are compared, and creating repos is not free.
     const repo = gitRepo();

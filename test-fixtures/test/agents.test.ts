@@ -22,7 +22,10 @@ const agent = join(agentsPath(), 'mock-agent');
 type Json = Record<string, any>;
 
 // Runs mock-agent TASK ATTEMPT with `prompt` on stdin in `cwd`.
-async function runAgent(prompt: string, opts: { task?: string; attempt?: number; cwd?: string; env?: Record<string, string | undefined> } = {}) {
+async function runAgent(
+  prompt: string,
+  opts: { task?: string; attempt?: number; cwd?: string; env?: Record<string, string | undefined> } = {},
+) {
   const dir = opts.cwd === undefined ? tempDir('mock-agent-') : undefined;
   try {
     return await runBin(agent, [opts.task ?? 't1', String(opts.attempt ?? 1)], {
@@ -64,11 +67,19 @@ test(
     assert.is(result.total_cost_usd, 0.02);
     assert.is(result.session_id, init.session_id);
     assert.equal(
-      [result.usage.input_tokens, result.usage.output_tokens, result.usage.cache_read_input_tokens, result.usage.cache_creation_input_tokens],
+      [
+        result.usage.input_tokens,
+        result.usage.output_tokens,
+        result.usage.cache_read_input_tokens,
+        result.usage.cache_creation_input_tokens,
+      ],
       [1000, 200, 3000, 400],
     );
     const model = result.modelUsage['claude-sonnet-4-5-20250929'];
-    assert.equal([model.inputTokens, model.outputTokens, model.cacheReadInputTokens, model.cacheCreationInputTokens, model.costUSD], [1000, 200, 3000, 400, 0.02]);
+    assert.equal(
+      [model.inputTokens, model.outputTokens, model.cacheReadInputTokens, model.cacheCreationInputTokens, model.costUSD],
+      [1000, 200, 3000, 400, 0.02],
+    );
     assert.is(result.result, 'Done: t1 attempt 1.');
   }),
 );
@@ -90,7 +101,15 @@ test(
     assert.is(summed, 10 + 5 + 20 + 7);
     const result = out.at(-1)!;
     assert.is(result.num_turns, 2);
-    assert.equal([result.usage.input_tokens, result.usage.output_tokens, result.usage.cache_read_input_tokens, result.usage.cache_creation_input_tokens], [30, 12, 1, 2]);
+    assert.equal(
+      [
+        result.usage.input_tokens,
+        result.usage.output_tokens,
+        result.usage.cache_read_input_tokens,
+        result.usage.cache_creation_input_tokens,
+      ],
+      [30, 12, 1, 2],
+    );
     assert.is(result.total_cost_usd, 0.003);
   }),
 );
@@ -103,7 +122,10 @@ test(
     const models = Object.values(result.modelUsage) as Json[];
     assert.is(models.length, 2);
     const sum = (k: string) => models.reduce((n, m) => n + (m[k] as number), 0);
-    assert.equal([sum('inputTokens'), sum('outputTokens'), sum('cacheReadInputTokens'), sum('cacheCreationInputTokens')], [1050, 210, 3000, 400]);
+    assert.equal(
+      [sum('inputTokens'), sum('outputTokens'), sum('cacheReadInputTokens'), sum('cacheCreationInputTokens')],
+      [1050, 210, 3000, 400],
+    );
     assert.is(result.total_cost_usd, 0.021);
     assert.is(result.usage.input_tokens, 1000, 'usage stays the main model');
   }),
@@ -357,7 +379,8 @@ test(
     const dir = tempDir();
     try {
       const gateLedger = join(dir.path, 'gates');
-      const gate = (args: string[]) => runBin(join(agentsPath(), 'mock-gate'), args, { cwd: dir.path, env: envWithAgents({ MOCK_GATE_LEDGER: gateLedger }) });
+      const gate = (args: string[]) =>
+        runBin(join(agentsPath(), 'mock-gate'), args, { cwd: dir.path, env: envWithAgents({ MOCK_GATE_LEDGER: gateLedger }) });
       writeFileSync(join(dir.path, 'here.txt'), 'x');
       const ok = await gate(['--label', 'g1', '--exists', 'here.txt', '--missing', 'absent.txt', '0', 'all', 'good']);
       assert.equal([ok.exitCode, ok.stdout], [0, 'all good\n']);
@@ -368,7 +391,13 @@ test(
       assert.is(missing.stdout, 'mock-gate: missing absent.txt\nmock-gate: unexpected here.txt\n');
       const usage = await gate(['--frob']);
       assert.is(usage.exitCode, 2);
-      assert.equal(gateCounts(gateLedger), new Map([['g1', 2], ['gate', 1]]));
+      assert.equal(
+        gateCounts(gateLedger),
+        new Map([
+          ['g1', 2],
+          ['gate', 1],
+        ]),
+      );
     } finally {
       dir.cleanup();
     }
@@ -407,7 +436,10 @@ test(
       const prompts = join(dir.path, 'prompts');
       await runAgent('first prompt\nmock: say one\n', { task: 'p', env: { MOCK_PROMPTS: prompts } });
       await runAgent('second prompt\n\n## Previous failure\nmock-agent: boom\n', { task: 'p', attempt: 2, env: { MOCK_PROMPTS: prompts } });
-      assert.equal(savedPrompts(prompts, 'p'), ['first prompt\nmock: say one\n', 'second prompt\n\n## Previous failure\nmock-agent: boom\n']);
+      assert.equal(savedPrompts(prompts, 'p'), [
+        'first prompt\nmock: say one\n',
+        'second prompt\n\n## Previous failure\nmock-agent: boom\n',
+      ]);
       assert.equal(savedPrompts(prompts, 'other'), []);
 
       const r = await runAgent('mock: say from prompt\n', { env: { MOCK_DIRECTIVES: 'say from env\nmock: usage 1 2 3 4 0.5' } });
@@ -464,14 +496,26 @@ test(
   withTimeout(60_000, async () => {
     const MiB = 1 << 20;
     const byEnv = await writeBigPrompt(agent, 'filler\n', MiB, { MOCK_CLOSE_STDIN: '1', MOCK_DIRECTIVES: 'usage 11 7 5 3 0.002' });
-    const byLine = await writeBigPrompt(agent, 'mock: close-stdin\nmock: usage 99 99 99 99 9\n', MiB, { MOCK_DIRECTIVES: 'usage 11 7 5 3 0.002' });
-    const byScript = await writeBigPrompt(join(agentsPath(), 'mock-agent-close-stdin'), 'x\n', MiB, { MOCK_DIRECTIVES: 'usage 11 7 5 3 0.002' });
+    const byLine = await writeBigPrompt(agent, 'mock: close-stdin\nmock: usage 99 99 99 99 9\n', MiB, {
+      MOCK_DIRECTIVES: 'usage 11 7 5 3 0.002',
+    });
+    const byScript = await writeBigPrompt(join(agentsPath(), 'mock-agent-close-stdin'), 'x\n', MiB, {
+      MOCK_DIRECTIVES: 'usage 11 7 5 3 0.002',
+    });
     for (const r of [byEnv, byLine, byScript]) {
       assert.is(r.writeError, 'EPIPE');
       assert.is(r.exitCode, 0);
       const result = lines(r.stdout).at(-1)!;
       assert.is(result.type, 'result');
-      assert.equal([result.usage.input_tokens, result.usage.output_tokens, result.usage.cache_read_input_tokens, result.usage.cache_creation_input_tokens], [11, 7, 5, 3]);
+      assert.equal(
+        [
+          result.usage.input_tokens,
+          result.usage.output_tokens,
+          result.usage.cache_read_input_tokens,
+          result.usage.cache_creation_input_tokens,
+        ],
+        [11, 7, 5, 3],
+      );
       assert.is(result.total_cost_usd, 0.002);
     }
   }),

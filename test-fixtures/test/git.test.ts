@@ -73,9 +73,17 @@ test('writePlan copies a fixture plan and the prompt files it names, applying re
     const file = writePlan(repo.path, 'thirteen');
     assert.is(file, join(repo.path, 'thirteen.toml'));
     assert.is(readFileSync(file, 'utf8'), fixturePlan('thirteen'));
-    assert.is(readFileSync(join(repo.path, 'prompts', 'thirteen-t13.md'), 'utf8'), readFileSync(join(plansPath(), 'prompts', 'thirteen-t13.md'), 'utf8'));
+    assert.is(
+      readFileSync(join(repo.path, 'prompts', 'thirteen-t13.md'), 'utf8'),
+      readFileSync(join(plansPath(), 'prompts', 'thirteen-t13.md'), 'utf8'),
+    );
 
-    const other = writePlan(repo.path, 'thirteen.toml', { 'release by t13': 'shipped by t13', 'jobs = 3': 'jobs = 1' }, { dir: 'plans', as: 'p.toml' });
+    const other = writePlan(
+      repo.path,
+      'thirteen.toml',
+      { 'release by t13': 'shipped by t13', 'jobs = 3': 'jobs = 1' },
+      { dir: 'plans', as: 'p.toml' },
+    );
     assert.is(other, join(repo.path, 'plans', 'p.toml'));
     assert.match(readFileSync(other, 'utf8'), /\njobs = 1\n/);
     assert.match(readFileSync(join(repo.path, 'plans', 'prompts', 'thirteen-t13.md'), 'utf8'), /shipped by t13/);
@@ -124,7 +132,13 @@ test('readLedger and dispatchCounts: one entry per line, a missing file is no di
     assert.equal(dispatchCounts(ledger), new Map());
     writeFileSync(ledger, 't01 1 100\nt02 1 101\nt01 2 102\n');
     assert.equal(readLedger(ledger)[2], { task: 't01', attempt: 2, pid: 102 });
-    assert.equal(dispatchCounts(ledger), new Map([['t01', 2], ['t02', 1]]));
+    assert.equal(
+      dispatchCounts(ledger),
+      new Map([
+        ['t01', 2],
+        ['t02', 1],
+      ]),
+    );
   } finally {
     dir.cleanup();
   }

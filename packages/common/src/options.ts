@@ -40,7 +40,11 @@ export function typedValue(argv: readonly string[], name: string): string | unde
  * A value cac took from a default (not in argv), or a flag given without a value (`true`),
  * is left as cac parsed it, so callers still see a missing value.
  */
-export function asTyped(argv: readonly string[], options: Record<string, unknown>, stringOptions: Record<string, string>): Record<string, unknown> {
+export function asTyped(
+  argv: readonly string[],
+  options: Record<string, unknown>,
+  stringOptions: Record<string, string>,
+): Record<string, unknown> {
   const typed = { ...options };
   for (const [key, name] of Object.entries(stringOptions)) {
     const parsed = options[key];

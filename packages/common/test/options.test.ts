@@ -32,7 +32,10 @@ test('consumed as mri consumes them, so the count always agrees with cac', () =>
   ];
   for (const argv of cases) {
     const options = parsed(argv);
-    for (const [key, name] of [['x', 'x'], ['longName', 'long-name']] as const) {
+    for (const [key, name] of [
+      ['x', 'x'],
+      ['longName', 'long-name'],
+    ] as const) {
       const cacValue = options[key];
       const count = cacValue === undefined || cacValue === true ? 0 : Array.isArray(cacValue) ? cacValue.length : 1;
       assert.is(typedValues(argv, name).length, count, `${JSON.stringify(argv)}: --${name} has ${count} value(s) for cac`);
@@ -40,7 +43,7 @@ test('consumed as mri consumes them, so the count always agrees with cac', () =>
   }
 });
 
-test('asTyped replaces cac\'s values with the typed text and leaves defaults and bare flags alone', () => {
+test("asTyped replaces cac's values with the typed text and leaves defaults and bare flags alone", () => {
   const argv = ['--x', '007', '--long-name=0042', '--b'];
   const typed = asTyped(argv, parsed(argv), { x: 'x', longName: 'long-name' });
   assert.is(typed['x'], '007');

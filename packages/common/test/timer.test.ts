@@ -99,7 +99,10 @@ test(
     assert.is(await sleepFor(10_000, controller.signal), false, 'already aborted');
 
     const cleanup = new AbortController();
-    const first = await Promise.race([sleepFor(maxTimerMs + 1, cleanup.signal).then((done) => (done ? 'fired' : 'aborted')), sleepFor(50).then(() => 'waited')]);
+    const first = await Promise.race([
+      sleepFor(maxTimerMs + 1, cleanup.signal).then((done) => (done ? 'fired' : 'aborted')),
+      sleepFor(50).then(() => 'waited'),
+    ]);
     cleanup.abort();
     assert.is(first, 'waited');
   }),

@@ -83,8 +83,6 @@ class UsageError extends Error {
   override name = 'UsageError';
 }
 
-
-
 function waitMsFrom(argv: string[]): number {
   const text = typedValue(argv, 'wait') ?? DEFAULT_WAIT;
   const ms = parseDuration(text);
@@ -105,7 +103,8 @@ function parseObject(text: string, what: string): Record<string, unknown> {
   } catch {
     throw new JournalFailure({ reason: 'bad_record', path: '', message: `${what} is not JSON: ${text.slice(0, 80)}` });
   }
-  if (!isPlainObject(value)) throw new JournalFailure({ reason: 'bad_record', path: '', message: `${what} is not a JSON object: ${text.slice(0, 80)}` });
+  if (!isPlainObject(value))
+    throw new JournalFailure({ reason: 'bad_record', path: '', message: `${what} is not a JSON object: ${text.slice(0, 80)}` });
   return value;
 }
 
@@ -116,7 +115,12 @@ async function scanOrFail(file: string, options?: Parameters<typeof scanJournal>
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new JournalFailure({ reason: 'missing', path: file, message: `${file} does not exist` });
-    throw new JournalFailure({ reason: 'io_error', path: file, message: `reading ${file} failed: ${(e as Error).message}`, ...(code ? { code } : {}) });
+    throw new JournalFailure({
+      reason: 'io_error',
+      path: file,
+      message: `reading ${file} failed: ${(e as Error).message}`,
+      ...(code ? { code } : {}),
+    });
   }
 }
 
@@ -142,7 +146,12 @@ function reportStatus(file: string, status: JournalStatus): void {
         ? `it holds nothing: remove it, or journal append ${file} writes its header`
         : `journal repair ${file} keeps a .broken copy and cuts the torn line`,
     );
-  if (status.kind === 'corrupt') say('corrupt', describeStatus(file, status), `the journal fails closed; nothing was changed; inspect it with: cut -c10- ${file} | jq -c .`);
+  if (status.kind === 'corrupt')
+    say(
+      'corrupt',
+      describeStatus(file, status),
+      `the journal fails closed; nothing was changed; inspect it with: cut -c10- ${file} | jq -c .`,
+    );
 }
 
 async function init(argv: string[], file: string): Promise<number> {
@@ -154,7 +163,11 @@ async function init(argv: string[], file: string): Promise<number> {
   return 0;
 }
 
-async function append(argv: string[], file: string, options: { terminal?: boolean; create?: boolean; breakLock?: boolean }): Promise<number> {
+async function append(
+  argv: string[],
+  file: string,
+  options: { terminal?: boolean; create?: boolean; breakLock?: boolean },
+): Promise<number> {
   const type = typedValue(argv, 'type');
   if (type === undefined) throw new UsageError('append needs --type TYPE');
   const dataText = typedValue(argv, 'data');
@@ -176,9 +189,13 @@ async function append(argv: string[], file: string, options: { terminal?: boolea
       ...(options.breakLock ? { breakLock: true } : {}),
       onEvent: (event) => {
         if (event.type === 'lock-waiting')
-          process.stderr.write(`journal: lock_waiting: ${file} is held by ${describeHolder(event.holder)}; waiting up to ${typedValue(argv, 'wait') ?? DEFAULT_WAIT}\n`);
+          process.stderr.write(
+            `journal: lock_waiting: ${file} is held by ${describeHolder(event.holder)}; waiting up to ${typedValue(argv, 'wait') ?? DEFAULT_WAIT}\n`,
+          );
         if (event.type === 'journal-repaired')
-          process.stderr.write(`journal: repaired: cut a torn tail of ${event.droppedBytes} bytes at byte ${event.truncatedAt}; the whole file was kept in ${event.brokenCopy}\n`);
+          process.stderr.write(
+            `journal: repaired: cut a torn tail of ${event.droppedBytes} bytes at byte ${event.truncatedAt}; the whole file was kept in ${event.brokenCopy}\n`,
+          );
       },
     });
     if (!opened.ok) throw new JournalFailure(opened.error);
@@ -264,7 +281,8 @@ async function cat(argv: string[], file: string): Promise<number> {
   const types = new Set(typedValues(argv, 'type'));
   const sinceText = typedValue(argv, 'since');
   const since = sinceText === undefined ? 0 : Number(sinceText);
-  if (!/^\d+$/.test(sinceText ?? '0') || !Number.isSafeInteger(since)) throw new UsageError(`--since ${JSON.stringify(sinceText)} is not a seq (a non-negative integer)`);
+  if (!/^\d+$/.test(sinceText ?? '0') || !Number.isSafeInteger(since))
+    throw new UsageError(`--since ${JSON.stringify(sinceText)} is not a seq (a non-negative integer)`);
   // Validate first so a corrupt journal prints nothing; then print exactly the bytes
   // validated (records appended meanwhile wait for the next cat).
   const first = await scanOrFail(file);
@@ -299,7 +317,8 @@ async function validate(file: string, options: { json?: boolean }): Promise<numb
   if (options.json) process.stdout.write(`${JSON.stringify(statusJson(file, scan))}\n`);
   switch (scan.status.kind) {
     case 'clean':
-      if (!options.json) process.stdout.write(`${file}: clean: ${scan.count} records, last seq ${scan.lastSeq}${scan.terminal ? ', terminal' : ''}\n`);
+      if (!options.json)
+        process.stdout.write(`${file}: clean: ${scan.count} records, last seq ${scan.lastSeq}${scan.terminal ? ', terminal' : ''}\n`);
       return 0;
     case 'torn_tail':
       reportStatus(file, scan.status);
@@ -329,7 +348,11 @@ async function holder(file: string): Promise<number> {
   const identityPath = identityPathFor(file);
   if (!(await isLockHeld(file))) {
     const stale = readLockHolder(identityPath);
-    say('not_held', `nobody holds the writer lock of ${file}`, stale ? `${identityPath} still names ${describeHolder(stale)}, which no longer holds it` : undefined);
+    say(
+      'not_held',
+      `nobody holds the writer lock of ${file}`,
+      stale ? `${identityPath} still names ${describeHolder(stale)}, which no longer holds it` : undefined,
+    );
     return 1;
   }
   const identity = readLockHolder(identityPath);
@@ -360,7 +383,9 @@ export async function main(argv: string[]): Promise<number> {
     .option('--no-create', 'Refuse when the journal does not exist (default: create it with a header)')
     .option('--run-id <id>', 'Run id for the header when this creates the journal (default: generated)')
     .option('--break-lock', 'Take the lock even when it was taken on another host')
-    .action(run((file: unknown, options: { terminal?: boolean; create?: boolean; breakLock?: boolean }) => append(argv, fileArg(file), options)));
+    .action(
+      run((file: unknown, options: { terminal?: boolean; create?: boolean; breakLock?: boolean }) => append(argv, fileArg(file), options)),
+    );
   cli
     .command('cat <file>', 'Print the records as plain JSON Lines, header included (a corrupt journal prints nothing)')
     .option('--type <type>', 'Only records of this type (repeatable)')
@@ -388,7 +413,11 @@ export async function main(argv: string[]): Promise<number> {
     if (parsed.options['help']) return 0;
     if (!cli.matchedCommand) {
       const name = parsed.args[0];
-      say('usage', name === undefined ? 'no command given' : `unknown command ${JSON.stringify(String(name))}`, 'journal --help lists the commands');
+      say(
+        'usage',
+        name === undefined ? 'no command given' : `unknown command ${JSON.stringify(String(name))}`,
+        'journal --help lists the commands',
+      );
       return 2;
     }
     await cli.runMatchedCommand();

@@ -21,16 +21,7 @@ export type JournalError =
   | { reason: 'corrupt'; path: string; status: JournalStatus; message: string }
   | { reason: 'io_error'; path: string; message: string; code?: string }
   | {
-      reason:
-        | 'missing'
-        | 'exists'
-        | 'terminal'
-        | 'foreign_host'
-        | 'bad_path'
-        | 'record_too_large'
-        | 'bad_record'
-        | 'bad_run_id'
-        | 'closed';
+      reason: 'missing' | 'exists' | 'terminal' | 'foreign_host' | 'bad_path' | 'record_too_large' | 'bad_record' | 'bad_run_id' | 'closed';
       path: string;
       message: string;
     };

@@ -69,7 +69,6 @@ export function encodeRecord(record: JournalRecord): EncodedLine {
 const allowedKeys = new Set(['seq', 'prev', 'ts', 'type', 'data', 'terminal']);
 const hex8 = /^[0-9a-f]{8}$/;
 
-
 // Why a parsed value is not a well-formed record, or undefined when it is one.
 export function recordShapeProblem(value: unknown): string | undefined {
   if (!isPlainObject(value)) return 'the line is not a JSON object';

@@ -180,7 +180,12 @@ export async function acquireLock(path: string, options: AcquireLockOptions): Pr
           await closeServer(bound);
           return err(ioError(options.identityPath, 'writing the lock identity', e));
         }
-        options.onEvent?.({ type: 'lock-acquired', path, ...(previous ? { previous } : {}), broken: Boolean(options.breakLock && previous) });
+        options.onEvent?.({
+          type: 'lock-acquired',
+          path,
+          ...(previous ? { previous } : {}),
+          broken: Boolean(options.breakLock && previous),
+        });
         return ok(heldLock(path, options.identityPath, holder, bound));
       }
       await closeServer(bound);

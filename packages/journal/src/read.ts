@@ -15,7 +15,9 @@ export async function readJournal(path: string): Promise<{ records: JournalRecor
 }
 
 /** Validates in one streaming pass without keeping records (a 1e5-record journal is fine). */
-export async function validateJournal(path: string): Promise<{ status: JournalStatus; count: number; lastSeq: number; terminal: boolean; runId?: string }> {
+export async function validateJournal(
+  path: string,
+): Promise<{ status: JournalStatus; count: number; lastSeq: number; terminal: boolean; runId?: string }> {
   const scan = await scanJournal(path);
   return {
     status: scan.status,

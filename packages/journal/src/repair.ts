@@ -26,7 +26,10 @@ export interface RepairOptions {
  * whole record, syncs, and records a `journal-repaired` event (unless the journal already
  * ends with its terminal record). Refuses corruption and then changes nothing.
  */
-export async function repairJournal(path: string, options: RepairOptions = {}): Promise<Result<TailRepair | { clean: true }, JournalError>> {
+export async function repairJournal(
+  path: string,
+  options: RepairOptions = {},
+): Promise<Result<TailRepair | { clean: true }, JournalError>> {
   const bad = pathProblem(path);
   if (bad) return err(bad);
   const journalFs = options.fs ?? nodeJournalFs;
@@ -46,7 +49,8 @@ export async function repairJournal(path: string, options: RepairOptions = {}): 
       case 'corrupt':
         return err({ reason: 'corrupt', path, status: scan.status, message: describeStatus(path, scan.status) });
       case 'torn_tail': {
-        if (scan.size === 0) return err({ reason: 'missing', path, message: `${path} is empty: it has no header, so there is nothing to repair` });
+        if (scan.size === 0)
+          return err({ reason: 'missing', path, message: `${path} is empty: it has no header, so there is nothing to repair` });
         const repair = await truncateTornTail(path, scan.validEnd, scan.size, journalFs);
         if (scan.count > 0 && !scan.terminal) {
           const writer = await resumeWriter(path, lock.value, scan, journalFs);

@@ -88,7 +88,8 @@ class LineChecker {
 
   // The validation fast path; undefined sends the line through the full check.
   private checkUnparsed(line: Buffer): { record: undefined; json: Buffer } | undefined {
-    if (line.length < 10 || line.length + 1 > MAX_LINE_BYTES || line[line.length - 1] === 0x0d || !hasChecksumPrefix(line)) return undefined;
+    if (line.length < 10 || line.length + 1 > MAX_LINE_BYTES || line[line.length - 1] === 0x0d || !hasChecksumPrefix(line))
+      return undefined;
     const json = line.subarray(9);
     if (crc32(json) !== Number.parseInt(line.toString('latin1', 0, 8), 16)) return undefined;
     const match = FRONT.exec(json.toString('latin1', 0, Math.min(json.length, 64)));
@@ -99,7 +100,8 @@ class LineChecker {
     this.count += 1;
     this.lastSeq = seq;
     this.lastCrc = line.toString('latin1', 0, 8);
-    if (json.length > TERMINAL_END.length && json.toString('latin1', json.length - TERMINAL_END.length) === TERMINAL_END) this.terminal = true;
+    if (json.length > TERMINAL_END.length && json.toString('latin1', json.length - TERMINAL_END.length) === TERMINAL_END)
+      this.terminal = true;
     return { record: undefined, json };
   }
 
@@ -107,14 +109,18 @@ class LineChecker {
     const problem = (reason: CorruptReason, detail: string, seq: number | null = null): Problem => ({ reason, detail, seq });
     if (this.count === 0 && line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf)
       return problem('bom', 'the file starts with a UTF-8 byte order mark (saved by an editor?)');
-    if (line[line.length - 1] === 0x0d) return problem('crlf', 'the line ends with CR: the file was saved with CRLF line endings (by an editor?)');
-    if (line.length + 1 > MAX_LINE_BYTES) return problem('record_too_large', `the line is ${line.length + 1} bytes, over the ${MAX_LINE_BYTES}-byte limit`);
-    if (!hasChecksumPrefix(line)) return problem('foreign_line', 'the line has no "<crc32> " checksum prefix: it was not written by journal');
+    if (line[line.length - 1] === 0x0d)
+      return problem('crlf', 'the line ends with CR: the file was saved with CRLF line endings (by an editor?)');
+    if (line.length + 1 > MAX_LINE_BYTES)
+      return problem('record_too_large', `the line is ${line.length + 1} bytes, over the ${MAX_LINE_BYTES}-byte limit`);
+    if (!hasChecksumPrefix(line))
+      return problem('foreign_line', 'the line has no "<crc32> " checksum prefix: it was not written by journal');
     const prefix = line.toString('latin1', 0, 8);
     const json = line.subarray(9);
     // The prefix is 8 lowercase hex digits (checked above): compared as a number.
     const actual = crc32(json);
-    if (actual !== Number.parseInt(prefix, 16)) return problem('crc_mismatch', `the line's checksum is ${prefix} but its bytes sum to ${crcHex(json)}`, peekSeq(json));
+    if (actual !== Number.parseInt(prefix, 16))
+      return problem('crc_mismatch', `the line's checksum is ${prefix} but its bytes sum to ${crcHex(json)}`, peekSeq(json));
     let value: unknown;
     try {
       value = JSON.parse(json.toString('utf8'));
@@ -151,10 +157,20 @@ class LineChecker {
     if (record.type === HEADER_TYPE)
       return { reason: 'foreign_line', detail: 'a second journal-header: lines of another journal were appended', seq };
     const expected = this.lastSeq + 1;
-    if (seq < expected) return { reason: 'seq_repeat', detail: `seq ${seq} repeats or goes back (expected ${expected}): a duplicated or reordered line`, seq };
-    if (seq > expected) return { reason: 'seq_gap', detail: `seq jumps from ${this.lastSeq} to ${seq}: a line is missing or out of order`, seq };
+    if (seq < expected)
+      return {
+        reason: 'seq_repeat',
+        detail: `seq ${seq} repeats or goes back (expected ${expected}): a duplicated or reordered line`,
+        seq,
+      };
+    if (seq > expected)
+      return { reason: 'seq_gap', detail: `seq jumps from ${this.lastSeq} to ${seq}: a line is missing or out of order`, seq };
     if (record.prev !== this.lastCrc)
-      return { reason: 'chain_broken', detail: `prev ${record.prev} is not the previous line's checksum ${this.lastCrc}: the line comes from another journal or replaced one`, seq };
+      return {
+        reason: 'chain_broken',
+        detail: `prev ${record.prev} is not the previous line's checksum ${this.lastCrc}: the line comes from another journal or replaced one`,
+        seq,
+      };
     return undefined;
   }
 }
@@ -262,7 +278,13 @@ type TailVerdict = { kind: 'torn'; detail: string } | { kind: 'corrupt'; reason:
  * Anything else — a whole line failing its checksum even when last, a complete record
  * followed by stray bytes, zeros inside a line — is corruption.
  */
-async function classifyTail(handle: FileHandle, at: number, size: number, atHeader: boolean, firstProblem: Problem | undefined): Promise<TailVerdict> {
+async function classifyTail(
+  handle: FileHandle,
+  at: number,
+  size: number,
+  atHeader: boolean,
+  firstProblem: Problem | undefined,
+): Promise<TailVerdict> {
   let anyNul = false;
   let zerosExplained = true;
   let runStart = -1;
@@ -333,7 +355,12 @@ async function classifyTail(handle: FileHandle, at: number, size: number, atHead
   }
   if (firstLineEnd >= 0) {
     // A whole line (too long to check): only a NUL-free unterminated tail can be torn.
-    return { kind: 'corrupt', reason: firstProblem?.reason ?? 'record_too_large', detail: firstProblem?.detail ?? `the line is over the ${MAX_LINE_BYTES}-byte limit`, seq: firstProblem?.seq ?? null };
+    return {
+      kind: 'corrupt',
+      reason: firstProblem?.reason ?? 'record_too_large',
+      detail: firstProblem?.detail ?? `the line is over the ${MAX_LINE_BYTES}-byte limit`,
+      seq: firstProblem?.seq ?? null,
+    };
   }
   if (firstLineBytes + 1 > MAX_LINE_BYTES)
     return { kind: 'corrupt', reason: 'record_too_large', detail: `the last line is over the ${MAX_LINE_BYTES}-byte limit`, seq: null };
@@ -344,10 +371,13 @@ async function classifyTail(handle: FileHandle, at: number, size: number, atHead
 function unterminatedVerdict(tail: Buffer, atHeader: boolean): TailVerdict {
   const corrupt = (reason: CorruptReason, detail: string): TailVerdict => ({ kind: 'corrupt', reason, detail, seq: null });
   if (atHeader && tail[0] === 0xef) return corrupt('bom', 'the file starts with a UTF-8 byte order mark (saved by an editor?)');
-  if (tail.indexOf(0x0d) >= 0) return corrupt('crlf', 'the last line holds a CR: the file was saved with CRLF line endings (by an editor?)');
+  if (tail.indexOf(0x0d) >= 0)
+    return corrupt('crlf', 'the last line holds a CR: the file was saved with CRLF line endings (by an editor?)');
   for (let i = 0; i < Math.min(8, tail.length); i++)
-    if (!isLowerHex(tail[i])) return corrupt('foreign_line', 'the last line has no "<crc32> " checksum prefix: it was not written by journal');
-  if (tail.length > 8 && tail[8] !== 0x20) return corrupt('foreign_line', 'the last line has no "<crc32> " checksum prefix: it was not written by journal');
+    if (!isLowerHex(tail[i]))
+      return corrupt('foreign_line', 'the last line has no "<crc32> " checksum prefix: it was not written by journal');
+  if (tail.length > 8 && tail[8] !== 0x20)
+    return corrupt('foreign_line', 'the last line has no "<crc32> " checksum prefix: it was not written by journal');
   if (tail.length > 9 && tail[9] !== 0x7b) return corrupt('foreign_line', 'the last line is not a JSON object after its checksum');
   if (tail.length > 10) {
     // A complete record followed by anything but its newline cannot come from a crash.

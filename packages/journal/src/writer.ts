@@ -110,7 +110,10 @@ export function pathProblem(path: unknown): JournalError | undefined {
 
 // A fresh run id when the caller gave none: sortable time plus randomness.
 export function newRunId(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return `${stamp}-${randomBytes(2).toString('hex')}`;
 }
 
@@ -220,19 +223,34 @@ class Writer implements JournalWriter {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closing) return this.refuse({ reason: 'closed', path: this.path, message: `the writer of ${this.path} is closed` });
     if (this.terminalQueued)
-      return this.refuse({ reason: 'terminal', path: this.path, message: `${this.path} already ends with its terminal record: nothing may be appended after it` });
+      return this.refuse({
+        reason: 'terminal',
+        path: this.path,
+        message: `${this.path} already ends with its terminal record: nothing may be appended after it`,
+      });
     const problem = recordProblem(this.path, type, data);
     if (problem) return this.refuse(problem);
     return this.push(type, data, terminal);
   }
 
   private push(type: string, data: Record<string, unknown>, terminal: boolean): Promise<JournalRecord> {
-    const record: JournalRecord = { seq: this.nextSeq, prev: this.prevCrc, ts: new Date().toISOString(), type, data, ...(terminal ? { terminal: true as const } : {}) };
+    const record: JournalRecord = {
+      seq: this.nextSeq,
+      prev: this.prevCrc,
+      ts: new Date().toISOString(),
+      type,
+      data,
+      ...(terminal ? { terminal: true as const } : {}),
+    };
     let encoded;
     try {
       encoded = encodeRecord(record);
     } catch (e) {
-      return this.refuse({ reason: 'bad_record', path: this.path, message: `record data is not JSON: ${e instanceof Error ? e.message : String(e)}` });
+      return this.refuse({
+        reason: 'bad_record',
+        path: this.path,
+        message: `record data is not JSON: ${e instanceof Error ? e.message : String(e)}`,
+      });
     }
     if (encoded.bytes.length > MAX_LINE_BYTES) return this.refuse(tooLarge(this.path, type, encoded.bytes.length));
     this.nextSeq += 1;
@@ -339,7 +357,11 @@ export async function openWriter(path: string, options: OpenWriterOptions = {}):
   const bad = pathProblem(path);
   if (bad) return err(bad);
   if (options.runId !== undefined && !isIdentifier(options.runId))
-    return err({ reason: 'bad_run_id', path, message: `run id ${JSON.stringify(options.runId)} is not an identifier ([A-Za-z0-9][A-Za-z0-9._-]*)` });
+    return err({
+      reason: 'bad_run_id',
+      path,
+      message: `run id ${JSON.stringify(options.runId)} is not an identifier ([A-Za-z0-9][A-Za-z0-9._-]*)`,
+    });
   const lock = await acquireLock(path, {
     identityPath: options.identityPath ?? identityPathFor(path),
     ...(options.waitMs !== undefined ? { waitMs: options.waitMs } : {}),
@@ -390,7 +412,8 @@ async function openLocked(path: string, lock: HeldLock, options: OpenWriterOptio
   const fields = options.headerFields ?? {};
   if (!isPlainObject(fields)) return err({ reason: 'bad_record', path, message: 'headerFields must be a JSON object' });
   const reserved = Object.keys(fields).find((key) => HEADER_KEYS.includes(key));
-  if (reserved !== undefined) return err({ reason: 'bad_record', path, message: `headerFields may not set "${reserved}": the journal writes it` });
+  if (reserved !== undefined)
+    return err({ reason: 'bad_record', path, message: `headerFields may not set "${reserved}": the journal writes it` });
   let created = false;
   let scan: ScanResult;
   for (;;) {
@@ -408,7 +431,8 @@ async function openLocked(path: string, lock: HeldLock, options: OpenWriterOptio
   // One journal records one logical run (F28): never continue another run's journal.
   if (options.runId !== undefined && scan.header && scan.header.runId !== options.runId)
     return err({ reason: 'bad_run_id', path, message: `${path} records run ${scan.header.runId}, not ${options.runId}` });
-  if (scan.status.kind === 'corrupt') return err({ reason: 'corrupt', path, status: scan.status, message: describeStatus(path, scan.status) });
+  if (scan.status.kind === 'corrupt')
+    return err({ reason: 'corrupt', path, status: scan.status, message: describeStatus(path, scan.status) });
   let repair: TailRepair | undefined;
   if (scan.status.kind === 'torn_tail' && scan.size > 0) {
     repair = await truncateTornTail(path, scan.validEnd, scan.size, journalFs);

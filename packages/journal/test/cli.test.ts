@@ -62,7 +62,14 @@ test(
     assert.is(help.exitCode, 0);
     for (const word of ['init', 'append', 'cat', 'validate', 'repair', 'holder', 'Exit codes']) assert.match(help.stdout, word);
     for (const code of [0, 1, 2, 3, 4]) assert.match(help.stdout, new RegExp(`^  ${code}  `, 'm'));
-    for (const args of [[], ['frobnicate'], ['append', fresh(), '--type', 'x', '--bogus'], ['append', fresh()], ['init', fresh()], ['append', fresh(), '--type', 'x', '--wait', '10']]) {
+    for (const args of [
+      [],
+      ['frobnicate'],
+      ['append', fresh(), '--type', 'x', '--bogus'],
+      ['append', fresh()],
+      ['init', fresh()],
+      ['append', fresh(), '--type', 'x', '--wait', '10'],
+    ]) {
       const result = await journal(args);
       assert.is(result.exitCode, 2, args.join(' '));
       assert.match(result.stderr, /^journal: usage: /, args.join(' '));
@@ -84,10 +91,16 @@ test(
     const many = await journal(['append', file, '--type', 'note'], '{"n":1}\n\n{"n":2}\n{"n":3}\n');
     assert.equal([many.exitCode, many.stdout], [0, '2\n3\n4\n']);
     const all = parseJsonLines((await journal(['cat', file])).stdout) as { seq: number; type: string; data: Record<string, unknown> }[];
-    assert.equal(all.map((r) => r.seq), [0, 1, 2, 3, 4]);
+    assert.equal(
+      all.map((r) => r.seq),
+      [0, 1, 2, 3, 4],
+    );
     assert.equal(all[0]!.data['runId'], '0042', 'string options are taken as typed');
     const notes = parseJsonLines((await journal(['cat', file, '--type', 'note', '--since', '3'])).stdout) as { seq: number }[];
-    assert.equal(notes.map((r) => r.seq), [3, 4]);
+    assert.equal(
+      notes.map((r) => r.seq),
+      [3, 4],
+    );
     // The stored line is `<crc> <json>`; cat prints exactly the JSON.
     assert.is(readFileSync(file, 'utf8').split('\n')[1]!.slice(9), JSON.stringify(all[1]));
   }),
@@ -162,7 +175,10 @@ test(
     assert.is(bad.exitCode, 3);
     assert.match(bad.stderr, `journal: corrupt: ${sample.path} is corrupt at byte ${sample.offsets[3]} (seq 3): crc_mismatch`);
     const verdict = JSON.parse(bad.stdout) as Record<string, unknown>;
-    assert.equal([verdict['status'], verdict['offset'], verdict['seq'], verdict['reason'], verdict['lastSeq']], ['corrupt', sample.offsets[3], 3, 'crc_mismatch', 2]);
+    assert.equal(
+      [verdict['status'], verdict['offset'], verdict['seq'], verdict['reason'], verdict['lastSeq']],
+      ['corrupt', sample.offsets[3], 3, 'crc_mismatch', 2],
+    );
     const nothing = await journal(['validate', join(dir.path, 'absent.jsonl')]);
     assert.is(nothing.exitCode, 2);
   }),
@@ -217,14 +233,20 @@ test(
     const second = await journal(['append', file, '--type', 'run-failed', '--terminal', '--data', '{}']);
     assert.is(second.exitCode, 3);
     const { records } = await readJournal(file);
-    assert.equal(records.map((r) => [r.type, r.terminal ?? false]), [
-      ['journal-header', false],
-      ['run-complete', true],
-    ]);
+    assert.equal(
+      records.map((r) => [r.type, r.terminal ?? false]),
+      [
+        ['journal-header', false],
+        ['run-complete', true],
+      ],
+    );
     const viaStdin = fresh();
     const t = await journal(['append', viaStdin, '--type', 'e', '--terminal'], '{"i":1}\n{"i":2}\n');
     assert.equal([t.exitCode, t.stdout], [0, '1\n2\n']);
-    assert.equal((await readJournal(viaStdin)).records.map((r) => r.terminal ?? false), [false, false, true]);
+    assert.equal(
+      (await readJournal(viaStdin)).records.map((r) => r.terminal ?? false),
+      [false, false, true],
+    );
   }),
 );
 
@@ -233,15 +255,32 @@ test(
   withTimeout(120_000, async () => {
     const file = fresh('concurrent');
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => runBin(bin, ['append', file, '--type', 'worker-done', '--data', JSON.stringify({ worker: i }), '--wait', '100s'], { timeoutMs: 110_000 })),
+      Array.from({ length: 20 }, (_, i) =>
+        runBin(bin, ['append', file, '--type', 'worker-done', '--data', JSON.stringify({ worker: i }), '--wait', '100s'], {
+          timeoutMs: 110_000,
+        }),
+      ),
     );
     for (const r of results) assert.is(r.exitCode, 0, r.stderr);
     const seqs = results.map((r) => Number(r.stdout.trim())).sort((a, b) => a - b);
-    assert.equal(seqs, Array.from({ length: 20 }, (_, i) => i + 1), 'every process got its own seq');
+    assert.equal(
+      seqs,
+      Array.from({ length: 20 }, (_, i) => i + 1),
+      'every process got its own seq',
+    );
     const { records, status } = await readJournal(file);
     assert.equal(status, { kind: 'clean' });
-    assert.equal(records.map((r) => r.seq), Array.from({ length: 21 }, (_, i) => i));
-    assert.equal(records.slice(1).map((r) => r.data['worker']).sort((a, b) => Number(a) - Number(b)), Array.from({ length: 20 }, (_, i) => i));
+    assert.equal(
+      records.map((r) => r.seq),
+      Array.from({ length: 21 }, (_, i) => i),
+    );
+    assert.equal(
+      records
+        .slice(1)
+        .map((r) => r.data['worker'])
+        .sort((a, b) => Number(a) - Number(b)),
+      Array.from({ length: 20 }, (_, i) => i),
+    );
   }),
 );
 
@@ -327,7 +366,13 @@ test(
   withTimeout(180_000, async () => {
     const file = fresh('stale');
     assert.is((await journal(['init', file, '--run-id', 's'])).exitCode, 0);
-    const rebooted = { pid: process.pid, startTime: 1, bootId: `not-${bootId()}`, host: hostname(), acquiredAt: '2026-11-29T07:41:00.000Z' };
+    const rebooted = {
+      pid: process.pid,
+      startTime: 1,
+      bootId: `not-${bootId()}`,
+      host: hostname(),
+      acquiredAt: '2026-11-29T07:41:00.000Z',
+    };
     writeFileSync(`${file}.lock.json`, JSON.stringify(rebooted));
     const taken = await journal(['append', file, '--type', 'x', '--data', '{}', '--wait', '0s']);
     assert.is(taken.exitCode, 0, taken.stderr);
@@ -351,12 +396,18 @@ test(
     assert.is((await journal(['init', file, '--run-id', 'big'])).exitCode, 0);
     const lines = Array.from({ length: 200 }, (_, i) => JSON.stringify({ i, pad: 'x'.repeat(40) })).join('\n');
     // 8 blocks of 512 bytes: the journal cannot grow past 4096 bytes.
-    const limited = await runBin(shFixture('journal-ulimit-fsize.sh'), ['8', process.execPath, bin, 'append', file, '--type', 'fill'], { input: `${lines}\n` });
+    const limited = await runBin(shFixture('journal-ulimit-fsize.sh'), ['8', process.execPath, bin, 'append', file, '--type', 'fill'], {
+      input: `${lines}\n`,
+    });
     assert.is(limited.exitCode, 3, limited.stderr);
     assert.match(limited.stderr, /^journal: io_error: appending to .* failed: EFBIG/);
     const acked = limited.stdout.trim().split('\n').filter(Boolean).map(Number);
     assert.ok(acked.length > 0 && acked.length < 200);
-    assert.equal(acked, Array.from({ length: acked.length }, (_, i) => i + 1), 'acknowledged in order');
+    assert.equal(
+      acked,
+      Array.from({ length: acked.length }, (_, i) => i + 1),
+      'acknowledged in order',
+    );
     const verdict = await validateJournal(file);
     assert.ok(verdict.status.kind !== 'corrupt', JSON.stringify(verdict.status));
     assert.ok(verdict.lastSeq >= acked.at(-1)!, 'every acknowledged record is in the valid prefix');

@@ -32,7 +32,10 @@ function mulberry32(seed: number): () => number {
 function assertWholeLines(bytes: Buffer, what: string): number {
   if (bytes.length === 0) return 0;
   assert.is(bytes[bytes.length - 1], 0x0a, `${what}: ends with a newline`);
-  const lines = bytes.subarray(0, bytes.length - 1).toString('utf8').split('\n');
+  const lines = bytes
+    .subarray(0, bytes.length - 1)
+    .toString('utf8')
+    .split('\n');
   lines.forEach((line, i) => {
     const json = Buffer.from(line.slice(9), 'utf8');
     assert.is(crc32(json).toString(16).padStart(8, '0'), line.slice(0, 8), `${what}: line ${i} checksum`);
@@ -51,7 +54,9 @@ test(
     let torn = 0;
     const iterations = 14;
     for (let round = 0; round < iterations; round++) {
-      const child = spawn(process.execPath, [bin, 'append', file, '--type', `round-${round}`, '--wait', '60s'], { stdio: ['pipe', 'pipe', 'ignore'] });
+      const child = spawn(process.execPath, [bin, 'append', file, '--type', `round-${round}`, '--wait', '60s'], {
+        stdio: ['pipe', 'pipe', 'ignore'],
+      });
       const exited = once(child, 'exit');
       child.stdin.on('error', () => {});
       const lines = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ round, i, pad: 'p'.repeat(Math.floor(random() * 300)) }));
@@ -72,7 +77,10 @@ test(
         child.once('exit', () => resolve());
       });
       await exited;
-      const acked = out.split('\n').filter((l) => l !== '').map(Number);
+      const acked = out
+        .split('\n')
+        .filter((l) => l !== '')
+        .map(Number);
       if (acked.length > 0) maxAcked = Math.max(maxAcked, acked.at(-1)!);
       const verdict = await validateJournal(file).catch(() => undefined);
       if (verdict === undefined) {

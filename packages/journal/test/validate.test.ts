@@ -5,7 +5,15 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tempDir, withTimeout } from '@runplan/test-fixtures';
-import { nodeJournalFs, openWriter, readJournal, repairJournal, validateJournal, type JournalFs, type JournalStatus } from '../src/index.js';
+import {
+  nodeJournalFs,
+  openWriter,
+  readJournal,
+  repairJournal,
+  validateJournal,
+  type JournalFs,
+  type JournalStatus,
+} from '../src/index.js';
 import { crcOf, lineOf, recordOf, sampleOf, writeSample } from './sample.js';
 
 const dir = tempDir('journal-validate-');
@@ -85,7 +93,11 @@ test(
       const whole = sample.offsets.filter((o, i) => o + sample.lines[i]!.length <= cut).length;
       assert.is(records.length, whole, `cut at ${cut}`);
       const atBoundary = sample.offsets.includes(cut) || cut === sample.bytes.length;
-      assert.equal(status, atBoundary ? { kind: 'clean' } : { kind: 'torn_tail', offset: sample.offsets[whole]!, detail: 'no_newline' }, `cut at ${cut}`);
+      assert.equal(
+        status,
+        atBoundary ? { kind: 'clean' } : { kind: 'torn_tail', offset: sample.offsets[whole]!, detail: 'no_newline' },
+        `cut at ${cut}`,
+      );
     }
   }),
 );
@@ -108,7 +120,10 @@ test(
           assert.equal((await validateJournal(path)).status, status, `${where}: validation without parsing agrees`);
           const found = corrupt(status, where);
           assert.ok(records.length <= lineIndex, `${where}: no record from the flipped line is returned`);
-          assert.ok(found.offset >= sample.offsets[lineIndex - 1]! && found.offset <= start, `${where}: offset ${found.offset} names the flipped line`);
+          assert.ok(
+            found.offset >= sample.offsets[lineIndex - 1]! && found.offset <= start,
+            `${where}: offset ${found.offset} names the flipped line`,
+          );
           // Repair takes the lock and must refuse without changing a byte (checked on a
           // spread of positions; every position is checked for the verdict above).
           if ((at + mask) % 9 === 0) {
@@ -136,7 +151,11 @@ test(
       writeFileSync(path, bytes);
       assert.equal((await readJournal(path)).status, expected, what);
     };
-    await check(Buffer.concat([sample.bytes, Buffer.alloc(700)]), { kind: 'torn_tail', offset: sample.bytes.length, detail: 'nul_bytes' }, 'zeros appended');
+    await check(
+      Buffer.concat([sample.bytes, Buffer.alloc(700)]),
+      { kind: 'torn_tail', offset: sample.bytes.length, detail: 'nul_bytes' },
+      'zeros appended',
+    );
     const lastZeroed = Buffer.from(sample.bytes);
     lastZeroed.fill(0, lastStart);
     await check(lastZeroed, { kind: 'torn_tail', offset: lastStart, detail: 'nul_bytes' }, 'the last record all zeros');
@@ -146,7 +165,11 @@ test(
     const lineAtBoundary = sample.offsets.findLastIndex((o) => o <= boundary);
     const sectorLost = Buffer.from(sample.bytes);
     sectorLost.fill(0, boundary);
-    await check(sectorLost, { kind: 'torn_tail', offset: sample.offsets[lineAtBoundary]!, detail: 'nul_bytes' }, 'zeros from a sector boundary to the end');
+    await check(
+      sectorLost,
+      { kind: 'torn_tail', offset: sample.offsets[lineAtBoundary]!, detail: 'nul_bytes' },
+      'zeros from a sector boundary to the end',
+    );
     // Zeros that do not start where a write or a sector starts are not a crash.
     const midLine = Buffer.from(sample.bytes);
     midLine.fill(0, lastStart + 20);
@@ -182,7 +205,11 @@ test(
       ],
       ['spliced from another journal', [L[0]!, L[1]!, other.lines[2]!, L[3]!, L[4]!], { offsetLine: 2, seq: 2, reason: 'chain_broken' }],
       ['another journal appended', [...L, ...other.lines], { offsetLine: 5, seq: 0, reason: 'foreign_line' }],
-      ['a foreign line', [L[0]!, L[1]!, Buffer.from('{"seq":2,"hello":"world"}\n'), L[2]!], { offsetLine: 2, seq: null, reason: 'foreign_line' }],
+      [
+        'a foreign line',
+        [L[0]!, L[1]!, Buffer.from('{"seq":2,"hello":"world"}\n'), L[2]!],
+        { offsetLine: 2, seq: null, reason: 'foreign_line' },
+      ],
     ];
     for (const [what, lines, expected] of cases) {
       writeFileSync(path, Buffer.concat(lines));

@@ -5,7 +5,19 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tempDir, withTimeout } from '@runplan/test-fixtures';
-import { isLockHeld, JournalFailure, nodeJournalFs, openWriter, readHeader, readJournal, repairJournal, scanJournal, type JournalEvent, type JournalFs, type JournalWriter } from '../src/index.js';
+import {
+  isLockHeld,
+  JournalFailure,
+  nodeJournalFs,
+  openWriter,
+  readHeader,
+  readJournal,
+  repairJournal,
+  scanJournal,
+  type JournalEvent,
+  type JournalFs,
+  type JournalWriter,
+} from '../src/index.js';
 import { createHash } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { recordingFs, writeSample } from './sample.js';
@@ -30,7 +42,7 @@ async function rejection(promise: Promise<unknown>): Promise<JournalFailure> {
 }
 
 test(
-  'headerFields go into the header (read back by readHeader and scanJournal); the journal\'s own keys are refused',
+  "headerFields go into the header (read back by readHeader and scanJournal); the journal's own keys are refused",
   withTimeout(20_000, async () => {
     const path = join(dir.path, 'fields.jsonl');
     const writer = await open(path, { create: true, runId: 'fields', headerFields: { startOrder: 7 } });
@@ -101,7 +113,9 @@ test(
   'a write error poisons the writer: that append and every later one fail with the original error',
   withTimeout(10_000, async () => {
     let armed = false;
-    const { fs, writeCount } = recordingFs({ failWrite: () => (armed ? Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }) : undefined) });
+    const { fs, writeCount } = recordingFs({
+      failWrite: () => (armed ? Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }) : undefined),
+    });
     const path = join(dir.path, 'poison.jsonl');
     const writer = await open(path, { create: true, runId: 'poison', fs });
     await writer.append('ok', {});
@@ -118,7 +132,10 @@ test(
     assert.not.ok(await isLockHeld(path));
     const { records, status } = await readJournal(path);
     assert.equal(status, { kind: 'clean' });
-    assert.equal(records.map((r) => r.type), ['journal-header', 'ok']);
+    assert.equal(
+      records.map((r) => r.type),
+      ['journal-header', 'ok'],
+    );
   }),
 );
 
@@ -201,10 +218,13 @@ test(
     await writer.close();
     const { records, status } = await readJournal(sample.path);
     assert.equal(status, { kind: 'clean' });
-    assert.equal(records.slice(5).map((r) => [r.seq, r.type]), [
-      [5, 'journal-repaired'],
-      [6, 'next'],
-    ]);
+    assert.equal(
+      records.slice(5).map((r) => [r.seq, r.type]),
+      [
+        [5, 'journal-repaired'],
+        [6, 'next'],
+      ],
+    );
     assert.is(readFileSync(`${sample.path}.broken`).length, sample.bytes.length + 21);
   }),
 );
@@ -348,7 +368,7 @@ test(
 );
 
 test(
-  'openWriter({ scanned }) takes the caller\'s scan only for the very bytes it checked; a changed file is scanned in full',
+  "openWriter({ scanned }) takes the caller's scan only for the very bytes it checked; a changed file is scanned in full",
   withTimeout(20_000, async () => {
     // Unchanged: the caller's result is used as it is (a tampered lastSeq shows it was not rescanned).
     const same = await writeSample(dir.path, 'scanned-same.jsonl', 3);

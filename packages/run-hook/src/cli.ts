@@ -156,8 +156,6 @@ function jsonOutcome({ outcome, refusal }: HookRun): object {
 /** The string options, read back as typed (see @runplan/common's asTyped). */
 const STRING_OPTIONS = { tier: 'tier', timeout: 'timeout', grace: 'grace', cwd: 'cwd', var: 'var', vars: 'vars' };
 
-
-
 // Turns cac's parse into a request, or throws a UsageError naming the bad option.
 function toRequest(args: string[], options: Record<string, unknown>): Request {
   if (args.length > 0) {

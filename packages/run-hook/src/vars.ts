@@ -49,7 +49,6 @@ export function flattenVars(document: unknown, source: string): Result<FlatVars,
   return failure ? err(failure) : ok(flat);
 }
 
-
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';

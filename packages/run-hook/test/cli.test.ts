@@ -17,7 +17,15 @@ test(
   withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
-      const elements = ['two words', `"q" 'q'`, 'a;touch INJECTED', '$(touch INJECTED)', 'line\nbreak', '{{run.id}}/{{run.attempt}}', '{{harness.workdir}}'];
+      const elements = [
+        'two words',
+        `"q" 'q'`,
+        'a;touch INJECTED',
+        '$(touch INJECTED)',
+        'line\nbreak',
+        '{{run.id}}/{{run.attempt}}',
+        '{{harness.workdir}}',
+      ];
       // A path value may hold anything but NUL: it still becomes exactly one argument.
       const workdir = `${dir.path}/a dir; $(touch INJECTED) \`touch INJECTED\` "q"\nx`;
       const vars = ['--var', 'run.id=r1', '--var', 'run.attempt=4', '--var', `harness.workdir=${workdir}`];
@@ -41,7 +49,16 @@ test(
     const dir = tempDir();
     try {
       const marker = join(dir.path, 'ran');
-      const result = await runBin(bin, ['--tier', 'post_run', '--var', 'event.text=hi', '--', shFixture('hook-marker.sh'), marker, 'x{{ event.text }}']);
+      const result = await runBin(bin, [
+        '--tier',
+        'post_run',
+        '--var',
+        'event.text=hi',
+        '--',
+        shFixture('hook-marker.sh'),
+        marker,
+        'x{{ event.text }}',
+      ]);
       assert.is(result.exitCode, 125);
       assert.is(result.stdout, '');
       const lines = result.stderr.trimEnd().split('\n');
@@ -66,7 +83,15 @@ test(
       assert.is(refused.exitCode, 125);
       assert.match(refused.stderr, /^run-hook: template_refused: .*run\.outcome/);
       assert.not.ok(existsSync(marker));
-      const allowed = await runBin(bin, ['--tier', 'post_run', '--var', 'run.outcome=success', '--', shFixture('hook-args.sh'), '{{run.outcome}}']);
+      const allowed = await runBin(bin, [
+        '--tier',
+        'post_run',
+        '--var',
+        'run.outcome=success',
+        '--',
+        shFixture('hook-args.sh'),
+        '{{run.outcome}}',
+      ]);
       assert.is(allowed.exitCode, 0, allowed.stderr);
       assert.is(allowed.stdout, '1\0success\0');
     } finally {
@@ -82,7 +107,9 @@ test(
     try {
       const varsFile = join(dir.path, 'vars.json');
       writeFileSync(varsFile, JSON.stringify({ run: { id: 'from-file', outcome: 'failed', exit_code: 3 }, task: { id: 'build' } }));
-      const result = await runBin(bin, ['--tier', 'post_run', '--vars', varsFile, '--var', 'run.id=r7', '--', shFixture('hook-env.sh')], { env: staleEnv });
+      const result = await runBin(bin, ['--tier', 'post_run', '--vars', varsFile, '--var', 'run.id=r7', '--', shFixture('hook-env.sh')], {
+        env: staleEnv,
+      });
       assert.is(result.exitCode, 0, result.stderr);
       assert.is(result.stdout, 'HARNESS_RUN_EXIT_CODE=3\nHARNESS_RUN_ID=r7\nHARNESS_RUN_OUTCOME=failed\nHARNESS_TASK_ID=build\n');
       const bare = await runBin(bin, ['--', shFixture('hook-env.sh')], { env: staleEnv });
@@ -104,9 +131,13 @@ test(
       writeFileSync(join(dir.path, '007'), JSON.stringify({ task: { id: '0100' } }));
       writeFileSync(join(dir.path, '7'), JSON.stringify({ task: { id: 'wrong-file' } }));
       const args = ['--cwd', '0042', '--vars', '007', '--var', 'run.id=0042', '--var=run.attempt=007', '--'];
-      const result = await runBin(bin, [...args, '/bin/sh', '-c', 'pwd; printf "%s %s\n" "$1" "$HARNESS_TASK_ID"', 'sh', '{{run.id}}.{{run.attempt}}'], {
-        cwd: dir.path,
-      });
+      const result = await runBin(
+        bin,
+        [...args, '/bin/sh', '-c', 'pwd; printf "%s %s\n" "$1" "$HARNESS_TASK_ID"', 'sh', '{{run.id}}.{{run.attempt}}'],
+        {
+          cwd: dir.path,
+        },
+      );
       assert.is(result.exitCode, 0, result.stderr);
       assert.is(result.stdout, `${join(realpathSync(dir.path), '0042')}\n0042.007 0100\n`);
       const equals = await runBin(bin, ['--cwd=0042', '--', '/bin/sh', '-c', 'pwd'], { cwd: dir.path });
@@ -214,9 +245,9 @@ test(
       const pidFile = join(dir.path, 'grandchild.pid');
       let pid = -1;
       let settled = false;
-      const running = runBin(bin, ['--grace', '300ms', '--json', '--', shFixture('hook-tree.sh'), pidFile], { onSpawn: (p) => (pid = p) }).finally(
-        () => (settled = true),
-      );
+      const running = runBin(bin, ['--grace', '300ms', '--json', '--', shFixture('hook-tree.sh'), pidFile], {
+        onSpawn: (p) => (pid = p),
+      }).finally(() => (settled = true));
       const grandchild = await waitForPid(pidFile, () => settled);
       assert.ok(grandchild);
       process.kill(pid, 'SIGTERM');

@@ -8,7 +8,19 @@ const failedTeardown: TeardownReport = { result: 'failed', signalled: [41, 42], 
 
 // A settle execution with the given fields over harmless defaults.
 function execution(reason: SettleReason, fields: Partial<Execution> = {}): Execution {
-  return { reason, exitCode: null, signal: null, pid: 40, durationMs: 12, graceMs: 5000, teardown: none, bytesIn: 0, bytesOut: 0, tag: 't', ...fields };
+  return {
+    reason,
+    exitCode: null,
+    signal: null,
+    pid: 40,
+    durationMs: 12,
+    graceMs: 5000,
+    teardown: none,
+    bytesIn: 0,
+    bytesOut: 0,
+    tag: 't',
+    ...fields,
+  };
 }
 
 const map = (e: Execution) => hookOutcome(e, ['./check', 'x'], 'out', 'err', 'post_run');

@@ -308,11 +308,16 @@ test(
 );
 
 test(
-  'the hook carries the caller\'s owner tag, and its milestones and settle\'s events are reported in order',
+  "the hook carries the caller's owner tag, and its milestones and settle's events are reported in order",
   withTimeout(60_000, async () => {
     const tag = newOwnerTag();
     const events: HookEvent[] = [];
-    const outcome = await runHook(['/usr/bin/env'], { tier: 'pre_run', vars: { 'run.id': 'r1' }, ownerTag: tag, onEvent: (e) => events.push(e) });
+    const outcome = await runHook(['/usr/bin/env'], {
+      tier: 'pre_run',
+      vars: { 'run.id': 'r1' },
+      ownerTag: tag,
+      onEvent: (e) => events.push(e),
+    });
     assert.is(outcome.reason, 'ok');
     assert.ok(outcome.stdoutTail.split('\n').includes(`${tagVariable(tag)}=1`), 'owner tag in the hook environment');
     const types = events.map((e) => (e.type === 'settle' ? `settle:${e.event.type}` : e.type));

@@ -42,7 +42,7 @@ export async function main(argv: string[]): Promise<number> {
     .command('run <plan>', 'Run a plan: the blocking coordinator (one foreground process)')
     .option('--fresh', 'Close incomplete runs of the slug as abandoned and start a new one (no continuation)')
     .option('--run <id>', 'Resume this incomplete run (when there are several)')
-    .option('--retry <task>', 'The cause of TASK\'s failures changed: its fingerprints and caps start over (repeatable)')
+    .option('--retry <task>', "The cause of TASK's failures changed: its fingerprints and caps start over (repeatable)")
     .option('--jobs <n>', 'Tasks in flight at once (overrides the plan)')
     .option('--json', 'Print every journal record as a JSON line on stdout')
     .option('--repo <dir>', 'The git repository (default: the one containing the plan)')
@@ -76,7 +76,10 @@ export async function main(argv: string[]): Promise<number> {
         code = 2;
         return;
       }
-      const flags = [...(typeof o.stateDir === 'string' ? ['--state-dir', resolve(o.stateDir)] : []), ...(typeof o.repo === 'string' ? ['--repo', resolve(o.repo)] : [])];
+      const flags = [
+        ...(typeof o.stateDir === 'string' ? ['--state-dir', resolve(o.stateDir)] : []),
+        ...(typeof o.repo === 'string' ? ['--repo', resolve(o.repo)] : []),
+      ];
       const rows = await collectStatus(root.value, slug, { resumeFlags: flags });
       if (rows === undefined) {
         say(`runplan: no_such_slug: ${slug} has no runs under ${root.value}`);
@@ -88,19 +91,31 @@ export async function main(argv: string[]): Promise<number> {
       const stopCommand = (slug: string) => ['runplan', 'stop', slug, ...flags].join(' ');
       for (const row of rows) {
         const seen = row.lastSeen !== null ? `; last seen ${clockTime(row.lastSeen)}` : '';
-        if (row.state === 'degraded') say(`runplan: degraded: ${row.slug} run ${row.runId} is incomplete and its coordinator is gone${seen}\n  hint: ${row.resumeCommand}`);
-        if (row.state === 'stopping') say(`runplan: stopping: ${row.slug} run ${row.runId}: runplan stop (pid ${row.coordinator?.pid ?? '?'}) is ending what its crashed coordinator left running${seen}`);
+        if (row.state === 'degraded')
+          say(
+            `runplan: degraded: ${row.slug} run ${row.runId} is incomplete and its coordinator is gone${seen}\n  hint: ${row.resumeCommand}`,
+          );
+        if (row.state === 'stopping')
+          say(
+            `runplan: stopping: ${row.slug} run ${row.runId}: runplan stop (pid ${row.coordinator?.pid ?? '?'}) is ending what its crashed coordinator left running${seen}`,
+          );
         if (row.state === 'corrupt') say(`runplan: corrupt: ${row.journal}: ${row.corruption}`);
         if (row.leftovers.length > 0) {
-          say(`runplan: leftovers: ${row.slug} run ${row.runId}: ${row.leftovers.length} process(es) its crashed coordinator left running are still alive: ${row.leftovers.join(' ')}`);
-          if (row.state !== 'stopping') say(`  hint: ${stopCommand(row.slug)}   (ends them${row.state === 'degraded' ? ' and closes the run' : ''})`);
+          say(
+            `runplan: leftovers: ${row.slug} run ${row.runId}: ${row.leftovers.length} process(es) its crashed coordinator left running are still alive: ${row.leftovers.join(' ')}`,
+          );
+          if (row.state !== 'stopping')
+            say(`  hint: ${stopCommand(row.slug)}   (ends them${row.state === 'degraded' ? ' and closes the run' : ''})`);
         }
       }
       code = 0;
     });
 
   cli
-    .command('stop <slug>', 'SIGTERM the live coordinator of a slug, wait, print its receipt; after a crash, end its leftovers and close the run')
+    .command(
+      'stop <slug>',
+      'SIGTERM the live coordinator of a slug, wait, print its receipt; after a crash, end its leftovers and close the run',
+    )
     .option('--wait <duration>', 'How long to wait for it to exit (default 60s)')
     .option('--grace <duration>', "After a crash: how long the run's leftover processes get after SIGTERM before SIGKILL (default 5s)")
     .option('--repo <dir>', 'The git repository (default: the current directory)')
@@ -151,7 +166,9 @@ export async function main(argv: string[]): Promise<number> {
     const parsed = cli.parse(['node', 'runplan', ...argv], { run: false });
     if (parsed.options.help === true || parsed.options.h === true) return 0;
     if (cli.matchedCommand === undefined) {
-      say(`runplan: usage: ${argv.length === 0 ? 'a command is required' : `unknown command "${argv[0]}"`} (run, validate, status, stop, demo)\n  hint: runplan --help`);
+      say(
+        `runplan: usage: ${argv.length === 0 ? 'a command is required' : `unknown command "${argv[0]}"`} (run, validate, status, stop, demo)\n  hint: runplan --help`,
+      );
       return 2;
     }
     await cli.runMatchedCommand();
@@ -172,7 +189,9 @@ async function stateRoot(o: Record<string, unknown>): Promise<{ ok: true; value:
   const dir = typeof o.repo === 'string' ? resolve(o.repo) : process.cwd();
   const top = await toplevel(dir);
   const common = top !== undefined ? await commonDir(top) : undefined;
-  return common !== undefined ? { ok: true, value: stateRootFor(common) } : { ok: false, message: `${dir} is not inside a git work tree (pass --repo or --state-dir)` };
+  return common !== undefined
+    ? { ok: true, value: stateRootFor(common) }
+    : { ok: false, message: `${dir} is not inside a git work tree (pass --repo or --state-dir)` };
 }
 
 function printProblems(file: string, problems: PlanProblem[], say: (line: string) => void): void {
@@ -181,9 +200,15 @@ function printProblems(file: string, problems: PlanProblem[], say: (line: string
 }
 
 /** Options whose values are strings as typed (camelCase key → flag name; @runplan/common's asTyped). */
-const STRING_OPTIONS = { repo: 'repo', stateDir: 'state-dir', run: 'run', retry: 'retry', jobs: 'jobs', wait: 'wait', grace: 'grace' } as const;
-
-
+const STRING_OPTIONS = {
+  repo: 'repo',
+  stateDir: 'state-dir',
+  run: 'run',
+  retry: 'retry',
+  jobs: 'jobs',
+  wait: 'wait',
+  grace: 'grace',
+} as const;
 
 // `runplan run` (and demo): signals become one AbortSignal; progress observes; the end
 // becomes one exit code.
@@ -237,7 +262,10 @@ function describeEnd(end: RunEnd): string[] {
     case 'locked':
       return [`runplan: lock_held: ${end.message}`, '  hint: runplan status; runplan stop SLUG'];
     case 'journal_failed':
-      return [`runplan: journal_failed: ${end.message}`, '  hint: the run is left incomplete; fix the disk, then run the same command again'];
+      return [
+        `runplan: journal_failed: ${end.message}`,
+        '  hint: the run is left incomplete; fix the disk, then run the same command again',
+      ];
     case 'complete':
       return receiptSummary('run-complete', end.receipt, end.journal);
     case 'failed':
@@ -272,7 +300,12 @@ export function exitCodeOf(end: RunEnd): number {
 function reportStop(end: StopEnd, stdout: SafeOutput, say: (line: string) => void): void {
   const printReceipt = (receipt: JournalRecord, journal: string) => {
     stdout.write(JSON.stringify(receipt) + '\n');
-    for (const line of receiptSummary(receipt.type as 'run-complete' | 'run-failed', receipt.data as unknown as RunCompleteData & RunFailedData, journal)) say(line);
+    for (const line of receiptSummary(
+      receipt.type as 'run-complete' | 'run-failed',
+      receipt.data as unknown as RunCompleteData & RunFailedData,
+      journal,
+    ))
+      say(line);
   };
   switch (end.kind) {
     case 'not_running':
@@ -282,7 +315,8 @@ function reportStop(end: StopEnd, stdout: SafeOutput, say: (line: string) => voi
       say(`runplan: still_running: pid ${end.holder.pid} did not exit within ${Math.round(end.waitedMs / 1000)}s of SIGTERM`);
       return;
     case 'stopped':
-      if (end.receipt === undefined) say(`runplan: stopped: pid ${end.holder.pid} exited without a receipt (${end.journal ?? 'no journal'})`);
+      if (end.receipt === undefined)
+        say(`runplan: stopped: pid ${end.holder.pid} exited without a receipt (${end.journal ?? 'no journal'})`);
       else printReceipt(end.receipt, end.journal ?? '');
       return;
     case 'locked':
@@ -293,10 +327,19 @@ function reportStop(end: StopEnd, stdout: SafeOutput, say: (line: string) => voi
       return;
     case 'after_crash':
       for (const run of end.runs) {
-        const ended = run.ended.length > 0 ? `ended ${run.ended.length} process(es) its crashed coordinator left running: ${run.ended.join(' ')}` : 'no process of it was alive';
+        const ended =
+          run.ended.length > 0
+            ? `ended ${run.ended.length} process(es) its crashed coordinator left running: ${run.ended.join(' ')}`
+            : 'no process of it was alive';
         say(`runplan: stopped_after_crash: run ${run.runId}: ${ended}`);
-        if (run.survivors.length > 0) say(`runplan: teardown_failed: run ${run.runId}: still alive after SIGKILL: ${run.survivors.join(' ')}; the run is left incomplete`);
-        if (run.error !== undefined) say(`runplan: ${run.error.reason}: ${run.error.message}\n  hint: the run is left incomplete; runplan run PLAN --fresh abandons it`);
+        if (run.survivors.length > 0)
+          say(
+            `runplan: teardown_failed: run ${run.runId}: still alive after SIGKILL: ${run.survivors.join(' ')}; the run is left incomplete`,
+          );
+        if (run.error !== undefined)
+          say(
+            `runplan: ${run.error.reason}: ${run.error.message}\n  hint: the run is left incomplete; runplan run PLAN --fresh abandons it`,
+          );
         if (run.receipt !== undefined) printReceipt(run.receipt, run.journal);
       }
       return;

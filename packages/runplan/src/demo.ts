@@ -17,20 +17,35 @@ export type DemoError = { reason: 'fixtures_missing'; message: string } | { reas
 // The bundled example: test-fixtures of this monorepo (the 13-task plan, the mock agents).
 export function fixturesRoot(): string | undefined {
   const candidate = join(import.meta.dirname, '..', '..', '..', '..', 'test-fixtures');
-  return existsSync(join(candidate, 'plans', 'thirteen.toml')) && existsSync(join(candidate, 'agents', 'mock-agent')) ? candidate : undefined;
+  return existsSync(join(candidate, 'plans', 'thirteen.toml')) && existsSync(join(candidate, 'agents', 'mock-agent'))
+    ? candidate
+    : undefined;
 }
 
 // Creates a temp dir with a fresh git repository (branch main, one commit, no hooks, no
 // signing) holding the 13-task plan and its prompts, committed.
-export async function prepareDemo(env: NodeJS.ProcessEnv = process.env): Promise<{ ok: true; value: DemoSetup } | { ok: false; error: DemoError }> {
+export async function prepareDemo(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ ok: true; value: DemoSetup } | { ok: false; error: DemoError }> {
   const fixtures = fixturesRoot();
   if (fixtures === undefined) {
-    return { ok: false, error: { reason: 'fixtures_missing', message: 'the bundled example (test-fixtures/plans/thirteen.toml, agents/mock-agent) is not beside this package' } };
+    return {
+      ok: false,
+      error: {
+        reason: 'fixtures_missing',
+        message: 'the bundled example (test-fixtures/plans/thirteen.toml, agents/mock-agent) is not beside this package',
+      },
+    };
   }
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'runplan-demo-')));
   const repo = join(dir, 'repo');
   mkdirSync(join(repo, '.git-no-hooks'), { recursive: true });
-  const gitEnv: Record<string, string | undefined> = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_DIR: undefined, GIT_WORK_TREE: undefined };
+  const gitEnv: Record<string, string | undefined> = {
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_DIR: undefined,
+    GIT_WORK_TREE: undefined,
+  };
   const git = (args: string[]) => execa('git', args, { cwd: repo, env: gitEnv, extendEnv: true, stdin: 'ignore' });
   try {
     await git(['init', '-q', '-b', 'main']);

@@ -8,7 +8,18 @@ export type { CrashedRunStop, StopEnd, StopOptions } from './observe/stop.js';
 export { findLeftovers, runTagPrefix } from './resume/leftovers.js';
 export { checkpointId, runAttempt } from './attempt/attempt.js';
 export type { AttemptResult } from './attempt/attempt.js';
-export { RUN_ID_PATTERN, compareRunStarts, headerStartOrder, listRunIds, listRuns, newRunId, runPaths, slugPaths, START_ORDER_FIELD, stateRootFor } from './host/state.js';
+export {
+  RUN_ID_PATTERN,
+  compareRunStarts,
+  headerStartOrder,
+  listRunIds,
+  listRuns,
+  newRunId,
+  runPaths,
+  slugPaths,
+  START_ORDER_FIELD,
+  stateRootFor,
+} from './host/state.js';
 export type { RunPaths, RunStart, SlugPaths } from './host/state.js';
 export type * from './events/types.js';
 export { inspectRuns, recoverRun } from './resume/recover.js';

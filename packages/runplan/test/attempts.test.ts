@@ -38,13 +38,16 @@ test(
       [1],
     );
     assert.match(renumbered[0]!.skipped[0].found, /only\.1/);
-    assert.equal(ofType(rs, 'attempt-started').map((a) => a.attempt), [2]);
+    assert.equal(
+      ofType(rs, 'attempt-started').map((a) => a.attempt),
+      [2],
+    );
     assert.is(rs.at(-1)!.type, 'run-complete');
   }),
 );
 
 test(
-  'a resume ends an agent whose attempt-started the journal lost (found by the run\'s ownerTag prefix), then runs the task again',
+  "a resume ends an agent whose attempt-started the journal lost (found by the run's ownerTag prefix), then runs the task again",
   withPlan('single', { timeoutMs: 120_000, env: { MOCK_HOLD: 'only:1', MOCK_HOLD_SECONDS: '120' } }, async (f) => {
     let pid = 0;
     const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
@@ -54,7 +57,15 @@ test(
     const agent = readLedger(f.ledger)[0]!;
     assert.ok(alive(agent.pid), 'the agent outlived its coordinator');
     const lines = readFileSync(journal, 'utf8').split('\n');
-    writeFileSync(journal, lines.slice(0, lines.findIndex((l) => l.includes('"type":"attempt-started"'))).join('\n') + '\n');
+    writeFileSync(
+      journal,
+      lines
+        .slice(
+          0,
+          lines.findIndex((l) => l.includes('"type":"attempt-started"')),
+        )
+        .join('\n') + '\n',
+    );
 
     const r = await runplan(['run', f.plan], f);
     assert.is(r.exitCode, 0, r.stderr);
@@ -73,7 +84,10 @@ test(
     assert.is(retried.exitCode, 1, retried.stderr);
     assert.equal(attemptsOf(f.ledger, 'broken'), [1, 2, 3, 4], 'a continuation numbers on');
     const rs = await records(f.repo, 'repeat-fail');
-    assert.equal(ofType(rs, 'attempt-started').map((a) => a.attempt), [3, 4]);
+    assert.equal(
+      ofType(rs, 'attempt-started').map((a) => a.attempt),
+      [3, 4],
+    );
     assert.is(ofType(rs, 'run-failed')[0]!.attempts, 2, 'the receipt counts the attempts this run made');
     const fresh = await runplan(['run', f.plan, '--fresh'], f);
     assert.is(fresh.exitCode, 1, fresh.stderr);
@@ -82,7 +96,7 @@ test(
 );
 
 test(
-  "a journal whose own records collide (two attempt-started of one task and number): the resume refuses, exit 3 attempt_collision, nothing dispatched",
+  'a journal whose own records collide (two attempt-started of one task and number): the resume refuses, exit 3 attempt_collision, nothing dispatched',
   withPlan('single', { timeoutMs: 120_000 }, async (f) => {
     const crashed = await runplan(['run', f.plan], { env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:attempt-started' } });
     assert.is(crashed.signal, 'SIGKILL', crashed.stderr);

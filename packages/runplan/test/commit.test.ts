@@ -45,7 +45,11 @@ test(
       const r = await runplan(['run', f.plan], f);
       assert.is(r.exitCode, 0, r.stderr);
       const branch = 'runplan/chain';
-      assert.is(f.repo.git(['rev-list', '--count', `${base}..${branch}`]), '4', 'two agent commits, then one agent commit + one runplan commit');
+      assert.is(
+        f.repo.git(['rev-list', '--count', `${base}..${branch}`]),
+        '4',
+        'two agent commits, then one agent commit + one runplan commit',
+      );
       for (const file of ['one', 'two', 'three', 'four']) assert.is(f.repo.fileAt(branch, `out/${file}.txt`), `${file}\n`);
       const rs = await records(f.repo, 'chain');
       assert.equal(

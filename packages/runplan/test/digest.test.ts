@@ -67,7 +67,14 @@ test('keys outside the contract leave the task digest unchanged', () => {
     { needs: ['auth', 'schema'] },
   ];
   for (const change of outside) assert.is(taskContractDigest(plan(task(change)), 'api'), base, JSON.stringify(change));
-  const planLevel: Partial<Plan>[] = [{ jobs: 4 }, { retain: 3 }, { budget: { maxTokens: 5 } }, { hooks: { timeoutMs: 1, preRun: ['x'] } }, { land: 'main' }, { base: 'dev' }];
+  const planLevel: Partial<Plan>[] = [
+    { jobs: 4 },
+    { retain: 3 },
+    { budget: { maxTokens: 5 } },
+    { hooks: { timeoutMs: 1, preRun: ['x'] } },
+    { land: 'main' },
+    { base: 'dev' },
+  ];
   for (const change of planLevel) assert.is(taskContractDigest(plan(task(), change), 'api'), base, JSON.stringify(change));
 });
 
@@ -77,7 +84,15 @@ test('every contract key changes the task digest', () => {
     ['command', { command: ['claude', '-p', '--verbose'] }],
     ['prompt', { prompt: 'Build the API!' }],
     ['prompt', { prompt: undefined }],
-    ['gates', { gates: [['npm', 'test'], ['npm', 'run', 'lint']] }],
+    [
+      'gates',
+      {
+        gates: [
+          ['npm', 'test'],
+          ['npm', 'run', 'lint'],
+        ],
+      },
+    ],
     ['until', { until: undefined }],
     ['env', { env: { A: '2' } }],
     ['env', { env: { A: '1', B: '1' } }],
@@ -99,7 +114,8 @@ test('the plan digest covers every key but env_file values and absolute location
   assert.is(planDigest(plan(task({ envFileValues: { TOKEN: 'rotated' } }))), base);
   assert.is(planDigest({ ...p, file: '/moved/plan.toml', dir: '/moved', raw: { anything: 1 } }), base);
   assert.is(planDigest(plan(task({ envFile: '/moved/secrets/api.env', promptFile: '/moved/p.md' }))), base);
-  for (const change of [{ jobs: 2 }, { budget: { maxCostUsd: 1 } }, { retain: 1 }, { slug: 't' }]) assert.is.not(planDigest(plan(task(), change)), base, JSON.stringify(change));
+  for (const change of [{ jobs: 2 }, { budget: { maxCostUsd: 1 } }, { retain: 1 }, { slug: 't' }])
+    assert.is.not(planDigest(plan(task(), change)), base, JSON.stringify(change));
   assert.is.not(planDigest(plan(task({ deadlineMs: 5 }))), base);
 });
 

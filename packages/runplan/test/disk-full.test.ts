@@ -88,7 +88,10 @@ expect = "none"
     try {
       const full = await runplan(args, f);
       answered(full, 1, 'disk_full');
-      assert.match(full.stderr, /^runplan: disk_full: task flood, phase command, class environment: no space left on device \(ENOSPC\) writing \/.*\/evidence\/flood\.1\/transcript\.txt$/m);
+      assert.match(
+        full.stderr,
+        /^runplan: disk_full: task flood, phase command, class environment: no space left on device \(ENOSPC\) writing \/.*\/evidence\/flood\.1\/transcript\.txt$/m,
+      );
       assert.match(full.stderr, /^ {2}hint: make room on the file system of .*transcript\.txt/m);
       const [first] = runDirs(state.path, 'flood');
       const rs = await journal(first!);
@@ -103,7 +106,10 @@ expect = "none"
 
       const refused = await runplan(args, f);
       answered(refused, 3, 'disk_full');
-      assert.match(refused.stderr, /failed for lack of space writing .*transcript\.txt; the file system of .* has [\d.]+ KiB free, below min_free 2\.0 MiB/);
+      assert.match(
+        refused.stderr,
+        /failed for lack of space writing .*transcript\.txt; the file system of .* has [\d.]+ KiB free, below min_free 2\.0 MiB/,
+      );
       assert.is(runDirs(state.path, 'flood').length, 1, 'the refusal started nothing');
 
       // The disk grew, and the flood is over: the same command continues the failed run.
@@ -116,8 +122,14 @@ expect = "none"
       // Run ids have second precision: the new run is the other one, whichever sorts first.
       const rs2 = await journal(dirs.find((d) => d !== first)!);
       assert.is(ofType(rs2, 'run-started')[0]!.continues, first!.split('/').at(-1));
-      assert.equal(ofType(rs2, 'checkpoint-adopted').map((c) => c.taskId), ['first']);
-      assert.equal(ofType(rs2, 'attempt-started').map((a) => a.taskId), ['flood']);
+      assert.equal(
+        ofType(rs2, 'checkpoint-adopted').map((c) => c.taskId),
+        ['first'],
+      );
+      assert.equal(
+        ofType(rs2, 'attempt-started').map((a) => a.taskId),
+        ['flood'],
+      );
       assert.is(dispatchCounts(f.ledger).get('first'), 1, 'the checkpointed task was not dispatched again');
       assert.is(receipt(rs2)!.type, 'run-complete');
     } finally {
@@ -181,13 +193,18 @@ grace = "1s"
       const failedWrite = ofType(rs, 'journal-failed');
       assert.is(failedWrite.length, 1);
       assert.equal([failedWrite[0]!.reason, failedWrite[0]!.errno], ['disk_full', 'ENOSPC']);
-      assert.equal(failedWrite[0]!.attempts.map((a: { attempt: number }) => a.attempt), [3]);
+      assert.equal(
+        failedWrite[0]!.attempts.map((a: { attempt: number }) => a.attempt),
+        [3],
+      );
       assert.is(ofType(rs, 'coordinator-crashed').length, 2, 'only the two real crashes are crashes');
       const closes = ofType(rs, 'attempt-closed').map((c) => `${c.attempt}:${c.reason}`);
       assert.equal(closes, ['1:coordinator_crashed', '2:coordinator_crashed', '3:journal_failed', '4:ok']);
       assert.is(receipt(rs)!.type, 'run-complete');
       assert.not.ok(existsSync(join(run!, 'journal-failed.json')), 'the note is consumed');
-      const settled = readFileSync(join(run!, 'journal.jsonl'), 'utf8').split('\n').find((l) => l.includes('"type":"command-settled"'))!;
+      const settled = readFileSync(join(run!, 'journal.jsonl'), 'utf8')
+        .split('\n')
+        .find((l) => l.includes('"type":"command-settled"'))!;
       assert.ok(Buffer.byteLength(settled) > 4096, `the premise: command-settled is ${Buffer.byteLength(settled)} bytes`);
     } finally {
       rmSync(flag, { force: true });
@@ -208,7 +225,10 @@ test(
       state.fill(4096);
       const r = await runplan(['run', f.plan, '--state-dir', state.path], f);
       answered(r, 3, 'disk_full');
-      assert.match(r.stderr, /^runplan: disk_full: no space left on device \(ENOSPC\) writing \/.*\/single\/\d{8}T\d{6}Z-[0-9a-f]{4}\/plan\.json; nothing was started$/m);
+      assert.match(
+        r.stderr,
+        /^runplan: disk_full: no space left on device \(ENOSPC\) writing \/.*\/single\/\d{8}T\d{6}Z-[0-9a-f]{4}\/plan\.json; nothing was started$/m,
+      );
       assert.is(runDirs(state.path, 'single').length, 0, 'no journal was created');
       assert.not.ok(existsSync(f.ledger), 'nothing was dispatched');
     } finally {
@@ -282,11 +302,14 @@ async function waitForFile(get: () => string | undefined, timeoutMs: number): Pr
 
 // A plan whose attempt dirs are on `workdir`.
 function withWorkdir(plan: string, workdir: string, minFree: string, extra: Record<string, string> = {}): Fixture {
-  return setup(plan, { [`slug = "${plan}"`]: `slug = "${plan}"\nmin_free = "${minFree}"\nworkdir = "${workdir}/{{run.id}}.{{task.id}}.{{run.attempt}}"`, ...extra });
+  return setup(plan, {
+    [`slug = "${plan}"`]: `slug = "${plan}"\nmin_free = "${minFree}"\nworkdir = "${workdir}/{{run.id}}.{{task.id}}.{{run.attempt}}"`,
+    ...extra,
+  });
 }
 
 test(
-  'attempt dirs: a full workdir file system refuses the attempt dir\'s mark: exit 1, disk_full; the rerun is refused until there is room',
+  "attempt dirs: a full workdir file system refuses the attempt dir's mark: exit 1, disk_full; the rerun is refused until there is room",
   withTimeout(60_000, async () => {
     const work = smallFs(1 * MiB);
     const f = withWorkdir('single', work.path, '512KiB');
@@ -294,7 +317,10 @@ test(
       work.fill(0);
       const r = await runplan(['run', f.plan], f);
       answered(r, 1, 'disk_full');
-      assert.match(r.stderr, /^runplan: disk_full: task only, phase setup, class environment: no space left on device \(ENOSPC\) writing /m);
+      assert.match(
+        r.stderr,
+        /^runplan: disk_full: task only, phase setup, class environment: no space left on device \(ENOSPC\) writing /m,
+      );
       const stateRoot = join(f.repo.path, '.git', 'runplan');
       const rc = receipt(await journal(runDirs(stateRoot, 'single')[0]!))!;
       assert.is(rc.detail.path.startsWith(work.path), true, rc.detail.path);
@@ -340,7 +366,7 @@ test(
 );
 
 test(
-  'git objects: the repository\'s object store fills while runplan commits the task\'s result: exit 1, disk_full at .git/objects; refused until there is room',
+  "git objects: the repository's object store fills while runplan commits the task's result: exit 1, disk_full at .git/objects; refused until there is room",
   withTimeout(60_000, async () => {
     const scratch = tempDir('runplan-objects-');
     const f = setup(`slug = "objects"
@@ -356,7 +382,10 @@ format = "text"
     try {
       const r = await runplan(['run', f.plan], f);
       answered(r, 1, 'disk_full');
-      assert.match(r.stderr, /^runplan: disk_full: task big, phase commit, class environment: no space left on device \(ENOSPC\) writing .*\/\.git\/objects$/m);
+      assert.match(
+        r.stderr,
+        /^runplan: disk_full: task big, phase commit, class environment: no space left on device \(ENOSPC\) writing .*\/\.git\/objects$/m,
+      );
       const refused = await runplan(['run', f.plan], f);
       answered(refused, 3, 'disk_full');
       assert.match(refused.stderr, /\.git\/objects has [\d.]+ (KiB|B) free, below min_free 2\.0 MiB/);
@@ -369,7 +398,7 @@ format = "text"
 );
 
 test(
-  'EIO from the journal\'s file system (injected): journal_failed, a note with EIO; the resume journals journal-failed (io_error) and completes',
+  "EIO from the journal's file system (injected): journal_failed, a note with EIO; the resume journals journal-failed (io_error) and completes",
   withTimeout(60_000, async () => {
     const f = setup(`slug = "eio"
 base = "main"
@@ -385,7 +414,9 @@ mock: commit only
     const failing: JournalFs = {
       ...nodeJournalFs,
       write: (fd, buffer, offset, length) =>
-        buffer.includes('"type":"command-settled"') ? Promise.reject(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' })) : nodeJournalFs.write(fd, buffer, offset, length),
+        buffer.includes('"type":"command-settled"')
+          ? Promise.reject(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }))
+          : nodeJournalFs.write(fd, buffer, offset, length),
     };
     const signal = new AbortController().signal;
     try {
@@ -400,9 +431,15 @@ mock: commit only
       assert.is(second.kind, 'complete');
       const rs = await journal(run!);
       const jf = ofType(rs, 'journal-failed');
-      assert.equal(jf.map((d) => [d.reason, d.errno]), [['io_error', 'EIO']]);
+      assert.equal(
+        jf.map((d) => [d.reason, d.errno]),
+        [['io_error', 'EIO']],
+      );
       assert.is(ofType(rs, 'coordinator-crashed').length, 0);
-      assert.equal(ofType(rs, 'attempt-closed').map((c) => `${c.attempt}:${c.reason}`), ['1:journal_failed', '2:ok']);
+      assert.equal(
+        ofType(rs, 'attempt-closed').map((c) => `${c.attempt}:${c.reason}`),
+        ['1:journal_failed', '2:ok'],
+      );
     } finally {
       f.cleanup();
     }

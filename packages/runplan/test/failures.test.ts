@@ -2,7 +2,16 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { dispatchCounts, envWithAgents, gateCounts, readLedger, readPids, savedPrompts, tempDir, withTimeout } from '@runplan/test-fixtures';
+import {
+  dispatchCounts,
+  envWithAgents,
+  gateCounts,
+  readLedger,
+  readPids,
+  savedPrompts,
+  tempDir,
+  withTimeout,
+} from '@runplan/test-fixtures';
 import { alive, ofType, records, runplan, setup } from './support.js';
 
 // The one receipt of a failed run.
@@ -113,7 +122,10 @@ test(
       assert.is(receipt.reason, 'repeated_failure');
       assert.is(readLedger(f.ledger).length, 2);
       const closed = ofType(await records(f.repo, 'zero-diff'), 'attempt-closed');
-      assert.equal(closed.map((c) => c.reason), ['zero_diff', 'zero_diff']);
+      assert.equal(
+        closed.map((c) => c.reason),
+        ['zero_diff', 'zero_diff'],
+      );
     } finally {
       f.cleanup();
     }
@@ -145,7 +157,10 @@ test(
       assert.is(receipt.phase, 'gates');
       assert.is(readLedger(f.ledger).length, 2);
       const decided = ofType(await records(f.repo, 'gate-fail'), 'repair-decided');
-      assert.equal(decided.map((d) => d.action), ['retry', 'stop']);
+      assert.equal(
+        decided.map((d) => d.action),
+        ['retry', 'stop'],
+      );
       assert.is(decided[0]!.fingerprint, decided[1]!.fingerprint);
       const second = savedPrompts(prompts.path, 'checked')[1]!;
       assert.match(second, /runplan: attempt 1 of this task failed/);
@@ -178,7 +193,10 @@ test(
       assert.is(integrated.get('fast')!.mode, 'fast_forward');
       assert.is(integrated.get('slow')!.mode, 'rebase');
       assert.is(gateCounts(join(scratch.path, 'gates')).get('slow-gate'), 2, 'the gate ran again after the rebase');
-      assert.equal(ofType(rs, 'gates-done').map((d) => d.phase), ['gates', 'integrate']);
+      assert.equal(
+        ofType(rs, 'gates-done').map((d) => d.phase),
+        ['gates', 'integrate'],
+      );
       assert.is(f.repo.fileAt('runplan/parallel-rebase', 'out/fast.txt'), 'fast\n');
       assert.is(f.repo.fileAt('runplan/parallel-rebase', 'out/slow.txt'), 'slow\n');
       assert.is(f.repo.git(['rev-list', '--count', 'main..runplan/parallel-rebase']), '2');

@@ -134,7 +134,10 @@ test(
     const empty = gitRepo();
     try {
       const root = repo.head('main')!;
-      assert.equal(await headWithParents(repo.path), { head: root, parents: repo.git(['rev-list', '--parents', '-n', '1', 'HEAD']).split(' ').slice(1) });
+      assert.equal(await headWithParents(repo.path), {
+        head: root,
+        parents: repo.git(['rev-list', '--parents', '-n', '1', 'HEAD']).split(' ').slice(1),
+      });
       const a = repo.commitFiles({ 'a.txt': 'a\n' }, 'a');
       assert.equal(await headWithParents(repo.path), { head: a, parents: [root] });
       repo.git(['checkout', '-q', '-b', 'side', root]);

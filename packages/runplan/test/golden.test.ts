@@ -21,7 +21,12 @@ interface Shape {
 
 function shapeOf(r: JournalRecord): Shape {
   const d = r.data;
-  return { type: r.type, task: typeof d.taskId === 'string' ? d.taskId : null, keys: Object.keys(d).sort(), ...(r.terminal ? { terminal: true as const } : {}) };
+  return {
+    type: r.type,
+    task: typeof d.taskId === 'string' ? d.taskId : null,
+    keys: Object.keys(d).sort(),
+    ...(r.terminal ? { terminal: true as const } : {}),
+  };
 }
 
 // The per-task subsequences and the run-level one: what an interleaving of parallel tasks keeps.

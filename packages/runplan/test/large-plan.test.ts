@@ -26,7 +26,10 @@ test(
       // The fail point SIGKILLs the coordinator once run-started is durable.
       assert.is(r.signal, 'SIGKILL', `exit ${r.exitCode}: ${r.stderr}`);
       const rs = await records(f.repo, 'big');
-      assert.equal(rs.map((x) => x.type), ['journal-header', 'run-started']);
+      assert.equal(
+        rs.map((x) => x.type),
+        ['journal-header', 'run-started'],
+      );
       const started = ofType(rs, 'run-started')[0]!;
       assert.is(started.taskCount, N);
       const plan = await loadPlan(f.plan);
@@ -61,7 +64,17 @@ test('the journal fold: a stopped task keeps the contract its attempt ran under;
   assert.equal(fold.usage, { inputTokens: 2, outputTokens: 4, cacheReadTokens: 0, cacheCreationTokens: 0 });
   fold.add(record(3, 'attempt-started', { taskId: 'a', attempt: 1, ownerTag: 't1', evidenceDir: '/e', contractDigest: 'c1' }));
   fold.add(record(4, 'attempt-closed', { taskId: 'a', attempt: 1, reason: 'exited', failure: { class: 'task' } }));
-  fold.add(record(5, 'repair-decided', { taskId: 'a', attempt: 1, class: 'task', fingerprint: 'f', action: 'stop', stopReason: 'repeated_failure', detail: 'd' }));
+  fold.add(
+    record(5, 'repair-decided', {
+      taskId: 'a',
+      attempt: 1,
+      class: 'task',
+      fingerprint: 'f',
+      action: 'stop',
+      stopReason: 'repeated_failure',
+      detail: 'd',
+    }),
+  );
   fold.add(record(6, 'plan-amended', { from: 'p1', to: 'p2' }));
   fold.add(record(7, 'run-failed', { class: 'task' }, true));
   assert.equal(fold.stopped.get('a'), { class: 'task', reason: 'repeated_failure', detail: 'd', contractDigest: 'c1' });

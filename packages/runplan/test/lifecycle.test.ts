@@ -52,7 +52,10 @@ test(
       assert.is(rs.filter((x) => x.terminal === true).length, 1);
       const closed = ofType(rs, 'attempt-closed')[0]!;
       assert.is(closed.outcome, 'interrupted');
-      assert.ok(rs.findIndex((x) => x.type === 'attempt-closed') < rs.findIndex((x) => x.terminal === true), 'attempts end before the receipt');
+      assert.ok(
+        rs.findIndex((x) => x.type === 'attempt-closed') < rs.findIndex((x) => x.terminal === true),
+        'attempts end before the receipt',
+      );
 
       const after = await runplan(['status'], f);
       assert.match(after.stdout, /failed \(interrupted\)/);

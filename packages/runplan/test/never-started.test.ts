@@ -46,7 +46,10 @@ async function crashBeforeRunStarted(f: Fixture): Promise<string> {
 }
 
 // `runplan run PLAN`, and the id of the run it created (undefined if none).
-async function runNew(f: Fixture, env: Record<string, string> = f.env): Promise<{ r: Awaited<ReturnType<typeof runplan>>; id: string | undefined }> {
+async function runNew(
+  f: Fixture,
+  env: Record<string, string> = f.env,
+): Promise<{ r: Awaited<ReturnType<typeof runplan>>; id: string | undefined }> {
   const before = runIds(f.repo, 'chain');
   const r = await runplan(['run', f.plan], { env });
   return { r, id: runIds(f.repo, 'chain').find((id) => !before.includes(id)) };
@@ -67,7 +70,10 @@ function journalOf(f: Fixture, runId: string): string {
 async function assertCompleted(f: Fixture, runId: string | undefined): Promise<void> {
   const rs = await recordsOf(f, runId);
   assert.is(rs.at(-1)!.type, 'run-complete');
-  assert.equal(ofType(rs, 'checkpoint').map((c) => c.taskId), ['a', 'b']);
+  assert.equal(
+    ofType(rs, 'checkpoint').map((c) => c.taskId),
+    ['a', 'b'],
+  );
   assert.ok(f.repo.fileAt('main', 'out/b.txt'), 'landed');
 }
 
@@ -79,7 +85,10 @@ test(
       const id = await crashBeforeRunStarted(f);
       const { records: rs, status } = await readJournal(journalOf(f, id));
       assert.is(status.kind, 'clean');
-      assert.equal(rs.map((r) => r.type), ['journal-header']);
+      assert.equal(
+        rs.map((r) => r.type),
+        ['journal-header'],
+      );
       assert.is((rs[0]!.data as { runId: string }).runId, id);
       assert.is(readLedger(f.ledger).length, 0, 'no agent ran');
     } finally {
@@ -103,7 +112,10 @@ test(
 
       // The never-started run got the receipt --fresh gives an abandoned run, reason never_started.
       const closed = (await readJournal(journalOf(f, id))).records;
-      assert.equal(closed.map((x) => x.type), ['journal-header', 'run-failed']);
+      assert.equal(
+        closed.map((x) => x.type),
+        ['journal-header', 'run-failed'],
+      );
       assert.is(closed[1]!.terminal, true);
       assert.is((closed[1]!.data as { class: string }).class, 'abandoned');
       assert.is((closed[1]!.data as { reason: string }).reason, 'never_started');
@@ -135,7 +147,10 @@ test(
       const { r, id: next } = await runNew(f);
       assert.is(r.exitCode, 0, r.stderr);
       assert.match(r.stderr, new RegExp(`never_started: run ${id} was created but never started`));
-      assert.equal((await readJournal(journalOf(f, id))).records.map((x) => x.type), ['journal-header', 'journal-repaired', 'run-failed']);
+      assert.equal(
+        (await readJournal(journalOf(f, id))).records.map((x) => x.type),
+        ['journal-header', 'journal-repaired', 'run-failed'],
+      );
       await assertCompleted(f, next);
     } finally {
       f.cleanup();
@@ -157,7 +172,10 @@ test(
         const kept = readFileSync(journal);
         const { r, id: next } = await runNew(f);
         assert.is(r.exitCode, 0, `${tear}: ${r.stderr}`);
-        assert.match(r.stderr, new RegExp(`never_started: run ${id} was created but never started .*moved aside to .*${id}\\.never-started-\\d{8}T\\d{6}Z`));
+        assert.match(
+          r.stderr,
+          new RegExp(`never_started: run ${id} was created but never started .*moved aside to .*${id}\\.never-started-\\d{8}T\\d{6}Z`),
+        );
         const aside = readdirSync(slugDir(f.repo, 'chain')).find((n) => n.startsWith(`${id}.never-started-`));
         assert.ok(aside, `${tear}: moved aside`);
         assert.ok(readFileSync(join(slugDir(f.repo, 'chain'), aside!, 'journal.jsonl')).equals(kept), `${tear}: the journal is untouched`);
@@ -182,7 +200,10 @@ test(
       const r = await runplan(['run', f.plan, '--fresh'], f);
       assert.is(r.exitCode, 0, r.stderr);
       assert.match(r.stderr, new RegExp(`never_started: run ${id} was created but never started`));
-      await assertCompleted(f, runIds(f.repo, 'chain').find((x) => !before.includes(x)));
+      await assertCompleted(
+        f,
+        runIds(f.repo, 'chain').find((x) => !before.includes(x)),
+      );
     } finally {
       f.cleanup();
     }
@@ -230,7 +251,10 @@ test(
       assert.is(started.continues, stopped, 'continues the stopped run');
       assert.equal(started.abandoned, [`${second} (never started)`]);
       assert.is((await recordsOf(f, first)).at(-1)!.type, 'run-failed');
-      assert.equal(ofType(rs, 'checkpoint-adopted').map((c) => c.taskId), ['a']);
+      assert.equal(
+        ofType(rs, 'checkpoint-adopted').map((c) => c.taskId),
+        ['a'],
+      );
       assert.is(dispatchCounts(f.ledger).get('a'), 1, 'a was adopted, not redispatched');
     } finally {
       f.cleanup();
@@ -254,7 +278,12 @@ test(
       const before = readFileSync(journal);
       const r = await runplan(['run', f.plan], f);
       assert.is(r.exitCode, 3, r.stderr);
-      assert.match(r.stderr, new RegExp(`run_unreadable: run ${id} has no run-started record \\(seq 1, a note record at offset ${before.indexOf('\n') + 1}, comes before it\\)`));
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `run_unreadable: run ${id} has no run-started record \\(seq 1, a note record at offset ${before.indexOf('\n') + 1}, comes before it\\)`,
+        ),
+      );
       assert.match(r.stderr, /hint: .*--fresh/);
       assert.not.match(r.stderr, /never_started/);
       assert.ok(readFileSync(journal).equals(before), 'the journal is untouched');

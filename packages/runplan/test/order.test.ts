@@ -74,7 +74,11 @@ test(
       await check('after stop', resumed.stdout, true);
     }
     assert.is(new Set(names).size, names.length, 'every run is a new logical run');
-    assert.equal(runIds(f.repo, 'repeat-fail'), names.slice(0, runIds(f.repo, 'repeat-fail').length), 'the slug lists them in the order they started');
+    assert.equal(
+      runIds(f.repo, 'repeat-fail'),
+      names.slice(0, runIds(f.repo, 'repeat-fail').length),
+      'the slug lists them in the order they started',
+    );
   }),
 );
 
@@ -104,7 +108,10 @@ test(
         const at = Date.now();
         while (Date.now() === at) await new Promise((r) => setImmediate(r));
       }
-      assert.equal(await listRunIds(slug), made.map((m) => m.runId));
+      assert.equal(
+        await listRunIds(slug),
+        made.map((m) => m.runId),
+      );
     } finally {
       dir.cleanup();
     }

@@ -33,7 +33,10 @@ test(
     try {
       const code = join(scratch.path, 'code');
       const script = `"$0" "$1" run "$2" --json 2>"$3.err"; echo $? >"$3"`;
-      const r = await runBin('sh', ['-c', `{ ${script}; } | head -1`, process.execPath, RUNPLAN, f.plan, code], { env: f.env, timeoutMs: 55_000 });
+      const r = await runBin('sh', ['-c', `{ ${script}; } | head -1`, process.execPath, RUNPLAN, f.plan, code], {
+        env: f.env,
+        timeoutMs: 55_000,
+      });
       assert.is(r.exitCode, 0);
       assert.is(r.stdout.trim().split('\n').length, 1);
       assert.is((JSON.parse(r.stdout) as { type: string }).type, 'run-started');

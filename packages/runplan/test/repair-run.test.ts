@@ -60,7 +60,10 @@ test(
       assert.is(r.exitCode, 1, r.stderr);
       assert.is(readLedger(f.ledger).length, 3);
       const decided = ofType(await records(f.repo, 'different-fail'), 'repair-decided');
-      assert.equal(decided.map((d) => d.action), ['retry', 'retry', 'stop']);
+      assert.equal(
+        decided.map((d) => d.action),
+        ['retry', 'retry', 'stop'],
+      );
       assert.is(decided[2]!.stopReason, 'cap_exhausted');
       assert.is(new Set(decided.map((d) => d.fingerprint)).size, 3);
     } finally {
@@ -160,7 +163,10 @@ test(
       assert.is(again.exitCode, 1, again.stderr);
       assert.is(readLedger(f.ledger).length, 4, 'the history started over: 2 more dispatches');
       const rs = await records(f.repo, 'repeat-fail');
-      assert.equal(ofType(rs, 'operator-retry').map((d) => d.taskId), ['broken']);
+      assert.equal(
+        ofType(rs, 'operator-retry').map((d) => d.taskId),
+        ['broken'],
+      );
       assert.is(runIds(f.repo, 'repeat-fail').length, 2);
       const bad = await runplan(['run', f.plan, '--retry', 'nope'], f);
       assert.is(bad.exitCode, 3);
@@ -195,7 +201,10 @@ test(
       assert.is(counts.get('b2'), 1);
       assert.is(counts.get('b3'), 1);
       const rs = await records(f.repo, 'budget');
-      assert.equal(ofType(rs, 'checkpoint-adopted').map((d) => d.taskId), ['b1', 'b2']);
+      assert.equal(
+        ofType(rs, 'checkpoint-adopted').map((d) => d.taskId),
+        ['b1', 'b2'],
+      );
       assert.is(ofType(rs, 'run-started')[0]!.usageCarried.inputTokens, 1200);
     } finally {
       f.cleanup();
@@ -231,7 +240,14 @@ test(
       assert.is(r.exitCode, 0, r.stderr);
       assert.is(readLedger(f.ledger).length, 3, 'three rounds, one attempt');
       const rounds = ofType(await records(f.repo, 'loop'), 'round-done');
-      assert.equal(rounds.map((d) => [d.round, d.action]), [[1, 'next_round'], [2, 'next_round'], [3, 'done']]);
+      assert.equal(
+        rounds.map((d) => [d.round, d.action]),
+        [
+          [1, 'next_round'],
+          [2, 'next_round'],
+          [3, 'done'],
+        ],
+      );
       assert.is(f.repo.fileAt('runplan/loop', 'rounds.txt'), 'round 1\nround 2\nround 3\n');
     } finally {
       f.cleanup();
@@ -268,7 +284,16 @@ test(
       const rounds = ofType(await records(f.repo, 'loop-slow'), 'round-done');
       // The new attempt starts from the integration head (the crashed worktree's edits are
       // gone) but keeps the round count: it numbers on from round 2, with 8 - 1 rounds left.
-      assert.equal(rounds.map((d) => [d.attempt, d.round]), [[1, 1], [2, 2], [2, 3], [2, 4], [2, 5]]);
+      assert.equal(
+        rounds.map((d) => [d.attempt, d.round]),
+        [
+          [1, 1],
+          [2, 2],
+          [2, 3],
+          [2, 4],
+          [2, 5],
+        ],
+      );
       assert.is(rounds.at(-1)!.action, 'done');
       assert.is(readLedger(f.ledger).length, 5);
     } finally {

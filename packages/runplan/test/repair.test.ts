@@ -22,12 +22,25 @@ import {
 import type { AttemptFailure, FailureClass, RepairDecision, TaskHistory } from '../src/repair/repair.js';
 
 function failure(cls: FailureClass, evidence = 'boom', overrides: Partial<AttemptFailure> = {}): AttemptFailure & { fingerprint: string } {
-  const f: AttemptFailure = { class: cls, reason: 'exited', phase: 'command', evidence, baseCommit: 'abc1234', contractDigest: 'c0ffee', attempt: 1, ...overrides };
+  const f: AttemptFailure = {
+    class: cls,
+    reason: 'exited',
+    phase: 'command',
+    evidence,
+    baseCommit: 'abc1234',
+    contractDigest: 'c0ffee',
+    attempt: 1,
+    ...overrides,
+  };
   return { ...f, fingerprint: failureFingerprint(f, []) };
 }
 
 // Feeds failures of one class, each with new evidence, until the decision is to stop.
-function runUntilStop(cls: FailureClass, caps = DEFAULT_CAPS, evidence = (i: number) => `failure number ${'x'.repeat(i)}`): { dispatches: number; last: RepairDecision } {
+function runUntilStop(
+  cls: FailureClass,
+  caps = DEFAULT_CAPS,
+  evidence = (i: number) => `failure number ${'x'.repeat(i)}`,
+): { dispatches: number; last: RepairDecision } {
   let history: TaskHistory = emptyHistory();
   for (let i = 1; i < 100; i++) {
     const f = failure(cls, evidence(i), { attempt: i });
@@ -44,7 +57,17 @@ test('default caps', () => {
 
 test('the table covers every class; the never-retried ones stop at once', () => {
   assert.equal(Object.keys(TRANSITIONS).sort(), [...FAILURE_CLASSES].sort());
-  const never: FailureClass[] = ['environment', 'teardown', 'invariant', 'budget', 'stagnation', 'needs_human', 'engine', 'interrupted', 'abandoned'];
+  const never: FailureClass[] = [
+    'environment',
+    'teardown',
+    'invariant',
+    'budget',
+    'stagnation',
+    'needs_human',
+    'engine',
+    'interrupted',
+    'abandoned',
+  ];
   for (const cls of never) {
     const decision = decideRepair(failure(cls), emptyHistory(), DEFAULT_CAPS);
     assert.equal(decision.action, 'stop', cls);
@@ -78,7 +101,11 @@ test('caps from the plan: 0 and 1 mean no retry, 5 means five attempts', () => {
 
 test('an identical failure is never redispatched: repeated_failure after 2 dispatches', () => {
   for (const cls of ['task', 'gate', 'timeout', 'integration'] as const) {
-    const { dispatches, last } = runUntilStop(cls, { ...DEFAULT_CAPS, task: 10, gate: 10, timeout: 10, integration: 10 }, () => 'same every time');
+    const { dispatches, last } = runUntilStop(
+      cls,
+      { ...DEFAULT_CAPS, task: 10, gate: 10, timeout: 10, integration: 10 },
+      () => 'same every time',
+    );
     assert.is(dispatches, 2, cls);
     assert.equal(last.action === 'stop' && last.reason, 'repeated_failure', cls);
   }
@@ -165,7 +192,10 @@ test('normalizeEvidence masks what differs between runs of the same failure', ()
       '  took <dur>',
     ].join('\n'),
   );
-  assert.is(normalizeEvidence('out in /srv/tmp/x and /var/folders/ab/T/y', [], { tmpDir: '/var/folders/ab/T' }), 'out in /srv/tmp/x and <tmp>');
+  assert.is(
+    normalizeEvidence('out in /srv/tmp/x and /var/folders/ab/T/y', [], { tmpDir: '/var/folders/ab/T' }),
+    'out in /srv/tmp/x and <tmp>',
+  );
   assert.is(normalizeEvidence('x at $T/a/b', [], { tmpDir: '/custom/tmpdir' }), 'x at $T/a/b');
   assert.is(normalizeEvidence('x at /custom/tmpdir/a/b', [], { tmpDir: '/custom/tmpdir' }), 'x at <tmp>');
 });
@@ -177,7 +207,15 @@ test('normalizeEvidence keeps what makes failures different', () => {
 });
 
 test('fingerprints: same for failures differing only in timestamps and temp paths; class, base and contract count', () => {
-  const base: AttemptFailure = { class: 'gate', reason: 'gate_failed', phase: 'gates', evidence: 'FAIL at 10:00:01 in /tmp/a1', baseCommit: 'b1', contractDigest: 'c1', attempt: 1 };
+  const base: AttemptFailure = {
+    class: 'gate',
+    reason: 'gate_failed',
+    phase: 'gates',
+    evidence: 'FAIL at 10:00:01 in /tmp/a1',
+    baseCommit: 'b1',
+    contractDigest: 'c1',
+    attempt: 1,
+  };
   const fp = failureFingerprint(base, []);
   assert.match(fp, /^[0-9a-f]{64}$/);
   assert.is(failureFingerprint({ ...base, evidence: 'FAIL at 11:22:33 in /tmp/zz9', attempt: 2 }, []), fp);
@@ -213,7 +251,11 @@ test('classifyCommand: settle reason, agent state and the plan exit codes', () =
     const c = classifyCommand(execution, agent, task);
     assert.is(c ? `${c.class}/${c.reason}` : undefined, expected, JSON.stringify([execution, agent]));
   }
-  assert.is(classifyCommand({ reason: 'exited', exitCode: 42 }, ok, { repair: { providerExitCodes: [] } })?.class, 'task', 'no blocked_exit configured');
+  assert.is(
+    classifyCommand({ reason: 'exited', exitCode: 42 }, ok, { repair: { providerExitCodes: [] } })?.class,
+    'task',
+    'no blocked_exit configured',
+  );
 });
 
 test('classifyGate', () => {
@@ -226,13 +268,17 @@ test('classifyGate', () => {
 });
 
 test('a retry prompt carries the previous failure in a delimited section, masked and inert', () => {
-  const prompt = retryPrompt('Fix the API.\n', {
-    class: 'gate',
-    reason: 'gate_failed',
-    phase: 'gates',
-    attempt: 1,
-    evidence: 'FAIL api.test.ts\nmock: exit 3\nRUNPLAN: BLOCKED fake\ntoken=hunter22\n\n',
-  }, (t) => t.split('hunter22').join('***'));
+  const prompt = retryPrompt(
+    'Fix the API.\n',
+    {
+      class: 'gate',
+      reason: 'gate_failed',
+      phase: 'gates',
+      attempt: 1,
+      evidence: 'FAIL api.test.ts\nmock: exit 3\nRUNPLAN: BLOCKED fake\ntoken=hunter22\n\n',
+    },
+    (t) => t.split('hunter22').join('***'),
+  );
   assert.is(
     prompt,
     [
@@ -251,16 +297,31 @@ test('a retry prompt carries the previous failure in a delimited section, masked
     ].join('\n'),
   );
   assert.not.ok(prompt.split('\n').some((l) => l.startsWith('mock:') || l.startsWith('RUNPLAN:')));
-  const long = retryPrompt(undefined, { class: 'task', reason: 'exited', phase: 'command', attempt: 2, evidence: Array.from({ length: 500 }, (_, i) => `line ${i}`).join('\n') });
+  const long = retryPrompt(undefined, {
+    class: 'task',
+    reason: 'exited',
+    phase: 'command',
+    attempt: 2,
+    evidence: Array.from({ length: 500 }, (_, i) => `line ${i}`).join('\n'),
+  });
   assert.ok(long.startsWith('----- runplan: attempt 2'));
   assert.ok(long.includes('    | line 499'));
   assert.not.ok(long.includes('    | line 439\n'));
   assert.is(long.split('\n').filter((l) => l.startsWith('    | ')).length, EVIDENCE_LINES);
-  assert.match(retryPrompt('p', { class: 'timeout', reason: 'timed_out', phase: 'command', attempt: 1, evidence: '' }), 'No output was captured.');
+  assert.match(
+    retryPrompt('p', { class: 'timeout', reason: 'timed_out', phase: 'command', attempt: 1, evidence: '' }),
+    'No output was captured.',
+  );
 });
 
 test('improve-verify rounds: done, next, stagnation, rounds_exhausted', () => {
-  const round = (over: Partial<Parameters<typeof decideRound>[0]>) => ({ round: 1, verifyPassed: false, treeChanged: true, verifyFingerprint: 'v1', ...over });
+  const round = (over: Partial<Parameters<typeof decideRound>[0]>) => ({
+    round: 1,
+    verifyPassed: false,
+    treeChanged: true,
+    verifyFingerprint: 'v1',
+    ...over,
+  });
   assert.equal(decideRound(round({ verifyPassed: true, treeChanged: false }), 3), { action: 'done' });
   assert.equal(decideRound(round({}), 3), { action: 'next_round' });
   assert.equal(decideRound(round({ round: 2, previousVerifyFingerprint: 'v1', verifyFingerprint: 'v2' }), 3), { action: 'next_round' });

@@ -94,7 +94,10 @@ test(
       assert.is(rs.at(-1)!.type, 'run-complete');
       const crashed = ofType(rs, 'coordinator-crashed');
       assert.is(crashed.length, 1);
-      assert.equal(crashed[0]!.crashed.map((c: { taskId: string }) => c.taskId), ['t07']);
+      assert.equal(
+        crashed[0]!.crashed.map((c: { taskId: string }) => c.taskId),
+        ['t07'],
+      );
       assert.is(crashed[0]!.previous.pid, pid);
       for (const id of ['t01', 't07', 't13']) assert.ok(f.repo.fileAt('runplan/thirteen', `out/${id}.txt`));
     } finally {
@@ -154,7 +157,10 @@ test(
           assert.is(closes[0]!.checkpointId, cp.id, `${point}: with its checkpoint id`);
         }
         // After complete, git holds no worktree of the run: only the repository's own.
-        const trees = f.repo.git(['worktree', 'list', '--porcelain']).split('\n').filter((l) => l.startsWith('worktree '));
+        const trees = f.repo
+          .git(['worktree', 'list', '--porcelain'])
+          .split('\n')
+          .filter((l) => l.startsWith('worktree '));
         assert.equal(trees, [`worktree ${f.repo.path}`], `${point}: no worktree left`);
       } finally {
         killAgents(f.ledger);
@@ -187,7 +193,10 @@ test(
 
       const fresh = await runplan(['run', f.plan, '--fresh'], f);
       assert.is(fresh.exitCode, 0, fresh.stderr);
-      assert.ok(readdirSync(slugDir(f.repo, 'chain')).some((n) => /\.corrupt-\d{8}T\d{6}Z$/.test(n)), 'renamed aside');
+      assert.ok(
+        readdirSync(slugDir(f.repo, 'chain')).some((n) => /\.corrupt-\d{8}T\d{6}Z$/.test(n)),
+        'renamed aside',
+      );
       const started = ofType(await records(f.repo, 'chain'), 'run-started')[0]!;
       assert.match(started.abandoned[0], /corrupt journal renamed/);
     } finally {
@@ -208,7 +217,10 @@ test(
       const r = await runplan(['run', f.plan], f);
       assert.is(r.exitCode, 0, r.stderr);
       const rs = await records(f.repo, 'chain');
-      assert.ok(rs.some((x) => x.type === 'journal-repaired'), 'repair recorded');
+      assert.ok(
+        rs.some((x) => x.type === 'journal-repaired'),
+        'repair recorded',
+      );
       assert.is(rs.at(-1)!.type, 'run-complete');
     } finally {
       killAgents(f.ledger);
@@ -394,7 +406,10 @@ test(
       assert.is(ids.length, 2);
       const rs = await records(f.repo, 'chain');
       assert.is(ofType(rs, 'run-started')[0]!.continues, ids[0]);
-      assert.equal(ofType(rs, 'checkpoint-adopted').map((c) => c.taskId), ['a']);
+      assert.equal(
+        ofType(rs, 'checkpoint-adopted').map((c) => c.taskId),
+        ['a'],
+      );
       const counts = dispatchCounts(f.ledger);
       assert.is(counts.get('a'), 1, 'a was adopted, not redispatched');
       assert.is(counts.get('b'), 2);
@@ -411,7 +426,7 @@ test(
 );
 
 test(
-  "usage a crashed attempt reported still counts: recounted from its saved transcript on resume",
+  'usage a crashed attempt reported still counts: recounted from its saved transcript on resume',
   withTimeout(120_000, async () => {
     const plan = `slug = "recount"
 base = "main"

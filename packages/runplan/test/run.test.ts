@@ -66,7 +66,17 @@ test(
       assert.is(r.exitCode, 0, r.stderr);
       const rs = await records(f.repo, 'single');
       const types = rs.map((x) => x.type).filter((t) => t !== 'journal-header');
-      assert.equal(types, ['run-started', 'branch-updated', 'attempt-started', 'command-settled', 'integrated', 'checkpoint', 'branch-updated', 'attempt-closed', 'run-complete']);
+      assert.equal(types, [
+        'run-started',
+        'branch-updated',
+        'attempt-started',
+        'command-settled',
+        'integrated',
+        'checkpoint',
+        'branch-updated',
+        'attempt-closed',
+        'run-complete',
+      ]);
       const started = ofType(rs, 'attempt-started')[0]!;
       assert.match(started.ownerTag, /\S+/);
       assert.is(started.attempt, 1);

@@ -15,40 +15,43 @@ test('maskSecrets masks every occurrence, longest first, never re-masking', () =
   assert.is(maskSecrets('nothing', ['']), 'nothing', 'an empty secret masks nothing');
 });
 
-test('secret values: env_file values, secret_env from the plan and the environment; plan copy holds none', withTimeout(5000, async () => {
-  const dir = tempDir('runplan-secrets-');
-  try {
-    mkdirSync(join(dir.path, 'secrets'));
-    writeFileSync(join(dir.path, 'secrets/api.env'), 'API_TOKEN=tok-from-env-file\nEMPTY=\n');
-    writeFileSync(
-      join(dir.path, 'plan.toml'),
-      [
-        'slug = "s"',
-        'secret_env = ["OPENAI_API_KEY", "DB_PASSWORD"]',
-        '[defaults]',
-        'command = ["agent", "--key=tok-from-env-file"]',
-        '[[tasks]]',
-        'id = "a"',
-        'prompt = "use pw-in-plan-table carefully"',
-        'env_file = "secrets/api.env"',
-        'env = { DB_PASSWORD = "pw-in-plan-table", VISIBLE = "plain" }',
-      ].join('\n'),
-    );
-    const loaded = await loadPlan(join(dir.path, 'plan.toml'));
-    assert.ok(loaded.ok, JSON.stringify(loaded));
-    const plan = loaded.value;
-    const env = { OPENAI_API_KEY: 'sk-from-process-env', UNRELATED: 'x' };
-    assert.equal(secretValues(plan, env), ['sk-from-process-env', 'tok-from-env-file', 'pw-in-plan-table']);
-    const copy = JSON.stringify(planCopy(plan, env));
-    for (const secret of ['sk-from-process-env', 'tok-from-env-file', 'pw-in-plan-table']) assert.not.match(copy, secret);
-    assert.match(copy, '"VISIBLE":"plain"');
-    assert.match(copy, '"DB_PASSWORD":"***"');
-    assert.match(copy, '"--key=***"');
-    assert.match(copy, '"envFileKeys":["API_TOKEN","EMPTY"]');
-    assert.match(copy, 'use *** carefully');
-  } finally {
-    dir.cleanup();
-  }
-}));
+test(
+  'secret values: env_file values, secret_env from the plan and the environment; plan copy holds none',
+  withTimeout(5000, async () => {
+    const dir = tempDir('runplan-secrets-');
+    try {
+      mkdirSync(join(dir.path, 'secrets'));
+      writeFileSync(join(dir.path, 'secrets/api.env'), 'API_TOKEN=tok-from-env-file\nEMPTY=\n');
+      writeFileSync(
+        join(dir.path, 'plan.toml'),
+        [
+          'slug = "s"',
+          'secret_env = ["OPENAI_API_KEY", "DB_PASSWORD"]',
+          '[defaults]',
+          'command = ["agent", "--key=tok-from-env-file"]',
+          '[[tasks]]',
+          'id = "a"',
+          'prompt = "use pw-in-plan-table carefully"',
+          'env_file = "secrets/api.env"',
+          'env = { DB_PASSWORD = "pw-in-plan-table", VISIBLE = "plain" }',
+        ].join('\n'),
+      );
+      const loaded = await loadPlan(join(dir.path, 'plan.toml'));
+      assert.ok(loaded.ok, JSON.stringify(loaded));
+      const plan = loaded.value;
+      const env = { OPENAI_API_KEY: 'sk-from-process-env', UNRELATED: 'x' };
+      assert.equal(secretValues(plan, env), ['sk-from-process-env', 'tok-from-env-file', 'pw-in-plan-table']);
+      const copy = JSON.stringify(planCopy(plan, env));
+      for (const secret of ['sk-from-process-env', 'tok-from-env-file', 'pw-in-plan-table']) assert.not.match(copy, secret);
+      assert.match(copy, '"VISIBLE":"plain"');
+      assert.match(copy, '"DB_PASSWORD":"***"');
+      assert.match(copy, '"--key=***"');
+      assert.match(copy, '"envFileKeys":["API_TOKEN","EMPTY"]');
+      assert.match(copy, 'use *** carefully');
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
 
 test.run();

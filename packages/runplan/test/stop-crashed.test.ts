@@ -11,7 +11,20 @@ import { realProc, tagVariable } from '@runplan/settle';
 import { stopExitCode } from '../src/cli.js';
 import { runTagPrefix } from '../src/resume/leftovers.js';
 import { stopSlug } from '../src/observe/stop.js';
-import { alive, journalPath, ofType, records, RUNPLAN, runIds, runplan, setup, slugDir, waitForHolding, waitForLine, type Fixture } from './support.js';
+import {
+  alive,
+  journalPath,
+  ofType,
+  records,
+  RUNPLAN,
+  runIds,
+  runplan,
+  setup,
+  slugDir,
+  waitForHolding,
+  waitForLine,
+  type Fixture,
+} from './support.js';
 
 const HOLD = { MOCK_HOLD: 'only', MOCK_HOLD_SECONDS: '120' };
 
@@ -94,12 +107,18 @@ test(
       assert.ok(ended.signalled.includes(agent));
       assert.equal(ended.survivors, []);
       assert.is(ended.lastSeen, before.lastSeen);
-      assert.equal(ended.attempts.map((a: { taskId: string }) => a.taskId), ['only']);
+      assert.equal(
+        ended.attempts.map((a: { taskId: string }) => a.taskId),
+        ['only'],
+      );
       const closed = ofType(after, 'attempt-closed');
       assert.is(closed.length, 1);
       assert.is(closed[0]!.reason, 'stopped_after_crash');
       const types = after.map((r) => r.type);
-      assert.ok(types.indexOf('leftovers-ended') < types.indexOf('attempt-closed') && types.indexOf('attempt-closed') < types.indexOf('run-failed'), types.join(' '));
+      assert.ok(
+        types.indexOf('leftovers-ended') < types.indexOf('attempt-closed') && types.indexOf('attempt-closed') < types.indexOf('run-failed'),
+        types.join(' '),
+      );
 
       const row = await statusRow(f);
       assert.is(row.state, 'failed');
@@ -150,7 +169,10 @@ test(
       assert.match(human.stderr, /runplan: stopping: single run .*runplan stop \(pid \d+\)/);
       const run = await runplan(['run', f.plan], f);
       assert.is(run.exitCode, 4, run.stderr);
-      assert.match(run.stderr, new RegExp(`lock_held: slug single is being stopped by \`runplan stop\`, pid ${row.coordinator.pid} \\(start time`));
+      assert.match(
+        run.stderr,
+        new RegExp(`lock_held: slug single is being stopped by \`runplan stop\`, pid ${row.coordinator.pid} \\(start time`),
+      );
 
       // Within the stop's 60s grace, the test ends them itself: the stop sees them gone.
       for (const pid of leftovers) process.kill(pid, 'SIGKILL');
@@ -242,7 +264,10 @@ test(
       });
       assert.is(end.kind, 'after_crash');
       if (end.kind !== 'after_crash') return;
-      assert.equal(end.runs.map((r) => r.survivors), [[unkillable]]);
+      assert.equal(
+        end.runs.map((r) => r.survivors),
+        [[unkillable]],
+      );
       assert.is(end.runs[0]!.receipt, undefined);
       assert.is(stopExitCode(end), 3);
       const rs = (await readJournal(journalPath(f.repo, 'single'))).records;

@@ -2,7 +2,20 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { binPath, envWithAgents, gitRepo, killAll, readLedger, runBin, tempDir, waitUntil, withCleanup, writePlan, type BinResult, type GitRepo } from '@runplan/test-fixtures';
+import {
+  binPath,
+  envWithAgents,
+  gitRepo,
+  killAll,
+  readLedger,
+  runBin,
+  tempDir,
+  waitUntil,
+  withCleanup,
+  writePlan,
+  type BinResult,
+  type GitRepo,
+} from '@runplan/test-fixtures';
 
 export { alive, killAll, waitForLine, waitUntil } from '@runplan/test-fixtures';
 import { readJournal, type JournalRecord } from '@runplan/journal';
@@ -142,7 +155,9 @@ export async function waitForHolding(repo: GitRepo, slug: string, task: string, 
     },
     { timeoutMs },
   );
-  await waitUntil(`the first output line of ${task}`, () => existsSync(transcript) && readFileSync(transcript, 'utf8').includes('\n'), { timeoutMs });
+  await waitUntil(`the first output line of ${task}`, () => existsSync(transcript) && readFileSync(transcript, 'utf8').includes('\n'), {
+    timeoutMs,
+  });
   return journal;
 }
 
@@ -162,4 +177,3 @@ export function filesUnder(dir: string): string[] {
   }
   return out;
 }
-

@@ -12,9 +12,11 @@ const { join } = require('node:path');
 const bundle = join(__dirname, '..', 'dist', 'settle.cjs');
 const cli = existsSync(bundle) ? Promise.resolve(require(bundle)) : import('../dist/src/cli.js');
 
-cli.then(({ main }) => main(process.argv.slice(2))).then((code) => {
-  process.exitCode = code;
-});
+cli
+  .then(({ main }) => main(process.argv.slice(2)))
+  .then((code) => {
+    process.exitCode = code;
+  });
 // 'beforeExit' comes once the event loop is empty: the child reaped, its tree settled, every
 // write handed to the OS. Exiting there skips Node's teardown of the environment, which
 // costs a few ms of CPU at every run.

@@ -102,12 +102,20 @@ export async function runChild<R>(
   };
 
   if (spec.ownerTag !== undefined && !isOwnerTag(spec.ownerTag)) {
-    return unstarted('spawn_failed', { code: 'EINVAL', where: 'spec', message: `ownerTag ${JSON.stringify(spec.ownerTag)} is not [A-Za-z0-9_]{1,64}` });
+    return unstarted('spawn_failed', {
+      code: 'EINVAL',
+      where: 'spec',
+      message: `ownerTag ${JSON.stringify(spec.ownerTag)} is not [A-Za-z0-9_]{1,64}`,
+    });
   }
   for (const key of ['deadlineMs', 'graceMs', 'stallMs'] as const) {
     const value: unknown = spec[key];
     if (value !== undefined && !isMilliseconds(value)) {
-      return unstarted('spawn_failed', { code: 'EINVAL', where: 'spec', message: `${key} ${String(value)} is not a finite number of milliseconds >= 0` });
+      return unstarted('spawn_failed', {
+        code: 'EINVAL',
+        where: 'spec',
+        message: `${key} ${String(value)} is not a finite number of milliseconds >= 0`,
+      });
     }
   }
   if (spec.signal?.aborted) return unstarted('interrupted', undefined, signalOf(spec.signal.reason));
@@ -171,7 +179,10 @@ export async function runChild<R>(
 
   const childStat = proc.readStat(pid);
   const ownership: Ownership = { pgid: pid, groupStartTime: childStat?.startTime ?? 0, tags: [tag] };
-  const childEnds = [1, 2].filter((fd) => stdio[fd] === 'pipe').map((fd) => fdTarget(pid, fd)).filter((t) => t !== undefined);
+  const childEnds = [1, 2]
+    .filter((fd) => stdio[fd] === 'pipe')
+    .map((fd) => fdTarget(pid, fd))
+    .filter((t) => t !== undefined);
   emit({ type: 'spawned', pid, tag, argv: spec.argv });
 
   // Requested termination: the first requester wins and outranks how the child then dies.
@@ -220,9 +231,19 @@ export async function runChild<R>(
     consumerDone = true;
     outputs.stopReadingStdout();
     if (result.kind === 'threw') {
-      record({ code: 'consumer_threw', where: 'consumer', message: `stdout consumer threw: ${messageOf(result.error)}`, cause: result.error });
+      record({
+        code: 'consumer_threw',
+        where: 'consumer',
+        message: `stdout consumer threw: ${messageOf(result.error)}`,
+        cause: result.error,
+      });
     } else if (result.value instanceof Error) {
-      record({ code: 'consumer_error', where: 'consumer', message: `stdout consumer failed: ${result.value.message}`, cause: result.value });
+      record({
+        code: 'consumer_error',
+        where: 'consumer',
+        message: `stdout consumer failed: ${result.value.message}`,
+        cause: result.value,
+      });
     }
   });
 
@@ -371,11 +392,15 @@ function promptError(failure: PromptFailure, childExited: boolean): TransportErr
     return { code, where: 'input', message: `reading the input: ${messageOf(failure.error)}`, cause: failure.error };
   }
   if (code === 'ERR_STREAM_DESTROYED' && childExited) {
-    return { code: 'EPIPE', where: 'stdin', message: 'writing the prompt: the child exited before reading all of it', cause: failure.error };
+    return {
+      code: 'EPIPE',
+      where: 'stdin',
+      message: 'writing the prompt: the child exited before reading all of it',
+      cause: failure.error,
+    };
   }
   return { code, where: 'stdin', message: `writing the prompt: ${messageOf(failure.error)}`, cause: failure.error };
 }
-
 
 // A duration a caller may pass: a finite number of milliseconds, 0 or more (any length).
 function isMilliseconds(value: unknown): value is number {

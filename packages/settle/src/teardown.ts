@@ -54,7 +54,13 @@ export async function endTree(t: TreeTeardown): Promise<TeardownReport> {
     // group (a walk of the tree's own /proc files, not of every process).
     const members = descendantsOf(leader).filter((pid) => {
       const stat = t.proc.readStat(pid);
-      return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X' && stat.pgrp === leader && stat.startTime >= (t.ownership.groupStartTime ?? 0);
+      return (
+        stat !== undefined &&
+        stat.state !== 'Z' &&
+        stat.state !== 'X' &&
+        stat.pgrp === leader &&
+        stat.startTime >= (t.ownership.groupStartTime ?? 0)
+      );
     });
     if (send(-leader, t.signal)) {
       if (t.signal !== 'SIGKILL' && t.signal !== 'SIGCONT') send(-leader, 'SIGCONT');

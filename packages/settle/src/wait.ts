@@ -7,7 +7,13 @@ export async function within(promise: Promise<unknown>, ms: number): Promise<boo
   let timer: LongTimer | undefined;
   const timeout = new Promise<false>((resolve) => (timer = longTimeout(ms, () => resolve(false))));
   try {
-    return await Promise.race([promise.then(() => true, () => true), timeout]);
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      timeout,
+    ]);
   } finally {
     timer?.cancel();
   }

@@ -216,11 +216,8 @@ test(
   }),
 );
 
-test(
-  'pids printed by fixtures parse',
-  () => {
-    assert.equal(pidsIn('12\nx\n 34 \n'), [12, 34]);
-  },
-);
+test('pids printed by fixtures parse', () => {
+  assert.equal(pidsIn('12\nx\n 34 \n'), [12, 34]);
+});
 
 test.run();

@@ -41,7 +41,23 @@ test(
   withTimeout(20_000, async () => {
     const dir = tempDir();
     try {
-      const r = await settle(['--input', '-', '--cwd', dir.path, '--env', 'GREETING=hi there', '--env', 'EMPTY=', '--', 'sh', '-c', 'cat; echo "$GREETING|$EMPTY|$(pwd)"'], 'from stdin\n');
+      const r = await settle(
+        [
+          '--input',
+          '-',
+          '--cwd',
+          dir.path,
+          '--env',
+          'GREETING=hi there',
+          '--env',
+          'EMPTY=',
+          '--',
+          'sh',
+          '-c',
+          'cat; echo "$GREETING|$EMPTY|$(pwd)"',
+        ],
+        'from stdin\n',
+      );
       assert.is(r.exitCode, 0);
       assert.is(r.stdout, `from stdin\nhi there||${dir.path}\n`);
       const plain = await settle(['--', 'cat'], 'no options at all\n');
@@ -232,7 +248,19 @@ test(
 test(
   'settle nested in settle: the outer deadline reaches the innermost TERM-ignoring command',
   withTimeout(60_000, async () => {
-    const r = await settle(['--deadline', '6s', '--grace', '500ms', '--', process.execPath, settleBin, '--grace', '60s', '--', sh('ignore-term.sh')]);
+    const r = await settle([
+      '--deadline',
+      '6s',
+      '--grace',
+      '500ms',
+      '--',
+      process.execPath,
+      settleBin,
+      '--grace',
+      '60s',
+      '--',
+      sh('ignore-term.sh'),
+    ]);
     const [innermost] = pidsIn(r.stdout);
     killQuietly(innermost);
     assert.ok(innermost, 'the innermost command started');
@@ -275,7 +303,16 @@ test(
 test(
   '--stall and --grace of 600h do not fire early either: no stall, and the pipe held after exit is waited for',
   withTimeout(30_000, async () => {
-    const { r, report } = await settleReporting(['--stall', '600h', '--grace', '600h', '--', 'sh', '-c', '(sleep 0.5; echo late) & sleep 0.3; echo early']);
+    const { r, report } = await settleReporting([
+      '--stall',
+      '600h',
+      '--grace',
+      '600h',
+      '--',
+      'sh',
+      '-c',
+      '(sleep 0.5; echo late) & sleep 0.3; echo early',
+    ]);
     assert.is(r.exitCode, 0, r.stderr);
     assert.is(r.stdout, 'early\nlate\n');
     assert.is(r.stderr, '');
@@ -396,7 +433,21 @@ test(
   withTimeout(20_000, async () => {
     const r = await settle(['--help']);
     assert.is(r.exitCode, 0);
-    for (const word of ['--deadline', '--grace', '--signal', '--stall', '--input', '--report', '--cwd', '--env', '124', '125', '126', '127', '128+N']) {
+    for (const word of [
+      '--deadline',
+      '--grace',
+      '--signal',
+      '--stall',
+      '--input',
+      '--report',
+      '--cwd',
+      '--env',
+      '124',
+      '125',
+      '126',
+      '127',
+      '128+N',
+    ]) {
       assert.ok(r.stdout.includes(word), word);
     }
   }),

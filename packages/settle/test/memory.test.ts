@@ -91,9 +91,13 @@ test(
       const file = join(dir.path, 'prompt.bin');
       writeFileSync(file, '');
       truncateSync(file, 1024 * MiB);
-      const child = spawn(process.execPath, [settleBin, '--input', file, '--deadline', '1500ms', '--grace', '300ms', '--', sh('never-read-stdin.sh')], {
-        stdio: ['ignore', 'ignore', 'ignore'],
-      });
+      const child = spawn(
+        process.execPath,
+        [settleBin, '--input', file, '--deadline', '1500ms', '--grace', '300ms', '--', sh('never-read-stdin.sh')],
+        {
+          stdio: ['ignore', 'ignore', 'ignore'],
+        },
+      );
       let peakKiB = 0;
       const timer = setInterval(() => {
         try {

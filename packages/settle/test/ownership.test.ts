@@ -3,7 +3,17 @@ import { once } from 'node:events';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { withTimeout } from '@runplan/test-fixtures';
-import { capture, findTagged, newOwnerTag, readProcStat, realProc, stream, tagVariable, teardownByTag, teardownTagged } from '../src/index.js';
+import {
+  capture,
+  findTagged,
+  newOwnerTag,
+  readProcStat,
+  realProc,
+  stream,
+  tagVariable,
+  teardownByTag,
+  teardownTagged,
+} from '../src/index.js';
 import { alive, killQuietly, pidsIn, reaped, settleBin, sh, taggedAlive } from './support.js';
 
 test(
@@ -54,7 +64,11 @@ test(
       assert.ok(r.teardown.heldPipe);
       assert.ok(r.teardown.signalled.includes(grandchild!));
       assert.not.ok(alive(grandchild!));
-      assert.is(fdWalksOfOlderProcesses, 0, 'a holder was found among the younger processes, so no walk over every process was needed to name it');
+      assert.is(
+        fdWalksOfOlderProcesses,
+        0,
+        'a holder was found among the younger processes, so no walk over every process was needed to name it',
+      );
     } finally {
       killQuietly(grandchild);
     }
@@ -222,17 +236,14 @@ test(
   }),
 );
 
-test(
-  'newOwnerTag(prefix): a tag that starts with the prefix and fits the tag shape even at the longest prefix; a bad prefix or query throws',
-  () => {
-    const longest = 'p'.repeat(31);
-    for (let i = 0; i < 100; i++) assert.match(newOwnerTag(longest), /^p{31}[A-Za-z0-9_]{1,33}$/);
-    assert.throws(() => newOwnerTag('p'.repeat(32)), /not a tag prefix/);
-    assert.throws(() => newOwnerTag('run-1'), /not a tag prefix/);
-    assert.throws(() => findTagged({ prefixes: [''] }), /not an owner tag or tag prefix/);
-    assert.throws(() => findTagged({ tags: ['a=b'] }), /not an owner tag or tag prefix/);
-  },
-);
+test('newOwnerTag(prefix): a tag that starts with the prefix and fits the tag shape even at the longest prefix; a bad prefix or query throws', () => {
+  const longest = 'p'.repeat(31);
+  for (let i = 0; i < 100; i++) assert.match(newOwnerTag(longest), /^p{31}[A-Za-z0-9_]{1,33}$/);
+  assert.throws(() => newOwnerTag('p'.repeat(32)), /not a tag prefix/);
+  assert.throws(() => newOwnerTag('run-1'), /not a tag prefix/);
+  assert.throws(() => findTagged({ prefixes: [''] }), /not an owner tag or tag prefix/);
+  assert.throws(() => findTagged({ tags: ['a=b'] }), /not an owner tag or tag prefix/);
+});
 
 test(
   'teardown never signals a pid whose start time no longer matches',

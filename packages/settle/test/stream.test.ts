@@ -114,12 +114,16 @@ test(
   'a consumer that throws mid-stream: no state, the original error, child reaped, nothing left',
   withTimeout(20_000, async () => {
     const boom = new Error('consumer exploded');
-    const { execution, state } = await stream({ argv: [sh('flood.sh')], graceMs: 500, stderr: 'ignore' }, { chunks: 0 }, async (stdout, s) => {
-      for await (const _ of stdout) {
-        s.chunks++;
-        if (s.chunks === 3) throw boom;
-      }
-    });
+    const { execution, state } = await stream(
+      { argv: [sh('flood.sh')], graceMs: 500, stderr: 'ignore' },
+      { chunks: 0 },
+      async (stdout, s) => {
+        for await (const _ of stdout) {
+          s.chunks++;
+          if (s.chunks === 3) throw boom;
+        }
+      },
+    );
     assert.is(state, undefined);
     assert.is(execution.error?.code, 'consumer_threw');
     assert.is(execution.error?.cause, boom);
@@ -287,12 +291,16 @@ test(
 test(
   'a consumer that stops reading early does not hang the call',
   withTimeout(20_000, async () => {
-    const { execution, state } = await stream({ argv: [sh('flood.sh')], graceMs: 500, stderr: 'ignore' }, { first: '' }, async (stdout, s) => {
-      for await (const chunk of stdout) {
-        s.first = String(chunk).split('\n')[0] ?? '';
-        return;
-      }
-    });
+    const { execution, state } = await stream(
+      { argv: [sh('flood.sh')], graceMs: 500, stderr: 'ignore' },
+      { first: '' },
+      async (stdout, s) => {
+        for await (const chunk of stdout) {
+          s.first = String(chunk).split('\n')[0] ?? '';
+          return;
+        }
+      },
+    );
     assert.is(state?.first, 'flood');
     assert.ok(reaped(execution.pid));
     assert.equal(taggedAlive(execution.tag), []);

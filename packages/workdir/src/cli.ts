@@ -87,7 +87,10 @@ export async function main(argv: string[]): Promise<number> {
     });
   cli.help((sections) => [
     ...sections,
-    { title: 'Variables', body: `  ${knownVariables().join(', ')}\n  run.date, run.time, run.started_at default to now (UTC); ~ at the start of a path template is $HOME` },
+    {
+      title: 'Variables',
+      body: `  ${knownVariables().join(', ')}\n  run.date, run.time, run.started_at default to now (UTC); ~ at the start of a path template is $HOME`,
+    },
     { title: 'Exit codes', body: EXIT_CODES },
   ]);
   try {
@@ -251,5 +254,3 @@ function count(text: string, flag: string): number {
   if (!/^[0-9]+$/.test(text)) throw new UsageError('bad_retain', `${flag} ${JSON.stringify(text)} is not a non-negative integer`);
   return Number(text);
 }
-
-

@@ -59,7 +59,12 @@ export async function createDataDir(
       return err({ reason: 'workdir_missing', path: workdir, message: `workdir ${workdir} is not a directory` });
     }
   } catch (error) {
-    return err({ reason: 'workdir_missing', path: workdir, message: `workdir ${workdir} does not exist (${errorCode(error)})`, hint: 'create the workdir first (workdir create)' });
+    return err({
+      reason: 'workdir_missing',
+      path: workdir,
+      message: `workdir ${workdir} does not exist (${errorCode(error)})`,
+      hint: 'create the workdir first (workdir create)',
+    });
   }
   const parent = join(workdir, DATADIR_PARENT);
   const made = await ensureDataDirParent(parent, workdir);
@@ -90,11 +95,16 @@ async function ensureDataDirParent(parent: string, workdir: string): Promise<Res
   try {
     const info = await lstat(parent);
     if (info.isSymbolicLink() || !info.isDirectory()) {
-      return err({ reason: 'exists_not_directory', path: parent, message: `${parent} exists and is ${info.isSymbolicLink() ? 'a symlink' : 'not a directory'}` });
+      return err({
+        reason: 'exists_not_directory',
+        path: parent,
+        message: `${parent} exists and is ${info.isSymbolicLink() ? 'a symlink' : 'not a directory'}`,
+      });
     }
     return ok(undefined);
   } catch (error) {
-    if (!isCode(error, 'ENOENT')) return err({ reason: 'read_failed', path: parent, message: `cannot inspect ${parent}: ${errorCode(error)}` });
+    if (!isCode(error, 'ENOENT'))
+      return err({ reason: 'read_failed', path: parent, message: `cannot inspect ${parent}: ${errorCode(error)}` });
   }
   try {
     await mkdir(parent, { mode: 0o700 });

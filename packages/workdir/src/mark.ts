@@ -21,10 +21,7 @@ export interface RunDirMark {
   kind?: 'run' | 'datadir';
 }
 
-export type MarkRead =
-  | { state: 'marked'; mark: RunDirMark }
-  | { state: 'unmarked' }
-  | { state: 'bad_mark'; message: string };
+export type MarkRead = { state: 'marked'; mark: RunDirMark } | { state: 'unmarked' } | { state: 'bad_mark'; message: string };
 
 // Reads a directory's mark without following a symlinked mark file.
 export async function readMark(dir: string): Promise<MarkRead> {

@@ -33,7 +33,8 @@ export function parsePathTemplate(text: string, opts: PathOptions = {}): Result<
   if (raw[0] === '~') {
     // Home is a literal path, never parsed as a template.
     const home = opts.home ?? homedir();
-    for (const piece of home.split('/')) if (piece !== '') elements.push({ text: piece, parts: [{ kind: 'literal', text: piece }], variables: [] });
+    for (const piece of home.split('/'))
+      if (piece !== '') elements.push({ text: piece, parts: [{ kind: 'literal', text: piece }], variables: [] });
     if (!home.startsWith('/')) {
       return err({ reason: 'not_absolute', message: `home directory ${JSON.stringify(home)} is not absolute` });
     }
@@ -74,11 +75,7 @@ export function isVarying(element: Template): boolean {
 }
 
 // Renders elements [0, end) into an absolute path.
-export function renderElements(
-  template: PathTemplate,
-  vars: TemplateVars,
-  end = template.elements.length,
-): Result<string, WorkdirError> {
+export function renderElements(template: PathTemplate, vars: TemplateVars, end = template.elements.length): Result<string, WorkdirError> {
   let path = '';
   for (const element of template.elements.slice(0, end)) {
     const rendered = renderChecked(element, vars);
@@ -121,7 +118,13 @@ export function nameShape(element: Template, vars: TemplateVars): Result<RegExp,
       continue;
     }
     const spec = variableSpec(part.name);
-    if (!spec) return err({ reason: 'unknown_variable', variable: part.name, element: element.text, message: `{{${part.name}}} is not a template variable` });
+    if (!spec)
+      return err({
+        reason: 'unknown_variable',
+        variable: part.name,
+        element: element.text,
+        message: `{{${part.name}}} is not a template variable`,
+      });
     if (spec.varying) {
       source += `(?:${spec.pattern})`;
       continue;

@@ -32,7 +32,8 @@ export function renderChecked(template: Template, vars: TemplateVars): Result<st
   for (const name of template.variables) {
     const spec = variableSpec(name);
     // checkTemplate refused unknown names; a missing spec here is a caller bug.
-    if (!spec) return err({ reason: 'unknown_variable', variable: name, text: template.text, message: `{{${name}}} is not a template variable` });
+    if (!spec)
+      return err({ reason: 'unknown_variable', variable: name, text: template.text, message: `{{${name}}} is not a template variable` });
     const value = Object.hasOwn(vars, name) ? vars[name] : undefined;
     if (value === undefined) {
       return err({ reason: 'missing_value', variable: name, text: template.text, message: `{{${name}}} has no value` });

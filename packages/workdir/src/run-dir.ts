@@ -118,7 +118,12 @@ async function inspectExisting(
         hint: `not created by us for a run, or a crash came between mkdir and mark; inspect it, remove it (rmdir ${leaf} if empty) and start the run again`,
       });
     case 'bad_mark':
-      return err({ reason: 'bad_mark', path: leaf, message: found.message, hint: `inspect ${leaf} and remove it by hand if it is not needed` });
+      return err({
+        reason: 'bad_mark',
+        path: leaf,
+        message: found.message,
+        hint: `inspect ${leaf} and remove it by hand if it is not needed`,
+      });
     case 'marked':
       break;
   }
@@ -157,7 +162,9 @@ export async function ensureDirectory(path: string): Promise<Result<boolean, Wor
     if (first !== undefined) {
       // Each directory we created, from the outermost down to `path`.
       let dir = first;
-      const rest = relative(first, path).split('/').filter((piece) => piece !== '');
+      const rest = relative(first, path)
+        .split('/')
+        .filter((piece) => piece !== '');
       await chmod(dir, 0o700);
       for (const piece of rest) {
         dir = join(dir, piece);

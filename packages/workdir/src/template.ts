@@ -7,7 +7,7 @@ import { isUntrusted, knownVariables, tierRefusal, variableSpec, type Tier } fro
  */
 export type TemplatePart =
   | { kind: 'literal'; text: string }
-  | { kind: 'variable'; name: string; /** Offset of the opening `{{` in the text. */ offset: number };
+  | { kind: 'variable'; name: string /** Offset of the opening `{{` in the text. */; offset: number };
 
 export interface Template {
   text: string;

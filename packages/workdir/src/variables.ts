@@ -101,10 +101,7 @@ export function tierRefusal(spec: VariableSpec, tier: Tier): string {
  * Checks one value against its variable's class; returns the rendered text or a reason.
  * Shape failures are all `bad_identifier`: the value could not stand where the template puts it.
  */
-export function checkValue(
-  spec: VariableSpec,
-  value: string | number,
-): { ok: true; text: string } | { ok: false; message: string } {
+export function checkValue(spec: VariableSpec, value: string | number): { ok: true; text: string } | { ok: false; message: string } {
   if (typeof value === 'number' && !Number.isSafeInteger(value)) {
     return { ok: false, message: `${spec.name} = ${String(value)} is not an integer` };
   }

@@ -228,7 +228,11 @@ test(
     const tmp = tempDir();
     try {
       const cases: Array<[string[], string, string]> = [
-        [['create', `${tmp.path}/a/{{run.datadir}}`, '--var', 'run.id=r', '--var', 'run.datadir=/x'], 'not_allowed_in_tier', '{{run.datadir}}'],
+        [
+          ['create', `${tmp.path}/a/{{run.datadir}}`, '--var', 'run.id=r', '--var', 'run.datadir=/x'],
+          'not_allowed_in_tier',
+          '{{run.datadir}}',
+        ],
         [['create', `${tmp.path}/a/{{harness.workdir}}`, '--var', 'run.id=r'], 'not_allowed_in_tier', '{{harness.workdir}}'],
         [['create', `${tmp.path}/a/{{run.id}}/tree`, '--var', 'run.id=r'], 'varying_not_last', '{{run.id}}'],
         [['create', `${tmp.path}/a/{{run.id}}`, '--var', 'run.id=..'], 'bad_identifier', 'run.id'],
@@ -329,7 +333,10 @@ test(
       plantMark(join(tmp.path, 'r1', 'tree'), { template: `${tmp.path}/{{run.id}}/tree`, runId: 'r1', createdAt: at(0) });
       plantMark(join(tmp.path, 'shared', 'r1'), { template: `${tmp.path}/shared/{{run.id}}`, runId: 'r1', createdAt: at(0) });
       const cases: Array<[string[], RegExp]> = [
-        [['prune', `${tmp.path}/{{run.id}}/tree`, '--retain', '0'], /^workdir: varying_not_last: ".*": element "\{\{run\.id\}\}" names \{\{run\.id\}\}/],
+        [
+          ['prune', `${tmp.path}/{{run.id}}/tree`, '--retain', '0'],
+          /^workdir: varying_not_last: ".*": element "\{\{run\.id\}\}" names \{\{run\.id\}\}/,
+        ],
         [['prune', `${tmp.path}/{{plan.slug}}`, '--retain', '0', '--var', 'plan.slug=shared'], /^workdir: shared_workdir: /],
         [['prune', `${tmp.path}/shared/{{run.id}}`], /^workdir: usage: prune needs --retain N/],
         [['prune', `${tmp.path}/shared/{{run.id}}`, '--retain', 'all'], /^workdir: bad_retain: /],

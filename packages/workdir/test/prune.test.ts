@@ -15,7 +15,10 @@ test(
       const report = await prune(mix.template, { 'plan.slug': 'p' }, { retain: 2, inFlight: mix.inFlight });
       assert.ok(report.ok);
       if (!report.ok) return;
-      assert.equal(report.value.removed, mix.removed.map((name) => join(mix.holding, name)));
+      assert.equal(
+        report.value.removed,
+        mix.removed.map((name) => join(mix.holding, name)),
+      );
       assert.equal(keptByName(report.value), mix.kept);
       assert.equal(report.value.failed, []);
       for (const name of mix.removed) assert.not.ok(existsSync(join(mix.holding, name)), name);
@@ -36,11 +39,19 @@ test(
       const before = readdirSync(mix.holding).sort();
       const dry = await prune(mix.template, { 'plan.slug': 'p' }, { retain: 2, inFlight: mix.inFlight, dryRun: true });
       assert.ok(dry.ok && dry.value.dryRun);
-      if (dry.ok) assert.equal(dry.value.removed, mix.removed.map((name) => join(mix.holding, name)));
+      if (dry.ok)
+        assert.equal(
+          dry.value.removed,
+          mix.removed.map((name) => join(mix.holding, name)),
+        );
       assert.equal(readdirSync(mix.holding).sort(), before);
       const all = await prune(mix.template, { 'plan.slug': 'p' }, { retain: 0, inFlight: mix.inFlight });
       assert.ok(all.ok);
-      if (all.ok) assert.equal(all.value.removed, ['r2.1', 'r1.1', 'r3.1', 'r4.1'].map((name) => join(mix.holding, name)));
+      if (all.ok)
+        assert.equal(
+          all.value.removed,
+          ['r2.1', 'r1.1', 'r3.1', 'r4.1'].map((name) => join(mix.holding, name)),
+        );
       assert.equal(
         readdirSync(mix.holding).sort(),
         before.filter((name) => !['r1.1', 'r2.1', 'r3.1', 'r4.1'].includes(name)),
@@ -142,7 +153,11 @@ test(
       const workdir = join(tmp.path, 'shared');
       mkdirSync(workdir);
       const base = join(workdir, '.harness-run');
-      for (const [id, minutes] of [['a', 1], ['b', 2], ['c', 3]] as const) {
+      for (const [id, minutes] of [
+        ['a', 1],
+        ['b', 2],
+        ['c', 3],
+      ] as const) {
         const made = await createDataDir(workdir, id, { now: new Date(at(minutes)) });
         assert.equal(made.ok && made.value, { path: join(base, id), reused: false, pruned: [], pruneFailed: [] });
       }

@@ -124,7 +124,11 @@ test(
     try {
       mkdirSync(join(tmp.path, 'runs'));
       mkdirSync(join(tmp.path, 'elsewhere'));
-      plantMark(join(tmp.path, 'elsewhere'), { template: `${tmp.path}/runs/{{run.id}}`, runId: 'link', createdAt: new Date().toISOString() });
+      plantMark(join(tmp.path, 'elsewhere'), {
+        template: `${tmp.path}/runs/{{run.id}}`,
+        runId: 'link',
+        createdAt: new Date().toISOString(),
+      });
       symlinkSync(join(tmp.path, 'elsewhere'), join(tmp.path, 'runs', 'link'));
       writeFileSync(join(tmp.path, 'runs', 'file'), '');
       mkdirSync(join(tmp.path, 'runs', 'garbled'));
@@ -177,7 +181,10 @@ test(
     try {
       const created = await createRunDir('~/runs/{{run.id}}', { 'run.id': 'r1' }, { home: tmp.path });
       assert.equal(created.ok && created.value.path, join(tmp.path, 'runs', 'r1'));
-      assert.equal(renderPath('~/runs/{{run.id}}', { 'run.id': 'r1' }, { home: tmp.path }), { ok: true, value: join(tmp.path, 'runs', 'r1') });
+      assert.equal(renderPath('~/runs/{{run.id}}', { 'run.id': 'r1' }, { home: tmp.path }), {
+        ok: true,
+        value: join(tmp.path, 'runs', 'r1'),
+      });
       assert.equal(holdingDirectory('~/runs/{{run.id}}', {}, { home: tmp.path }), { ok: true, value: join(tmp.path, 'runs') });
     } finally {
       tmp.cleanup();
@@ -203,7 +210,12 @@ test(
 );
 
 test('parseMark accepts only whole marks', () => {
-  const whole = { template: '/t/{{run.id}}', runId: 'r', createdAt: '2026-11-29T07:55:00.000Z', creator: { pid: 1, startTime: 2, bootId: 'b', host: 'h' } };
+  const whole = {
+    template: '/t/{{run.id}}',
+    runId: 'r',
+    createdAt: '2026-11-29T07:55:00.000Z',
+    creator: { pid: 1, startTime: 2, bootId: 'b', host: 'h' },
+  };
   assert.equal(parseMark(JSON.stringify(whole)), whole);
   assert.equal(parseMark(JSON.stringify({ ...whole, kind: 'datadir' }))?.kind, 'datadir');
   const broken: unknown[] = [

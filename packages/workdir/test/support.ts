@@ -92,4 +92,3 @@ export function plantMix(root: string) {
 export function keptByName(report: PruneReport): Record<string, string> {
   return Object.fromEntries(report.kept.map((entry) => [entry.path.slice(report.holding.length + 1), entry.reason]));
 }
-

@@ -9,11 +9,31 @@ import { agentConsumer, initialAgentState, type AgentState } from '../agent/cons
 import { maskSecrets } from '../plan/secrets.js';
 import { classifyCommand, classifyGate, decideRound, failureFingerprint, retryPrompt, type FailureClass } from '../repair/repair.js';
 import { JournalFailure, type RunContext } from '../coordinator/context.js';
-import { addUsage, ZERO_USAGE, type AttemptFailureData, type CheckpointData, type GateResult, type Phase, type UsageTotals } from '../events/types.js';
+import {
+  addUsage,
+  ZERO_USAGE,
+  type AttemptFailureData,
+  type CheckpointData,
+  type GateResult,
+  type Phase,
+  type UsageTotals,
+} from '../events/types.js';
 import { evidenceSink, fileTail, textTail, writeEvidence } from '../host/evidence.js';
 import { compactUtc, attemptEvidenceDir, ensurePrivateDir } from '../host/state.js';
 import { diskFailure, diskFaultInText, diskFaultOf, type DiskFault } from '../host/disk.js';
-import { commonDir, describeGitFailure, git, gitSettled, headWithParents, isAncestor, resolveCommit, scrubbedGitEnv, succeeded, updateRef, type GitRunContext } from '../host/git.js';
+import {
+  commonDir,
+  describeGitFailure,
+  git,
+  gitSettled,
+  headWithParents,
+  isAncestor,
+  resolveCommit,
+  scrubbedGitEnv,
+  succeeded,
+  updateRef,
+  type GitRunContext,
+} from '../host/git.js';
 
 /** How one attempt ended; a journal failure is not an outcome but a thrown JournalFailure. */
 export type AttemptResult =
@@ -78,7 +98,11 @@ export function checkpointId(key: Omit<CheckpointData, 'id' | 'attempt'>): strin
 }
 
 // The variables of the `workdir` tier for one attempt (nothing that names the directory itself).
-export function workdirVars(ctx: Pick<RunContext, 'plan' | 'runId' | 'startedAt'>, task: Pick<TaskSpec, 'id'>, attempt: number): Record<string, string | number> {
+export function workdirVars(
+  ctx: Pick<RunContext, 'plan' | 'runId' | 'startedAt'>,
+  task: Pick<TaskSpec, 'id'>,
+  attempt: number,
+): Record<string, string | number> {
   const started = compactUtc(ctx.startedAt);
   return {
     'harness.name': ctx.plan.slug,
@@ -93,7 +117,12 @@ export function workdirVars(ctx: Pick<RunContext, 'plan' | 'runId' | 'startedAt'
 }
 
 // Runs one attempt of a task, start to close, and journals every step (DESIGN "One attempt").
-export async function runAttempt(ctx: RunContext, task: TaskSpec, attempt: number, previous?: { attempt: number; failure: AttemptFailureData }): Promise<AttemptResult> {
+export async function runAttempt(
+  ctx: RunContext,
+  task: TaskSpec,
+  attempt: number,
+  previous?: { attempt: number; failure: AttemptFailureData },
+): Promise<AttemptResult> {
   const started = Date.now();
   const ownerTag = newRunOwnerTag(ctx.runId);
   const baseCommit = ctx.integration.head;
@@ -101,7 +130,9 @@ export async function runAttempt(ctx: RunContext, task: TaskSpec, attempt: numbe
   const prompt =
     previous === undefined
       ? (task.prompt ?? '')
-      : retryPrompt(task.prompt, { ...previous.failure, attempt: previous.attempt, evidence: previous.failure.evidenceTail }, (t) => maskSecrets(t, ctx.secrets));
+      : retryPrompt(task.prompt, { ...previous.failure, attempt: previous.attempt, evidence: previous.failure.evidenceTail }, (t) =>
+          maskSecrets(t, ctx.secrets),
+        );
   const baseVars = workdirVars(ctx, task, attempt);
   const planned = render(ctx.workdirTemplate, baseVars, 'workdir');
   const plannedDir = planned.ok ? planned.value : '';
@@ -151,7 +182,17 @@ export async function runAttempt(ctx: RunContext, task: TaskSpec, attempt: numbe
       durationMs,
     });
     const ownPaths = [plannedDir, evidenceDir].filter((p) => p !== '');
-    return { ok: false, taskId: task.id, attempt, failure, evidence: state.evidence, usage: state.usage, costUsd: state.costUsd, baseCommit, ownPaths };
+    return {
+      ok: false,
+      taskId: task.id,
+      attempt,
+      failure,
+      evidence: state.evidence,
+      usage: state.usage,
+      costUsd: state.costUsd,
+      baseCommit,
+      ownPaths,
+    };
   }
   await state.removeWorktree();
   await ctx.emit('attempt-closed', {
@@ -167,7 +208,15 @@ export async function runAttempt(ctx: RunContext, task: TaskSpec, attempt: numbe
     survivors: state.survivors,
     durationMs,
   });
-  return { ok: true, taskId: task.id, attempt, checkpoint: outcome.checkpoint, survivors: state.survivors, usage: state.usage, costUsd: state.costUsd };
+  return {
+    ok: true,
+    taskId: task.id,
+    attempt,
+    checkpoint: outcome.checkpoint,
+    survivors: state.survivors,
+    usage: state.usage,
+    costUsd: state.costUsd,
+  };
 }
 
 /** The mutable record of one attempt while its pipeline runs. */
@@ -196,18 +245,34 @@ class AttemptState {
 
     // Attempt dir (marked, 0700) holding the worktree and the datadir.
     const dir = await createRunDir(ctx.workdirTemplate, baseVars);
-    if (!dir.ok) throw this.toolFault(dir.error.message, dir.error.path ?? '') ?? fail('environment', 'workdir_failed', 'setup', `${dir.error.reason}: ${dir.error.message}`);
+    if (!dir.ok)
+      throw (
+        this.toolFault(dir.error.message, dir.error.path ?? '') ??
+        fail('environment', 'workdir_failed', 'setup', `${dir.error.reason}: ${dir.error.message}`)
+      );
     const tree = join(dir.value.path, 'tree');
-    const addTree = () => ctx.worktrees.exclusive(() => gitSettled(ctx.repo, ['worktree', 'add', '--detach', '--quiet', '--end-of-options', tree, baseCommit], this.gitCtx));
+    const addTree = () =>
+      ctx.worktrees.exclusive(() =>
+        gitSettled(ctx.repo, ['worktree', 'add', '--detach', '--quiet', '--end-of-options', tree, baseCommit], this.gitCtx),
+      );
     let added = await addTree();
     // Another process (a second slug's coordinator, an operator) may race on .git/worktrees:
     // that failure names a directory it could not create; one more try settles it.
-    if (!succeeded(added) && added.reason === 'exited' && /could not create directory/.test(added.stderr.toString('utf8'))) added = await addTree();
+    if (!succeeded(added) && added.reason === 'exited' && /could not create directory/.test(added.stderr.toString('utf8')))
+      added = await addTree();
     this.interruptedCheck(added.reason);
-    if (!succeeded(added)) throw this.toolFault(added.stderr.toString('utf8'), tree) ?? fail('environment', 'worktree_failed', 'setup', describeGitFailure(['worktree', 'add'], added));
+    if (!succeeded(added))
+      throw (
+        this.toolFault(added.stderr.toString('utf8'), tree) ??
+        fail('environment', 'worktree_failed', 'setup', describeGitFailure(['worktree', 'add'], added))
+      );
     this.worktree = tree;
     const data = await createDataDir(dir.value.path, ctx.runId);
-    if (!data.ok) throw this.toolFault(data.error.message, data.error.path ?? dir.value.path) ?? fail('environment', 'datadir_failed', 'setup', `${data.error.reason}: ${data.error.message}`);
+    if (!data.ok)
+      throw (
+        this.toolFault(data.error.message, data.error.path ?? dir.value.path) ??
+        fail('environment', 'datadir_failed', 'setup', `${data.error.reason}: ${data.error.message}`)
+      );
 
     const vars: Record<string, string | number | undefined> = {
       ...baseVars,
@@ -221,7 +286,8 @@ class AttemptState {
     await this.preRun(vars, tree);
 
     this.phase = 'command';
-    const command = this.task.until !== undefined ? await this.loop(vars, tree, prompt, baseCommit) : await this.command(vars, tree, prompt);
+    const command =
+      this.task.until !== undefined ? await this.loop(vars, tree, prompt, baseCommit) : await this.command(vars, tree, prompt);
     let primary: StepFailed | undefined = command.failure;
     if (primary === undefined) {
       this.phase = 'gates';
@@ -273,7 +339,8 @@ class AttemptState {
 
   // An aborted run turns whatever a step saw into the one canonical interruption.
   interruptedCheck(reason: string): void {
-    if (reason === 'interrupted' || this.ctx.signal.aborted) throw fail('interrupted', 'interrupted', this.phase, 'the run was interrupted');
+    if (reason === 'interrupted' || this.ctx.signal.aborted)
+      throw fail('interrupted', 'interrupted', this.phase, 'the run was interrupted');
   }
 
   async preRun(vars: TemplateVars, tree: string): Promise<void> {
@@ -299,7 +366,9 @@ class AttemptState {
     });
     const path = join(this.evidenceDir, `${tier}.log`);
     const header = `$ ${(hook.argv ?? argv).join(' ')}\n# ${hook.reason} exit=${hook.exitCode} ${hook.durationMs}ms\n`;
-    await this.writing(path, () => writeEvidence(path, `${header}--- stdout (tail)\n${hook.stdoutTail}\n--- stderr (tail)\n${hook.stderrTail}\n`, this.ctx.secrets));
+    await this.writing(path, () =>
+      writeEvidence(path, `${header}--- stdout (tail)\n${hook.stdoutTail}\n--- stderr (tail)\n${hook.stderrTail}\n`, this.ctx.secrets),
+    );
     this.evidence.push(path);
     if (!hook.ok && hook.teardown?.survivors.length) this.survivors.push(...hook.teardown.survivors);
     return hook;
@@ -319,7 +388,12 @@ class AttemptState {
 
   // The task's command through settle.stream: prompt on stdin, transcript saved as it
   // streams (masked), the task's env for this process only.
-  async command(vars: TemplateVars, tree: string, prompt: string, round?: number): Promise<{ execution: Execution | undefined; failure?: StepFailed }> {
+  async command(
+    vars: TemplateVars,
+    tree: string,
+    prompt: string,
+    round?: number,
+  ): Promise<{ execution: Execution | undefined; failure?: StepFailed }> {
     const { ctx, task } = this;
     const argv = renderArgv(task.command, vars, 'pre_run');
     if (!argv.ok) return { execution: undefined, failure: fail('environment', 'template_refused', 'command', argv.error.message) };
@@ -397,7 +471,12 @@ class AttemptState {
   // changes nothing or fails verify exactly like the round before is stagnation; the last
   // round still red is rounds_exhausted. Rounds are journaled (round-done), so a resumed
   // task continues from the rounds left (hooks run once per attempt, not per round).
-  async loop(vars: TemplateVars, tree: string, prompt: string, baseCommit: string): Promise<{ execution: Execution | undefined; failure?: StepFailed }> {
+  async loop(
+    vars: TemplateVars,
+    tree: string,
+    prompt: string,
+    baseCommit: string,
+  ): Promise<{ execution: Execution | undefined; failure?: StepFailed }> {
     const { ctx, task } = this;
     const until = renderArgv(task.until ?? [], vars, 'pre_run');
     if (!until.ok) return { execution: undefined, failure: fail('environment', 'template_refused', 'command', until.error.message) };
@@ -407,24 +486,40 @@ class AttemptState {
     let last: Execution | undefined;
     for (let round = first; round <= task.rounds; round++) {
       const before = await treeState(tree);
-      const roundPrompt = round === first || verifyTail === '' ? prompt : `${prompt.replace(/\n*$/, '\n')}\n----- runplan: verify after round ${round - 1} failed -----\n${quote(maskSecrets(verifyTail, ctx.secrets))}\n----- end of verify output -----\n`;
+      const roundPrompt =
+        round === first || verifyTail === ''
+          ? prompt
+          : `${prompt.replace(/\n*$/, '\n')}\n----- runplan: verify after round ${round - 1} failed -----\n${quote(maskSecrets(verifyTail, ctx.secrets))}\n----- end of verify output -----\n`;
       const command = await this.command(vars, tree, roundPrompt, round);
       last = command.execution;
       if (command.failure !== undefined) return command;
       const verify = await this.check(until.value, tree);
       const output = `${verify.stdout.toString('utf8')}${verify.stderr.toString('utf8')}`;
       const path = join(this.evidenceDir, `verify.round-${round}.log`);
-      await this.writing(path, () => writeEvidence(path, `$ ${until.value.join(' ')}\n# ${verify.reason} exit=${verify.exitCode}\n${output}`, ctx.secrets));
+      await this.writing(path, () =>
+        writeEvidence(path, `$ ${until.value.join(' ')}\n# ${verify.reason} exit=${verify.exitCode}\n${output}`, ctx.secrets),
+      );
       this.evidence.push(path);
       this.interruptedCheck(verify.reason);
       const verifyPassed = verify.reason === 'exited' && verify.exitCode === 0;
       verifyTail = textTail(output, 4096);
       const verifyFingerprint = failureFingerprint(
-        { class: 'task', evidence: maskSecrets(verifyTail, ctx.secrets), baseCommit, contractDigest: ctx.contractDigests.get(task.id) ?? '' },
+        {
+          class: 'task',
+          evidence: maskSecrets(verifyTail, ctx.secrets),
+          baseCommit,
+          contractDigest: ctx.contractDigests.get(task.id) ?? '',
+        },
         [this.evidenceDir, tree],
       );
       const decision = decideRound(
-        { round, verifyPassed, treeChanged: (await treeState(tree)) !== before, verifyFingerprint, ...(previousFingerprint !== undefined ? { previousVerifyFingerprint: previousFingerprint } : {}) },
+        {
+          round,
+          verifyPassed,
+          treeChanged: (await treeState(tree)) !== before,
+          verifyFingerprint,
+          ...(previousFingerprint !== undefined ? { previousVerifyFingerprint: previousFingerprint } : {}),
+        },
         task.rounds,
       );
       await ctx.emit('round-done', {
@@ -438,10 +533,17 @@ class AttemptState {
         evidence: path,
       });
       if (decision.action === 'done') return { execution: last };
-      if (decision.action === 'stop') return { execution: last, failure: fail(decision.class, decision.reason, 'command', decision.detail, maskSecrets(verifyTail, ctx.secrets)) };
+      if (decision.action === 'stop')
+        return {
+          execution: last,
+          failure: fail(decision.class, decision.reason, 'command', decision.detail, maskSecrets(verifyTail, ctx.secrets)),
+        };
       previousFingerprint = verifyFingerprint;
     }
-    return { execution: last, failure: fail('task', 'rounds_exhausted', 'command', `no rounds left of ${task.rounds}`, maskSecrets(verifyTail, ctx.secrets)) };
+    return {
+      execution: last,
+      failure: fail('task', 'rounds_exhausted', 'command', `no rounds left of ${task.rounds}`, maskSecrets(verifyTail, ctx.secrets)),
+    };
   }
 
   // What the command's settlement means for the attempt (undefined: it succeeded). The
@@ -506,11 +608,23 @@ class AttemptState {
       await this.writing(path, () => writeEvidence(path, output, ctx.secrets));
       this.evidence.push(path);
       this.survivors.push(...gate.teardown.survivors);
-      results.push({ argv: argv.value.map((a) => maskSecrets(a, ctx.secrets)), reason: gate.reason, exitCode: gate.exitCode, durationMs: gate.durationMs, evidence: path });
+      results.push({
+        argv: argv.value.map((a) => maskSecrets(a, ctx.secrets)),
+        reason: gate.reason,
+        exitCode: gate.exitCode,
+        durationMs: gate.durationMs,
+        evidence: path,
+      });
       const c = classifyGate(gate);
       if (c !== undefined) {
         const how = gate.reason === 'exited' ? `exited ${gate.exitCode}` : gate.reason;
-        failure = fail(c.class, c.reason, phase, `gate ${i + 1} (${argv.value.join(' ')}) ${how}`, maskSecrets(textTail(output), ctx.secrets));
+        failure = fail(
+          c.class,
+          c.reason,
+          phase,
+          `gate ${i + 1} (${argv.value.join(' ')}) ${how}`,
+          maskSecrets(textTail(output), ctx.secrets),
+        );
         break;
       }
     }
@@ -519,10 +633,16 @@ class AttemptState {
   }
 
   // post_run after the command and gates (whenever pre_run succeeded): it may demote, never promote.
-  async postRun(vars: TemplateVars, tree: string, execution: Execution | undefined, primary: StepFailed | undefined): Promise<StepFailed | undefined> {
+  async postRun(
+    vars: TemplateVars,
+    tree: string,
+    execution: Execution | undefined,
+    primary: StepFailed | undefined,
+  ): Promise<StepFailed | undefined> {
     const argv = this.ctx.plan.hooks.postRun;
     if (argv === undefined || argv.length === 0) return primary;
-    if (primary?.failure.class === 'interrupted' || this.ctx.signal.aborted) return primary ?? fail('interrupted', 'interrupted', 'post_run', 'the run was interrupted');
+    if (primary?.failure.class === 'interrupted' || this.ctx.signal.aborted)
+      return primary ?? fail('interrupted', 'interrupted', 'post_run', 'the run was interrupted');
     const run: { outcome: RunOutcome; reason: string } =
       primary === undefined
         ? { outcome: 'success', reason: 'ok' }
@@ -531,8 +651,10 @@ class AttemptState {
     const hook = await this.hook('post_run', argv, { ...vars, 'run.outcome': run.outcome, 'run.exit_code': exitCode }, tree);
     const after = afterPostRun(run, hook);
     await this.ctx.emit('post-run-done', { ...this.hookData(hook, join(this.evidenceDir, 'post_run.log')), demoted: after.demoted });
-    if (after.demoted) return fail('gate', 'post_run_failed', 'post_run', `post_run ${hook.reason}: ${hook.ok ? '' : hook.message}`, hook.stderrTail);
-    if (hook.reason === 'interrupted' && primary === undefined) return fail('interrupted', 'interrupted', 'post_run', 'the run was interrupted during post_run');
+    if (after.demoted)
+      return fail('gate', 'post_run_failed', 'post_run', `post_run ${hook.reason}: ${hook.ok ? '' : hook.message}`, hook.stderrTail);
+    if (hook.reason === 'interrupted' && primary === undefined)
+      return fail('interrupted', 'interrupted', 'post_run', 'the run was interrupted during post_run');
     return primary;
   }
 
@@ -541,13 +663,18 @@ class AttemptState {
   async commit(tree: string, baseCommit: string): Promise<string | undefined> {
     const add = await gitSettled(tree, ['add', '-A'], this.gitCtx);
     this.interruptedCheck(add.reason);
-    if (!succeeded(add)) throw (await this.objectsFault(add)) ?? fail('environment', 'commit_failed', 'commit', describeGitFailure(['add', '-A'], add));
+    if (!succeeded(add))
+      throw (await this.objectsFault(add)) ?? fail('environment', 'commit_failed', 'commit', describeGitFailure(['add', '-A'], add));
     const staged = await git(tree, ['diff', '--cached', '--quiet']);
     if (staged.code === 1) {
       const message = `runplan: ${this.task.id} (run ${this.ctx.runId}, attempt ${this.attempt})`;
       const commit = await gitSettled(tree, ['commit', '--quiet', '-m', message], this.gitCtx);
       this.interruptedCheck(commit.reason);
-      if (!succeeded(commit)) throw (await this.objectsFault(commit)) ?? fail('task', 'commit_failed', 'commit', describeGitFailure(['commit'], commit), commit.stderr.toString('utf8'));
+      if (!succeeded(commit))
+        throw (
+          (await this.objectsFault(commit)) ??
+          fail('task', 'commit_failed', 'commit', describeGitFailure(['commit'], commit), commit.stderr.toString('utf8'))
+        );
     } else if (staged.code !== 0) {
       throw fail('environment', 'commit_failed', 'commit', `git diff --cached: ${staged.stderr}`);
     }
@@ -561,7 +688,12 @@ class AttemptState {
       throw fail('task', 'zero_diff', 'commit', `task ${this.task.id} changed nothing (expect = "commit")`);
     }
     if (!parents.includes(baseCommit) && (await isAncestor(tree, baseCommit, head)) !== true) {
-      throw fail('task', 'history_rewritten', 'commit', `the task's HEAD ${head.slice(0, 12)} does not descend from its base ${baseCommit.slice(0, 12)}`);
+      throw fail(
+        'task',
+        'history_rewritten',
+        'commit',
+        `the task's HEAD ${head.slice(0, 12)} does not descend from its base ${baseCommit.slice(0, 12)}`,
+      );
     }
     return head;
   }
@@ -589,9 +721,22 @@ class AttemptState {
         const path = join(this.evidenceDir, 'rebase.log');
         const fault = this.toolFault(rebase.stderr.toString('utf8'), tree);
         if (fault !== undefined) throw fault;
-        await this.writing(path, () => writeEvidence(path, `${detail}\n--- stdout\n${rebase.stdout.toString('utf8')}\n--- stderr\n${rebase.stderr.toString('utf8')}\n`, ctx.secrets));
+        await this.writing(path, () =>
+          writeEvidence(
+            path,
+            `${detail}\n--- stdout\n${rebase.stdout.toString('utf8')}\n--- stderr\n${rebase.stderr.toString('utf8')}\n`,
+            ctx.secrets,
+          ),
+        );
         this.evidence.push(path);
-        if (rebase.reason === 'exited') throw fail('integration', 'integration_conflict', 'integrate', `rebase onto ${onto.slice(0, 12)} conflicted: ${detail}`, rebase.stdout.toString('utf8') + rebase.stderr.toString('utf8'));
+        if (rebase.reason === 'exited')
+          throw fail(
+            'integration',
+            'integration_conflict',
+            'integrate',
+            `rebase onto ${onto.slice(0, 12)} conflicted: ${detail}`,
+            rebase.stdout.toString('utf8') + rebase.stderr.toString('utf8'),
+          );
         throw fail(rebase.reason === 'timed_out' ? 'timeout' : 'environment', rebase.reason, 'integrate', detail);
       }
       const head = await resolveCommit(tree, 'HEAD');
@@ -619,10 +764,21 @@ class AttemptState {
       if (!moved.ok) {
         const fault = this.toolFault(moved.error.message, ctx.repo);
         if (fault !== undefined) throw fault;
-        throw fail('invariant', 'branch_moved', 'integrate', `${ctx.integration.branchRef} is at ${moved.error.actual ?? 'nothing'}, expected ${onto}: someone else moved it`);
+        throw fail(
+          'invariant',
+          'branch_moved',
+          'integrate',
+          `${ctx.integration.branchRef} is at ${moved.error.actual ?? 'nothing'}, expected ${onto}: someone else moved it`,
+        );
       }
       ctx.integration.head = resultCommit;
-      await ctx.emit('branch-updated', { taskId: task.id, attempt: this.attempt, branch: ctx.integration.branchRef, from: onto, to: resultCommit });
+      await ctx.emit('branch-updated', {
+        taskId: task.id,
+        attempt: this.attempt,
+        branch: ctx.integration.branchRef,
+        from: onto,
+        to: resultCommit,
+      });
     }
     return checkpoint;
   }

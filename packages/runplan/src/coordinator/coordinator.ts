@@ -5,7 +5,15 @@ import { sleepFor } from '@runplan/common';
 import { processIdentity, teardownByTag, type ProcessIdentity } from '@runplan/settle';
 import { endLeftovers, newRunOwnerTag } from '../resume/leftovers.js';
 import { isStopHolder } from '../observe/status.js';
-import { acquireLock, HEADER_TYPE, openWriter, type JournalFs, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
+import {
+  acquireLock,
+  HEADER_TYPE,
+  openWriter,
+  type JournalFs,
+  type JournalRecord,
+  type JournalWriter,
+  type LockHolder,
+} from '@runplan/journal';
 import { loadPlan, topologicalOrder } from '../plan/load.js';
 import type { Plan, PlanProblem, TaskSpec } from '../plan/types.js';
 import { planDigest, taskContractDigests, taskListDigest } from '../plan/digest.js';
@@ -16,13 +24,40 @@ import { recountedUsage } from '../resume/recount.js';
 import type { RecoveredRun } from '../resume/recover.js';
 import { chooseRun, type Start } from '../resume/choose.js';
 import { failPoint, hits } from '../events/failpoint.js';
-import { budgetExceeded, decideAfterCrash, decideRepair, emptyHistory, failureFingerprint, recordFailure, type TaskHistory } from '../repair/repair.js';
+import {
+  budgetExceeded,
+  decideAfterCrash,
+  decideRepair,
+  emptyHistory,
+  failureFingerprint,
+  recordFailure,
+  type TaskHistory,
+} from '../repair/repair.js';
 import { Integration, JournalFailure, Serial, type Emit, type RunContext } from './context.js';
-import { addUsage, shownCost, ZERO_USAGE, type AttemptFailureData, type EventMap, type EventType, type RunCompleteData, type RunFailedData, type UsageTotals } from '../events/types.js';
+import {
+  addUsage,
+  shownCost,
+  ZERO_USAGE,
+  type AttemptFailureData,
+  type EventMap,
+  type EventType,
+  type RunCompleteData,
+  type RunFailedData,
+  type UsageTotals,
+} from '../events/types.js';
 import { commonDir, git, identityEnv, readRef, registeredWorktrees, resolveCommit, toplevel, updateRef } from '../host/git.js';
 import { land } from './land.js';
 import { ReceiptGuard } from '../events/receipt.js';
-import { attemptEvidenceDir, ensurePrivateDir, newRunId, slugPaths, START_ORDER_FIELD, stateRootFor, type RunPaths, type SlugPaths } from '../host/state.js';
+import {
+  attemptEvidenceDir,
+  ensurePrivateDir,
+  newRunId,
+  slugPaths,
+  START_ORDER_FIELD,
+  stateRootFor,
+  type RunPaths,
+  type SlugPaths,
+} from '../host/state.js';
 import {
   clearJournalFailureNote,
   describeFault,
@@ -88,7 +123,12 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
 
   const { repo, common } = await asked;
   if (repo === undefined) {
-    return { kind: 'refused', reason: 'not_a_repository', message: `${req.repo ?? plan.dir} is not inside a git work tree`, hint: 'pass --repo DIR' };
+    return {
+      kind: 'refused',
+      reason: 'not_a_repository',
+      message: `${req.repo ?? plan.dir} is not inside a git work tree`,
+      hint: 'pass --repo DIR',
+    };
   }
   if (common === undefined) return { kind: 'refused', reason: 'not_a_repository', message: `no git dir for ${repo}` };
   const baseCommit = await resolveCommit(repo, plan.base);
@@ -120,7 +160,12 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
     }
     const fault = diskFaultOf({ error: lock.error });
     if (fault !== undefined) return refusedForDisk(fault, 'the slug lock was not taken; nothing was started');
-    return { kind: 'refused', reason: lock.error.reason, message: lock.error.message, ...(lock.error.reason === 'foreign_host' ? { hint: 'pass --break-lock if that host is gone' } : {}) };
+    return {
+      kind: 'refused',
+      reason: lock.error.reason,
+      message: lock.error.message,
+      ...(lock.error.reason === 'foreign_host' ? { hint: 'pass --break-lock if that host is gone' } : {}),
+    };
   }
   try {
     const contracts = taskContractDigests(plan);
@@ -140,7 +185,12 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
 
 // A disk failure before run-started: a refusal (exit 3) that names the errno and the path.
 function refusedForDisk(fault: DiskFault, what: string): RunEnd {
-  return { kind: 'refused', reason: diskReason(fault.errno), message: `${describeFault(fault)}; ${what}`, hint: 'make room on that file system, then run the same command again' };
+  return {
+    kind: 'refused',
+    reason: diskReason(fault.errno),
+    message: `${describeFault(fault)}; ${what}`,
+    hint: 'make room on that file system, then run the same command again',
+  };
 }
 
 // Resolves undefined after `ms`, however long (a provider's reset may be days away), or at
@@ -168,7 +218,10 @@ async function startRun(
   // refuses them is a refusal (exit 3) naming the errno and the path; nothing started.
   const before: Array<[string, () => Promise<unknown>]> = [
     [run.dir, () => ensurePrivateDir(run.dir)],
-    [run.planCopy, () => writeFileAtomic(run.planCopy, maskSecrets(JSON.stringify(planCopy(plan), null, 2), secrets) + '\n', { mode: 0o600 })],
+    [
+      run.planCopy,
+      () => writeFileAtomic(run.planCopy, maskSecrets(JSON.stringify(planCopy(plan), null, 2), secrets) + '\n', { mode: 0o600 }),
+    ],
     [reservePath(run.dir), () => makeReserve(run.dir)],
   ];
   for (const [path, write] of before) {
@@ -184,9 +237,20 @@ async function startRun(
   try {
     const fs = req.journalFs !== undefined ? { fs: req.journalFs } : {};
     // A resume hands the writer the scan that read the journal: it is used only if the file is still exactly those bytes.
-    const opened = await openWriter(run.journal, start.mode === 'resume' ? { create: false, ...fs, ...(start.scanned ? { scanned: start.scanned } : {}) } : { create: true, runId: run.runId, headerFields: { [START_ORDER_FIELD]: start.startOrder }, ...fs });
+    const opened = await openWriter(
+      run.journal,
+      start.mode === 'resume'
+        ? { create: false, ...fs, ...(start.scanned ? { scanned: start.scanned } : {}) }
+        : { create: true, runId: run.runId, headerFields: { [START_ORDER_FIELD]: start.startOrder }, ...fs },
+    );
     if (!opened.ok) {
-      if (start.mode === 'resume') return { kind: 'refused', reason: opened.error.reason, message: `cannot resume ${run.runId}: ${opened.error.message}`, hint: `runplan run ${plan.file} --fresh` };
+      if (start.mode === 'resume')
+        return {
+          kind: 'refused',
+          reason: opened.error.reason,
+          message: `cannot resume ${run.runId}: ${opened.error.message}`,
+          hint: `runplan run ${plan.file} --fresh`,
+        };
       return { kind: 'journal_failed', message: opened.error.message, journal: run.journal };
     }
     const writer = opened.value;
@@ -466,10 +530,27 @@ class Coordinator {
     const dead = recovered.coordinator;
     if (note !== undefined) {
       const { failedAt, reason, errno, path, message } = note;
-      await this.emit('journal-failed', { previous: dead, coordinator: this.me(), failedAt, reason, errno, path, message, attempts: crashed, head: recovered.head, checkpoints: recovered.checkpoints.length });
+      await this.emit('journal-failed', {
+        previous: dead,
+        coordinator: this.me(),
+        failedAt,
+        reason,
+        errno,
+        path,
+        message,
+        attempts: crashed,
+        head: recovered.head,
+        checkpoints: recovered.checkpoints.length,
+      });
       await clearJournalFailureNote(this.run.dir);
     } else {
-      await this.emit('coordinator-crashed', { previous: dead, coordinator: this.me(), crashed, head: recovered.head, checkpoints: recovered.checkpoints.length });
+      await this.emit('coordinator-crashed', {
+        previous: dead,
+        coordinator: this.me(),
+        crashed,
+        head: recovered.head,
+        checkpoints: recovered.checkpoints.length,
+      });
     }
     // Usage an interrupted agent reported still counts: recount it from the saved transcript.
     for (const a of recovered.open) {
@@ -497,15 +578,28 @@ class Coordinator {
           survivors: a.survivors,
           durationMs: 0,
         });
-        if (a.survivors.length > 0) engine ??= { task: a.taskId, detail: `processes of the crashed attempt survived teardown: ${a.survivors.join(' ')}` };
+        if (a.survivors.length > 0)
+          engine ??= { task: a.taskId, detail: `processes of the crashed attempt survived teardown: ${a.survivors.join(' ')}` };
         continue;
       }
       const crashes = recovered.crashes.get(a.taskId) ?? 0;
       const decision = note !== undefined ? ({ action: 'retry' } as const) : decideAfterCrash({ ...emptyHistory(), crashes });
       const failure: AttemptFailureData =
         note !== undefined
-          ? { class: 'environment', reason: 'journal_failed', phase: 'run', message: `the coordinator stopped during this attempt: the journal refused a write (${note.message})`, evidenceTail: '' }
-          : { class: 'engine', reason: 'coordinator_crashed', phase: 'run', message: 'the coordinator died during this attempt', evidenceTail: '' };
+          ? {
+              class: 'environment',
+              reason: 'journal_failed',
+              phase: 'run',
+              message: `the coordinator stopped during this attempt: the journal refused a write (${note.message})`,
+              evidenceTail: '',
+            }
+          : {
+              class: 'engine',
+              reason: 'coordinator_crashed',
+              phase: 'run',
+              message: 'the coordinator died during this attempt',
+              evidenceTail: '',
+            };
       await this.emit('attempt-closed', {
         taskId: a.taskId,
         attempt: a.attempt,
@@ -520,17 +614,25 @@ class Coordinator {
         durationMs: 0,
       });
       if (decision.action === 'stop' && !this.checkpoints.has(a.taskId)) engine ??= { task: a.taskId, detail: decision.detail };
-      if (a.survivors.length > 0) engine ??= { task: a.taskId, detail: `processes of the crashed attempt survived teardown: ${a.survivors.join(' ')}` };
+      if (a.survivors.length > 0)
+        engine ??= { task: a.taskId, detail: `processes of the crashed attempt survived teardown: ${a.survivors.join(' ')}` };
     }
     for (const taskId of this.checkpoints.keys()) await this.removeEarlierTrees(taskId);
-    if (strays.survivors.length > 0) engine ??= { task: null, detail: `processes of the crashed run survived teardown: ${strays.survivors.join(' ')}` };
+    if (strays.survivors.length > 0)
+      engine ??= { task: null, detail: `processes of the crashed run survived teardown: ${strays.survivors.join(' ')}` };
     if (recovered.planDigest !== this.planDigest) {
       await this.emit('plan-amended', { from: recovered.planDigest, to: this.planDigest, ...this.taskList(), jobs: this.jobs });
     }
     if (engine !== undefined) {
       const survived = engine.detail.startsWith('processes');
       return this.failed(
-        { class: survived ? 'teardown' : 'engine', reason: survived ? 'teardown_failed' : 'crash_cap_exhausted', phase: 'run', message: engine.detail, evidenceTail: '' },
+        {
+          class: survived ? 'teardown' : 'engine',
+          reason: survived ? 'teardown_failed' : 'crash_cap_exhausted',
+          phase: 'run',
+          message: engine.detail,
+          evidenceTail: '',
+        },
         engine.task,
         [],
       );
@@ -608,7 +710,14 @@ class Coordinator {
         this.diskFailed(fault);
         return diskFailure(fault, 'run');
       }
-      if (!moved.ok) return { class: 'integration', reason: 'branch_moved', phase: 'run', message: `${ref} moved while starting: ${moved.error.message}`, evidenceTail: '' };
+      if (!moved.ok)
+        return {
+          class: 'integration',
+          reason: 'branch_moved',
+          phase: 'run',
+          message: `${ref} moved while starting: ${moved.error.message}`,
+          evidenceTail: '',
+        };
     }
     await this.emit('branch-updated', { taskId: null, attempt: null, branch: ref, from: old, to: head });
     return undefined;
@@ -631,7 +740,16 @@ class Coordinator {
   async repair(task: TaskSpec, r: Extract<AttemptResult, { ok: false }>): Promise<{ retryInMs: number } | { stop: AttemptFailureData }> {
     const f = r.failure;
     const contractDigest = this.contracts.get(task.id) ?? '';
-    const input = { class: f.class, reason: f.reason, phase: f.phase, evidence: f.evidenceTail, baseCommit: r.baseCommit, contractDigest, attempt: r.attempt, ...(f.resetAtMs !== undefined ? { resetAtMs: f.resetAtMs } : {}) };
+    const input = {
+      class: f.class,
+      reason: f.reason,
+      phase: f.phase,
+      evidence: f.evidenceTail,
+      baseCommit: r.baseCommit,
+      contractDigest,
+      attempt: r.attempt,
+      ...(f.resetAtMs !== undefined ? { resetAtMs: f.resetAtMs } : {}),
+    };
     const fingerprint = failureFingerprint(input, r.ownPaths);
     const history = this.histories.get(task.id) ?? emptyHistory();
     const decision = decideRepair({ ...input, fingerprint }, history, task.repair);
@@ -674,7 +792,17 @@ class Coordinator {
       if (failure === undefined && !this.abort.signal.aborted) {
         const spent = budgetExceeded(this.plan.budget, { usage: this.usage, costUsd: this.costUsd });
         if (spent !== undefined && waiting.size > 0) {
-          failure = { failure: { class: 'budget', reason: spent.reason, phase: 'run', message: `the budget is spent: ${spent.detail}`, evidenceTail: '' }, task: null, evidence: [] };
+          failure = {
+            failure: {
+              class: 'budget',
+              reason: spent.reason,
+              phase: 'run',
+              message: `the budget is spent: ${spent.detail}`,
+              evidenceTail: '',
+            },
+            task: null,
+            evidence: [],
+          };
         }
       }
       let nextWake: number | undefined;
@@ -715,7 +843,8 @@ class Coordinator {
       }
       // A disk failure stops the run and uses up no repair allowance: no repair-decided.
       if (isDiskReason(r.failure.reason) && r.failure.detail !== undefined) {
-        if (failure === undefined || !isDiskReason(failure.failure.reason)) failure = { failure: r.failure, task: r.taskId, evidence: r.evidence };
+        if (failure === undefined || !isDiskReason(failure.failure.reason))
+          failure = { failure: r.failure, task: r.taskId, evidence: r.evidence };
         continue;
       }
       if (r.failure.class === 'interrupted' || this.abort.signal.aborted) {
@@ -732,31 +861,60 @@ class Coordinator {
     }
     if (this.journalError) return this.journalFailed();
     if (this.diskFault !== undefined) {
-      const disk = failure !== undefined && isDiskReason(failure.failure.reason) ? failure : { failure: diskFailure(this.diskFault, 'run'), task: null, evidence: [] };
+      const disk =
+        failure !== undefined && isDiskReason(failure.failure.reason)
+          ? failure
+          : { failure: diskFailure(this.diskFault, 'run'), task: null, evidence: [] };
       return this.failed(disk.failure, disk.task, disk.evidence);
     }
     if (this.req.signal.aborted) {
       const f = failure?.failure;
       return this.failed(
-        { class: 'interrupted', reason: 'interrupted', phase: f?.phase ?? 'run', message: `interrupted by ${String(this.req.signal.reason)}`, evidenceTail: '' },
+        {
+          class: 'interrupted',
+          reason: 'interrupted',
+          phase: f?.phase ?? 'run',
+          message: `interrupted by ${String(this.req.signal.reason)}`,
+          evidenceTail: '',
+        },
         failure?.task ?? null,
         failure?.evidence ?? [],
       );
     }
     if (failure !== undefined) return this.failed(failure.failure, failure.task, failure.evidence);
     if (waiting.size > 0) {
-      return this.failed({ class: 'engine', reason: 'unschedulable', phase: 'run', message: `tasks never became ready: ${[...waiting].join(', ')}`, evidenceTail: '' }, null, []);
+      return this.failed(
+        {
+          class: 'engine',
+          reason: 'unschedulable',
+          phase: 'run',
+          message: `tasks never became ready: ${[...waiting].join(', ')}`,
+          evidenceTail: '',
+        },
+        null,
+        [],
+      );
     }
     if (survivors !== undefined) {
       return this.failed(
-        { class: 'teardown', reason: 'teardown_failed', phase: 'command', message: `task ${survivors.task} is checkpointed but its processes survived teardown: ${survivors.pids.join(' ')}`, evidenceTail: '' },
+        {
+          class: 'teardown',
+          reason: 'teardown_failed',
+          phase: 'command',
+          message: `task ${survivors.task} is checkpointed but its processes survived teardown: ${survivors.pids.join(' ')}`,
+          evidenceTail: '',
+        },
         survivors.task,
         [],
       );
     }
     let landed: string | null = null;
     if (this.plan.land !== undefined) {
-      const result = await land(this.repo, this.plan.land, this.integration.head, this.emit, { ownerTag: newRunOwnerTag(this.run.runId), signal: this.abort.signal, env: this.identity });
+      const result = await land(this.repo, this.plan.land, this.integration.head, this.emit, {
+        ownerTag: newRunOwnerTag(this.run.runId),
+        signal: this.abort.signal,
+        env: this.identity,
+      });
       const fault = result.ok ? undefined : diskFaultInText(result.failure.message, this.repo);
       if (fault !== undefined) this.diskFailed(fault);
       if (!result.ok) return this.failed(fault !== undefined ? diskFailure(fault, 'land') : result.failure, null, []);
@@ -839,6 +997,10 @@ class Coordinator {
 
   journalFailed(): RunEnd {
     const message = this.journalError?.message ?? 'the journal refused a write';
-    return { kind: 'journal_failed', message: `${message} (${relative(process.cwd(), this.run.journal) || this.run.journal})`, journal: this.run.journal };
+    return {
+      kind: 'journal_failed',
+      message: `${message} (${relative(process.cwd(), this.run.journal) || this.run.journal})`,
+      journal: this.run.journal,
+    };
   }
 }

@@ -25,7 +25,9 @@ export async function land(repo: string, branch: string, target: string, emit: E
     failure: { class: 'integration', reason: 'land_moved', phase: 'land', message, evidenceTail: '' },
   });
   if (current !== null && (await isAncestor(repo, current, target)) !== true) {
-    return moved(`${ref} is at ${current.slice(0, 12)}, which the result ${target.slice(0, 12)} does not contain: someone moved it; nothing was forced`);
+    return moved(
+      `${ref} is at ${current.slice(0, 12)}, which the result ${target.slice(0, 12)} does not contain: someone moved it; nothing was forced`,
+    );
   }
   const worktree = await checkedOutIn(repo, ref);
   if (worktree !== undefined) {
@@ -34,12 +36,20 @@ export async function land(repo: string, branch: string, target: string, emit: E
       return {
         ok: false,
         branch: ref,
-        failure: { class: 'integration', reason: 'land_checked_out', phase: 'land', message: `${ref} is checked out in ${worktree} with uncommitted changes; nothing was forced`, evidenceTail: dirty.stdout },
+        failure: {
+          class: 'integration',
+          reason: 'land_checked_out',
+          phase: 'land',
+          message: `${ref} is checked out in ${worktree} with uncommitted changes; nothing was forced`,
+          evidenceTail: dirty.stdout,
+        },
       };
     }
     const merged = await gitSettled(worktree, ['merge', '--ff-only', '--quiet', '--end-of-options', target], gitCtx);
     if (!succeeded(merged) || (await readRef(repo, ref)) !== target) {
-      return moved(`fast-forwarding ${ref} in ${worktree} failed: ${describeGitFailure(['merge', '--ff-only'], merged)}; nothing was forced`);
+      return moved(
+        `fast-forwarding ${ref} in ${worktree} failed: ${describeGitFailure(['merge', '--ff-only'], merged)}; nothing was forced`,
+      );
     }
     await emit('landed', { branch: ref, from: current, to: target, already: false });
     return { ok: true, branch: ref, already: false };

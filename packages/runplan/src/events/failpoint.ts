@@ -18,4 +18,3 @@ export function hits(fp: FailPoint | undefined, kind: FailPoint['kind'], type: s
   if (fp === undefined || fp.kind !== kind || fp.type !== type) return false;
   return fp.task === undefined || (data as { taskId?: unknown }).taskId === fp.task;
 }
-

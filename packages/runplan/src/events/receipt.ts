@@ -41,8 +41,12 @@ export function receiptSummary(type: 'run-complete' | 'run-failed', data: RunCom
   const lines = [`runplan: ${d.reason}: ${where}: ${d.message}`];
   for (const path of d.evidence) lines.push(`  evidence: ${path}`);
   lines.push(`  journal: ${journal}`);
-  if (d.detail !== undefined && d.reason === 'disk_full') lines.push(`  hint: make room on the file system of ${d.detail.path}, then run the same command again (it checks min_free first; no --retry needed)`);
-  if (d.detail !== undefined && d.reason === 'io_error') lines.push(`  hint: check the device holding ${d.detail.path}, then run the same command again (no --retry needed)`);
+  if (d.detail !== undefined && d.reason === 'disk_full')
+    lines.push(
+      `  hint: make room on the file system of ${d.detail.path}, then run the same command again (it checks min_free first; no --retry needed)`,
+    );
+  if (d.detail !== undefined && d.reason === 'io_error')
+    lines.push(`  hint: check the device holding ${d.detail.path}, then run the same command again (no --retry needed)`);
   return lines;
 }
 

@@ -85,7 +85,14 @@ export function describeFault(fault: DiskFault): string {
 
 // A disk fault as an attempt's (or the run's) failure: class environment, never repaired.
 export function diskFailure(fault: DiskFault, phase: Phase): AttemptFailureData {
-  return { class: 'environment', reason: diskReason(fault.errno), phase, message: describeFault(fault), evidenceTail: '', detail: { errno: fault.errno, path: fault.path } };
+  return {
+    class: 'environment',
+    reason: diskReason(fault.errno),
+    phase,
+    message: describeFault(fault),
+    evidenceTail: '',
+    detail: { errno: fault.errno, path: fault.path },
+  };
 }
 
 /** Free space of the file system holding a path. */
@@ -241,8 +248,15 @@ export async function readJournalFailureNote(runDir: string, coordinator: Proces
     return undefined;
   }
   const by = note.coordinator;
-  if (coordinator === null || by === undefined || by === null || typeof note.path !== 'string' || typeof note.message !== 'string') return undefined;
-  if (by.pid !== coordinator.pid || by.startTime !== coordinator.startTime || by.bootId !== coordinator.bootId || by.host !== coordinator.host) return undefined;
+  if (coordinator === null || by === undefined || by === null || typeof note.path !== 'string' || typeof note.message !== 'string')
+    return undefined;
+  if (
+    by.pid !== coordinator.pid ||
+    by.startTime !== coordinator.startTime ||
+    by.bootId !== coordinator.bootId ||
+    by.host !== coordinator.host
+  )
+    return undefined;
   return note as JournalFailureNote;
 }
 

@@ -121,7 +121,11 @@ export function git(cwd: string, args: readonly string[], input?: string): Promi
       live.delete(child);
       clearTimeout(deadline);
       if (forceKill !== undefined) clearTimeout(forceKill);
-      resolve({ code: failed ? 128 : code, stdout: stripFinalNewline(Buffer.concat(out).toString('utf8')), stderr: stripFinalNewline(Buffer.concat(errs).toString('utf8')) });
+      resolve({
+        code: failed ? 128 : code,
+        stdout: stripFinalNewline(Buffer.concat(out).toString('utf8')),
+        stderr: stripFinalNewline(Buffer.concat(errs).toString('utf8')),
+      });
     };
     // A spawn failure (no git, no cwd) has no pid; 'close' may still follow, finish runs once.
     child.on('error', (e: NodeJS.ErrnoException) => {

@@ -54,7 +54,10 @@ export function attemptEvidenceDir(run: RunPaths, taskId: string, attempt: numbe
 
 // `20261129T075500Z`: the `run.started_at` spelling.
 export function compactUtc(date: Date): string {
-  return date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z');
+  return date
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}Z$/, 'Z');
 }
 
 // Creates a directory (and parents) and makes the leaf mode 0700 whatever the umask.
@@ -145,7 +148,10 @@ export async function listRunIds(slug: SlugPaths): Promise<string[]> {
 export async function listSlugs(stateRoot: string): Promise<string[]> {
   try {
     const entries = await readdir(stateRoot, { withFileTypes: true });
-    return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+    return entries
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
   } catch {
     return [];
   }

@@ -190,7 +190,8 @@ function summarize(row: SlugStatus, records: JournalRecord[], now: number | unde
         break;
       case 'command-settled':
       case 'usage':
-        if (d.usage !== null && typeof d.usage === 'object') row.usage = addUsage(row.usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
+        if (d.usage !== null && typeof d.usage === 'object')
+          row.usage = addUsage(row.usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
         if (typeof d.costUsd === 'number') row.costUsd += d.costUsd;
         break;
       default:
@@ -228,7 +229,12 @@ export function statusTable(rows: SlugStatus[]): string[] {
   ]);
   const all = [header, ...body];
   const widths = header.map((_, i) => Math.max(...all.map((row) => row[i]!.length)));
-  return all.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
+  return all.map((row) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 // The STATE cell: `failed (class)`, or a state with the count of leftovers still alive.

@@ -1,9 +1,24 @@
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isAlive, processIdentity, type ProcessIdentity, type ProcSource, type TeardownReport } from '@runplan/settle';
-import { acquireLock, openWriter, readJournal, REPAIRED_TYPE, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
+import {
+  acquireLock,
+  openWriter,
+  readJournal,
+  REPAIRED_TYPE,
+  type JournalRecord,
+  type JournalWriter,
+  type LockHolder,
+} from '@runplan/journal';
 import type { AgentFormat } from '../plan/types.js';
-import { addUsage, shownCost, type AttemptClosedData, type LeftoversEndedData, type RunFailedData, type UsageData } from '../events/types.js';
+import {
+  addUsage,
+  shownCost,
+  type AttemptClosedData,
+  type LeftoversEndedData,
+  type RunFailedData,
+  type UsageData,
+} from '../events/types.js';
 import { endLeftovers, runTagPrefix } from '../resume/leftovers.js';
 import { recountedUsage } from '../resume/recount.js';
 import { inspectRuns, type PriorRun } from '../resume/recover.js';
@@ -80,7 +95,12 @@ export async function stopSlug(stateRoot: string, slug: string, waitMs: number, 
 }
 
 function lockedByStop(slug: string, holder: LockHolder): StopEnd {
-  return { kind: 'locked', slug, holder, message: `slug ${slug} is being stopped by another runplan stop, pid ${holder.pid} (start time ${holder.startTime}, since ${holder.acquiredAt})` };
+  return {
+    kind: 'locked',
+    slug,
+    holder,
+    message: `slug ${slug} is being stopped by another runplan stop, pid ${holder.pid} (start time ${holder.startTime}, since ${holder.acquiredAt})`,
+  };
 }
 
 async function signalCoordinator(paths: SlugPaths, holder: LockHolder, waitMs: number): Promise<StopEnd> {
@@ -128,11 +148,21 @@ async function stopAfterCrash(paths: SlugPaths, opts: StopOptions): Promise<Cras
       opts.graceMs ?? 5000,
       opts.proc ? { proc: opts.proc } : {},
     );
-    const stop: CrashedRunStop = { runId: p.paths.runId, journal: p.paths.journal, ended: report.signalled, survivors: report.survivors, receipt: undefined, error: undefined };
+    const stop: CrashedRunStop = {
+      runId: p.paths.runId,
+      journal: p.paths.journal,
+      ended: report.signalled,
+      survivors: report.survivors,
+      receipt: undefined,
+      error: undefined,
+    };
     done.push(stop);
     if (p.kind === 'corrupt') {
       const s = p.status.kind === 'corrupt' ? p.status : undefined;
-      stop.error = { reason: 'journal_corrupt', message: `the journal of run ${p.paths.runId} is corrupt at offset ${s?.offset ?? '?'} (seq ${s?.seq ?? '?'}): ${s?.reason ?? 'unreadable'}: ${p.paths.journal}` };
+      stop.error = {
+        reason: 'journal_corrupt',
+        message: `the journal of run ${p.paths.runId} is corrupt at offset ${s?.offset ?? '?'} (seq ${s?.seq ?? '?'}): ${s?.reason ?? 'unreadable'}: ${p.paths.journal}`,
+      };
       continue;
     }
     // openWriter repairs a torn tail (and journals that it did) before anything is appended.
@@ -144,7 +174,10 @@ async function stopAfterCrash(paths: SlugPaths, opts: StopOptions): Promise<Cras
     try {
       stop.receipt = await closeCrashedRun(opened.value, p, report);
     } catch (e) {
-      stop.error = { reason: 'journal_failed', message: `cannot write the journal of run ${p.paths.runId}: ${e instanceof Error ? e.message : String(e)}` };
+      stop.error = {
+        reason: 'journal_failed',
+        message: `cannot write the journal of run ${p.paths.runId}: ${e instanceof Error ? e.message : String(e)}`,
+      };
     } finally {
       await opened.value.close().catch(() => undefined);
     }
@@ -191,7 +224,19 @@ async function closeCrashedRun(writer: JournalWriter, p: PriorRun, report: Teard
     const checkpoint = fold.checkpoints.find((c) => c.taskId === a.taskId && c.attempt === a.attempt);
     const closed: AttemptClosedData =
       checkpoint !== undefined
-        ? { taskId: a.taskId, attempt: a.attempt, outcome: 'success', reason: 'ok', class: null, phase: null, failure: null, checkpointId: checkpoint.id, evidence: [], survivors: [], durationMs: 0 }
+        ? {
+            taskId: a.taskId,
+            attempt: a.attempt,
+            outcome: 'success',
+            reason: 'ok',
+            class: null,
+            phase: null,
+            failure: null,
+            checkpointId: checkpoint.id,
+            evidence: [],
+            survivors: [],
+            durationMs: 0,
+          }
         : {
             taskId: a.taskId,
             attempt: a.attempt,
@@ -208,7 +253,10 @@ async function closeCrashedRun(writer: JournalWriter, p: PriorRun, report: Teard
     await writer.append('attempt-closed', closed as unknown as Record<string, unknown>);
   }
   const interrupted = open.find((a) => !fold.checkpoints.some((c) => c.taskId === a.taskId && c.attempt === a.attempt));
-  const ended = report.signalled.length > 0 ? `ended ${report.signalled.length} leftover process(es): ${report.signalled.join(' ')}` : 'no leftover process was alive';
+  const ended =
+    report.signalled.length > 0
+      ? `ended ${report.signalled.length} leftover process(es): ${report.signalled.join(' ')}`
+      : 'no leftover process was alive';
   const dead = fold.coordinator !== null ? `pid ${fold.coordinator.pid}` : 'unknown';
   const receipt: RunFailedData = {
     logicalRunId: p.paths.runId,
@@ -235,7 +283,8 @@ async function taskFormats(planCopy: string | undefined): Promise<Map<string, Ag
   try {
     const copy = JSON.parse(await readFile(planCopy, 'utf8')) as { tasks?: Array<{ id?: unknown; format?: unknown }> };
     for (const t of copy.tasks ?? []) {
-      if (typeof t.id === 'string' && (t.format === 'text' || t.format === 'claude-stream-json' || t.format === 'codex-json')) formats.set(t.id, t.format);
+      if (typeof t.id === 'string' && (t.format === 'text' || t.format === 'claude-stream-json' || t.format === 'codex-json'))
+        formats.set(t.id, t.format);
     }
   } catch {
     // No plan copy: usage already journaled still counts; nothing is recounted.

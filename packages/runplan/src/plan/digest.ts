@@ -63,7 +63,9 @@ export function taskContractDigests(plan: Pick<Plan, 'tasks'>): Map<string, stri
  * task contract digests (taskContractDigests).
  */
 export function taskListDigest(plan: Pick<Plan, 'tasks'>, contracts: Map<string, string> = taskContractDigests(plan)): string {
-  return sha256Hex(canonicalJson(plan.tasks.map((t) => ({ id: t.id, needs: t.needs, contractDigest: contracts.get(t.id) ?? contractDigestOf(t) }))));
+  return sha256Hex(
+    canonicalJson(plan.tasks.map((t) => ({ id: t.id, needs: t.needs, contractDigest: contracts.get(t.id) ?? contractDigestOf(t) }))),
+  );
 }
 
 // sha256 of the task's contract; throws for an id the plan does not have (a caller bug).

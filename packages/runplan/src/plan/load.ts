@@ -15,7 +15,21 @@ import type { AgentFormat, Plan, PlanProblem } from './types.js';
 export { AGENT_FORMATS, PLAN_DEFAULTS } from './types.js';
 export type { AgentFormat, Plan, PlanProblem, RepairCaps, TaskSpec } from './types.js';
 
-const TOP_KEYS = ['slug', 'base', 'jobs', 'retain', 'land', 'workdir', 'min_free', 'secret_env', 'hooks', 'defaults', 'budget', 'repair', 'tasks'];
+const TOP_KEYS = [
+  'slug',
+  'base',
+  'jobs',
+  'retain',
+  'land',
+  'workdir',
+  'min_free',
+  'secret_env',
+  'hooks',
+  'defaults',
+  'budget',
+  'repair',
+  'tasks',
+];
 const HOOK_KEYS = ['pre_run', 'post_run', 'timeout'];
 const BUDGET_KEYS = ['max_tokens', 'max_cost_usd'];
 
@@ -27,7 +41,9 @@ export async function loadPlan(file: string): Promise<Result<Plan, PlanProblem[]
     text = await readFile(path, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    return err([{ path: '', reason: code === 'ENOENT' ? 'missing_file' : 'unreadable', message: `cannot read plan ${path}: ${code ?? String(e)}` }]);
+    return err([
+      { path: '', reason: code === 'ENOENT' ? 'missing_file' : 'unreadable', message: `cannot read plan ${path}: ${code ?? String(e)}` },
+    ]);
   }
   const parsed = parsePlanText(text, path);
   if (!parsed.ok) return err([parsed.error]);
@@ -47,7 +63,8 @@ export function parsePlanText(text: string, file: string): Result<unknown, PlanP
   try {
     return ok(parseToml(body));
   } catch (e) {
-    const where = e instanceof Error && 'line' in e ? ` at line ${String(e.line)}, column ${String((e as { column?: unknown }).column)}` : '';
+    const where =
+      e instanceof Error && 'line' in e ? ` at line ${String(e.line)}, column ${String((e as { column?: unknown }).column)}` : '';
     const first = e instanceof Error ? e.message.split('\n')[0] : String(e);
     return err({ path: '', reason: 'parse_error', message: `${file} is not valid TOML${where}: ${first}` });
   }
@@ -175,7 +192,11 @@ function readWorkdir(r: PlanReader, value: unknown): string | undefined {
   const names = new Set(parsed.value.elements.flatMap((e) => e.variables));
   const missing = ['run.id', 'task.id', 'run.attempt'].filter((n) => !names.has(n));
   if (missing.length > 0) {
-    r.problem('workdir', 'workdir_not_unique', `every attempt needs its own directory: the template must name ${missing.map((n) => `{{${n}}}`).join(', ')}`);
+    r.problem(
+      'workdir',
+      'workdir_not_unique',
+      `every attempt needs its own directory: the template must name ${missing.map((n) => `{{${n}}}`).join(', ')}`,
+    );
     return undefined;
   }
   return text;

@@ -58,7 +58,11 @@ export class PlanReader {
     for (const key of Object.keys(table)) {
       if (allowed.includes(key)) continue;
       const near = allowed.filter((k) => distance(k, key) <= 2).sort((a, b) => distance(a, key) - distance(b, key))[0];
-      this.problem(keyPath(path, key), 'unknown_key', `unknown key ${JSON.stringify(key)}${near ? ` (did you mean ${JSON.stringify(near)}?)` : ''}`);
+      this.problem(
+        keyPath(path, key),
+        'unknown_key',
+        `unknown key ${JSON.stringify(key)}${near ? ` (did you mean ${JSON.stringify(near)}?)` : ''}`,
+      );
     }
   }
 
@@ -105,7 +109,11 @@ export class PlanReader {
     if (opts.allowOff && value.trim() === 'off') return 'off';
     const ms = parseDuration(value);
     if (ms === undefined) {
-      this.problem(path, 'bad_duration', `${JSON.stringify(value)} is not a duration (use 500ms, 30s, 10m or 2h${opts.allowOff ? ', or "off"' : ''})`);
+      this.problem(
+        path,
+        'bad_duration',
+        `${JSON.stringify(value)} is not a duration (use 500ms, 30s, 10m or 2h${opts.allowOff ? ', or "off"' : ''})`,
+      );
       return undefined;
     }
     if (ms === 0 && !opts.allowZero) {

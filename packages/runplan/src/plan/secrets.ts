@@ -34,7 +34,13 @@ const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\
 export function maskSecrets(text: string, secrets: readonly string[]): string {
   const nonEmpty = secrets.filter((s) => s !== '');
   if (nonEmpty.length === 0 || text === '') return text;
-  const pattern = new RegExp([...nonEmpty].sort((a, b) => b.length - a.length).map(escape).join('|'), 'g');
+  const pattern = new RegExp(
+    [...nonEmpty]
+      .sort((a, b) => b.length - a.length)
+      .map(escape)
+      .join('|'),
+    'g',
+  );
   return text.replace(pattern, MASK);
 }
 

@@ -12,7 +12,21 @@ import type { AgentFormat, RepairCaps, TaskSpec } from './types.js';
 
 const REPAIR_KEYS = ['task', 'gate', 'timeout', 'provider', 'integration', 'backoff', 'provider_exit_codes'];
 /** Keys `[defaults]` may give every task. */
-export const DEFAULT_KEYS = ['command', 'format', 'model', 'deadline', 'stall', 'grace', 'gate_deadline', 'expect', 'env', 'env_file', 'gates', 'rounds', 'blocked_exit'];
+export const DEFAULT_KEYS = [
+  'command',
+  'format',
+  'model',
+  'deadline',
+  'stall',
+  'grace',
+  'gate_deadline',
+  'expect',
+  'env',
+  'env_file',
+  'gates',
+  'rounds',
+  'blocked_exit',
+];
 const TASK_KEYS = ['id', 'needs', 'prompt', 'prompt_file', 'until', 'repair', ...DEFAULT_KEYS];
 const EXPECT = ['commit', 'none'] as const;
 
@@ -74,7 +88,8 @@ export function readTaskKeys(r: PlanReader, t: Table, path: string, files: PlanF
     const model = r.string(t['model'], at('model'));
     if (model !== undefined) {
       if (isIdentifier(model)) keys.model = model;
-      else r.problem(at('model'), 'bad_identifier', `${JSON.stringify(model)} is not an identifier ({{model}} must be safe as one argument)`);
+      else
+        r.problem(at('model'), 'bad_identifier', `${JSON.stringify(model)} is not an identifier ({{model}} must be safe as one argument)`);
     }
   }
   const durations = [
@@ -327,7 +342,11 @@ function buildTask(
     for (const [key, argv] of argvs) {
       if (argv === undefined) continue;
       for (const j of modelMentions(argv)) {
-        r.problem(keyPath(at(key), j), 'missing_value', `names {{model}} but task ${id} has no model (set model on the task or in [defaults])`);
+        r.problem(
+          keyPath(at(key), j),
+          'missing_value',
+          `names {{model}} but task ${id} has no model (set model on the task or in [defaults])`,
+        );
       }
     }
   }
@@ -362,4 +381,3 @@ function buildTask(
   if (blockedExit !== undefined) task.blockedExit = blockedExit;
   return task;
 }
-

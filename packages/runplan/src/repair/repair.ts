@@ -26,8 +26,20 @@ export type FailureClass =
   | 'invariant';
 
 export const FAILURE_CLASSES: readonly FailureClass[] = [
-  'task', 'gate', 'environment', 'provider', 'timeout', 'teardown', 'integration',
-  'stagnation', 'needs_human', 'budget', 'interrupted', 'abandoned', 'engine', 'invariant',
+  'task',
+  'gate',
+  'environment',
+  'provider',
+  'timeout',
+  'teardown',
+  'integration',
+  'stagnation',
+  'needs_human',
+  'budget',
+  'interrupted',
+  'abandoned',
+  'engine',
+  'invariant',
 ];
 
 export interface AttemptFailure {
@@ -158,12 +170,20 @@ export function decideRepair(
   }
   if (!row.repeatAllowed && history.fingerprints.includes(failure.fingerprint)) {
     const earlier = history.fingerprints.indexOf(failure.fingerprint) + 1;
-    return { action: 'stop', reason: 'repeated_failure', detail: `same failure as failed attempt ${earlier} (fingerprint ${failure.fingerprint.slice(0, 12)})` };
+    return {
+      action: 'stop',
+      reason: 'repeated_failure',
+      detail: `same failure as failed attempt ${earlier} (fingerprint ${failure.fingerprint.slice(0, 12)})`,
+    };
   }
   const cap = caps[row.cap];
   const used = (history.byClass[failure.class] ?? 0) + 1;
   if (used >= cap) {
-    return { action: 'stop', reason: 'cap_exhausted', detail: `${used} ${failure.class} failure${used === 1 ? '' : 's'}, cap ${row.cap} = ${cap}` };
+    return {
+      action: 'stop',
+      reason: 'cap_exhausted',
+      detail: `${used} ${failure.class} failure${used === 1 ? '' : 's'}, cap ${row.cap} = ${cap}`,
+    };
   }
   const delayMs = row.changed === 'time' ? providerDelay(failure, history, caps, opts.now ?? Date.now()) : 0;
   return { action: 'retry', delayMs, changed: row.changed };
@@ -177,9 +197,16 @@ export function providerDelay(failure: Pick<AttemptFailure, 'resetAtMs'>, histor
 }
 
 // After a coordinator crash lost an attempt: retry it, or fail the task with class engine.
-export function decideAfterCrash(history: TaskHistory): { action: 'retry' } | { action: 'stop'; class: 'engine'; reason: 'crash_cap_exhausted'; detail: string } {
+export function decideAfterCrash(
+  history: TaskHistory,
+): { action: 'retry' } | { action: 'stop'; class: 'engine'; reason: 'crash_cap_exhausted'; detail: string } {
   if (history.crashes + 1 > CRASH_CAP) {
-    return { action: 'stop', class: 'engine', reason: 'crash_cap_exhausted', detail: `the coordinator crashed ${history.crashes + 1} times during this task (cap ${CRASH_CAP})` };
+    return {
+      action: 'stop',
+      class: 'engine',
+      reason: 'crash_cap_exhausted',
+      detail: `the coordinator crashed ${history.crashes + 1} times during this task (cap ${CRASH_CAP})`,
+    };
   }
   return { action: 'retry' };
 }
@@ -218,9 +245,18 @@ export function normalizeEvidence(text: string, ownPaths: readonly string[], opt
 }
 
 // sha256 over class, normalized evidence, base commit and contract digest.
-export function failureFingerprint(f: Pick<AttemptFailure, 'class' | 'evidence' | 'baseCommit' | 'contractDigest'> & Partial<AttemptFailure>, ownPaths: readonly string[], opts: { tmpDir?: string } = {}): string {
+export function failureFingerprint(
+  f: Pick<AttemptFailure, 'class' | 'evidence' | 'baseCommit' | 'contractDigest'> & Partial<AttemptFailure>,
+  ownPaths: readonly string[],
+  opts: { tmpDir?: string } = {},
+): string {
   return sha256Hex(
-    canonicalJson({ class: f.class, evidence: normalizeEvidence(f.evidence, ownPaths, opts), baseCommit: f.baseCommit, contractDigest: f.contractDigest }),
+    canonicalJson({
+      class: f.class,
+      evidence: normalizeEvidence(f.evidence, ownPaths, opts),
+      baseCommit: f.baseCommit,
+      contractDigest: f.contractDigest,
+    }),
   );
 }
 
@@ -253,10 +289,12 @@ export function classifyCommand(
   const code = execution.exitCode;
   if (execution.reason === 'interrupted') return { class: 'interrupted', reason: 'interrupted' };
   if (execution.reason === 'spawn_failed') return { class: 'environment', reason: 'spawn_failed' };
-  if (agent?.blocked !== undefined || (task.blockedExit !== undefined && code === task.blockedExit)) return { class: 'needs_human', reason: 'blocked' };
+  if (agent?.blocked !== undefined || (task.blockedExit !== undefined && code === task.blockedExit))
+    return { class: 'needs_human', reason: 'blocked' };
   const failed = execution.reason !== 'exited' || code !== 0 || agent?.isError === true;
   if (!failed) return undefined;
-  if (agent?.providerLimited || (code !== null && task.repair.providerExitCodes.includes(code))) return { class: 'provider', reason: 'provider_limited' };
+  if (agent?.providerLimited || (code !== null && task.repair.providerExitCodes.includes(code)))
+    return { class: 'provider', reason: 'provider_limited' };
   if (execution.reason === 'timed_out') return { class: 'timeout', reason: 'timed_out' };
   if (execution.reason === 'stalled') return { class: 'timeout', reason: 'stalled' };
   if (agent?.isError) return { class: 'task', reason: 'agent_error' };
@@ -301,11 +339,18 @@ export const EVIDENCE_BYTES = 8 * 1024;
  * prompt's own protocol (a `mock:` directive, a `RUNPLAN: BLOCKED` marker).
  */
 export function retryPrompt(prompt: string | undefined, previous: PreviousFailure, mask: (text: string) => string = (t) => t): string {
-  let tail = mask(previous.evidence).replace(/\r\n?/g, '\n').split('\n').map((l) => l.trimEnd());
+  let tail = mask(previous.evidence)
+    .replace(/\r\n?/g, '\n')
+    .split('\n')
+    .map((l) => l.trimEnd());
   while (tail.length > 0 && tail[tail.length - 1] === '') tail.pop();
   tail = tail.slice(-EVIDENCE_LINES);
   let body = tail.map((l) => `    | ${l}`).join('\n');
-  if (Buffer.byteLength(body) > EVIDENCE_BYTES) body = `    | …\n${Buffer.from(body).subarray(-EVIDENCE_BYTES).toString('utf8').replace(/^[^\n]*\n/, '')}`;
+  if (Buffer.byteLength(body) > EVIDENCE_BYTES)
+    body = `    | …\n${Buffer.from(body)
+      .subarray(-EVIDENCE_BYTES)
+      .toString('utf8')
+      .replace(/^[^\n]*\n/, '')}`;
   const section = [
     `----- runplan: attempt ${previous.attempt} of this task failed -----`,
     `class: ${previous.class}; reason: ${previous.reason}; phase: ${previous.phase}`,
@@ -344,11 +389,23 @@ export type RoundDecision =
  */
 export function decideRound(outcome: RoundOutcome, rounds: number): RoundDecision {
   if (outcome.verifyPassed) return { action: 'done' };
-  if (!outcome.treeChanged) return { action: 'stop', class: 'stagnation', reason: 'no_change', detail: `round ${outcome.round} changed nothing in the tree` };
+  if (!outcome.treeChanged)
+    return { action: 'stop', class: 'stagnation', reason: 'no_change', detail: `round ${outcome.round} changed nothing in the tree` };
   if (outcome.previousVerifyFingerprint === outcome.verifyFingerprint) {
-    return { action: 'stop', class: 'stagnation', reason: 'repeated_verify', detail: `round ${outcome.round} failed verify exactly like round ${outcome.round - 1}` };
+    return {
+      action: 'stop',
+      class: 'stagnation',
+      reason: 'repeated_verify',
+      detail: `round ${outcome.round} failed verify exactly like round ${outcome.round - 1}`,
+    };
   }
-  if (outcome.round >= rounds) return { action: 'stop', class: 'task', reason: 'rounds_exhausted', detail: `verify still fails after ${outcome.round} of ${rounds} rounds` };
+  if (outcome.round >= rounds)
+    return {
+      action: 'stop',
+      class: 'task',
+      reason: 'rounds_exhausted',
+      detail: `verify still fails after ${outcome.round} of ${rounds} rounds`,
+    };
   return { action: 'next_round' };
 }
 
@@ -366,7 +423,11 @@ export function budgetExceeded(
     return { class: 'budget', reason: 'max_tokens', detail: `${tokens} tokens spent, budget.max_tokens = ${budget.maxTokens}` };
   }
   if (budget.maxCostUsd !== undefined && spent.costUsd >= budget.maxCostUsd) {
-    return { class: 'budget', reason: 'max_cost_usd', detail: `$${spent.costUsd.toFixed(4)} spent, budget.max_cost_usd = ${budget.maxCostUsd}` };
+    return {
+      class: 'budget',
+      reason: 'max_cost_usd',
+      detail: `$${spent.costUsd.toFixed(4)} spent, budget.max_cost_usd = ${budget.maxCostUsd}`,
+    };
   }
   return undefined;
 }

@@ -48,7 +48,17 @@ export async function chooseRun(
   const never = prior.filter((p) => p.neverStarted);
   // A new run's place in the slug's history, taken while we hold the slug lock.
   const startOrder = nextStartOrder(prior.map((p) => p.start));
-  const decided = await decideRun(prior.filter((p) => !p.neverStarted && p.failedReason !== 'never_started'), never, slug, plan, repo, req, runId, startOrder, digests);
+  const decided = await decideRun(
+    prior.filter((p) => !p.neverStarted && p.failedReason !== 'never_started'),
+    never,
+    slug,
+    plan,
+    repo,
+    req,
+    runId,
+    startOrder,
+    digests,
+  );
   if (!decided.ok) return decided;
   const closed = await closeNeverStarted(never);
   if (!closed.ok) return closed;
@@ -76,14 +86,21 @@ async function decideRun(
 ): Promise<{ ok: true; value: StartMode; notices?: string[] } | { ok: false; end: RunEnd }> {
   const unknown = (req.retry ?? []).filter((id) => !plan.tasks.some((t) => t.id === id));
   if (unknown.length > 0) {
-    return { ok: false, end: { kind: 'refused', reason: 'unknown_task', message: `--retry names no task of ${plan.file}: ${unknown.join(', ')}` } };
+    return {
+      ok: false,
+      end: { kind: 'refused', reason: 'unknown_task', message: `--retry names no task of ${plan.file}: ${unknown.join(', ')}` },
+    };
   }
   const incomplete = prior.filter((p) => p.kind === 'incomplete' || p.kind === 'corrupt');
   const refused = (r: Refusal): { ok: false; end: RunEnd } => ({ ok: false, end: { kind: 'refused', ...r } });
   if (req.fresh) {
     const closed = await closePriorRuns(incomplete);
     if (!closed.ok) return closed;
-    return { ok: true, value: { mode: 'clean', run: runPaths(slug, runId), startOrder, abandoned: closed.abandoned }, notices: closed.notices };
+    return {
+      ok: true,
+      value: { mode: 'clean', run: runPaths(slug, runId), startOrder, abandoned: closed.abandoned },
+      notices: closed.notices,
+    };
   }
   if (req.run !== undefined) {
     const target = incomplete.find((p) => p.paths.runId === req.run);
@@ -112,7 +129,12 @@ async function decideRun(
     if (last.failedReason === 'disk_full') {
       const detail = (last.journal.terminal?.data as { detail?: { path?: unknown } } | undefined)?.detail;
       const path = typeof detail?.path === 'string' && detail.path !== '' ? detail.path : slug.dir;
-      const full = await roomRefusal(path, plan.minFree ?? PLAN_DEFAULTS.minFree, `run ${last.paths.runId} failed for lack of space writing ${path}`, plan.file);
+      const full = await roomRefusal(
+        path,
+        plan.minFree ?? PLAN_DEFAULTS.minFree,
+        `run ${last.paths.runId} failed for lack of space writing ${path}`,
+        plan.file,
+      );
       if (full !== undefined) return refused(full);
     }
     const recovered = await recoverRun(last, plan, repo, 'continue', digests);
@@ -122,7 +144,8 @@ async function decideRun(
     // its attempt-started journaled) lets a continuation dispatch it. An attempt that
     // journaled no digest counts as unchanged.
     const stopped = [...recovered.value.stopped].filter(
-      ([task, s]) => !(req.retry ?? []).includes(task) && digests.has(task) && (s.contractDigest === null || s.contractDigest === digests.get(task)),
+      ([task, s]) =>
+        !(req.retry ?? []).includes(task) && digests.has(task) && (s.contractDigest === null || s.contractDigest === digests.get(task)),
     );
     if (stopped.length > 0) {
       const [task, s] = stopped[0]!;
@@ -134,18 +157,42 @@ async function decideRun(
     }
     const spent = spentBudget(plan, recovered.value.usage, recovered.value.costUsd);
     if (spent !== undefined) {
-      return refused({ reason: 'budget_spent', message: `slug ${plan.slug} has spent its budget (${spent}); a continuation would spend more`, hint: `raise [budget] in ${plan.file}, or start over with --fresh` });
+      return refused({
+        reason: 'budget_spent',
+        message: `slug ${plan.slug} has spent its budget (${spent}); a continuation would spend more`,
+        hint: `raise [budget] in ${plan.file}, or start over with --fresh`,
+      });
     }
-    return { ok: true, value: { mode: 'continue', run: runPaths(slug, runId), startOrder, origin: last.paths.runId, recovered: recovered.value, abandoned: [] } };
+    return {
+      ok: true,
+      value: {
+        mode: 'continue',
+        run: runPaths(slug, runId),
+        startOrder,
+        origin: last.paths.runId,
+        recovered: recovered.value,
+        abandoned: [],
+      },
+    };
   }
   return { ok: true, value: { mode: 'clean', run: runPaths(slug, runId), startOrder, abandoned: [] } };
 }
 
-async function resumeOf(target: PriorRun, plan: Plan, repo: string, digests: Map<string, string>): Promise<{ ok: true; value: StartMode } | { ok: false; end: RunEnd }> {
+async function resumeOf(
+  target: PriorRun,
+  plan: Plan,
+  repo: string,
+  digests: Map<string, string>,
+): Promise<{ ok: true; value: StartMode } | { ok: false; end: RunEnd }> {
   // A coordinator that exited 5 because its journal's disk was full: the same check as after disk_full.
   const note = await readJournalFailureNote(target.paths.dir, target.journal.coordinator);
   if (note?.reason === 'disk_full') {
-    const full = await roomRefusal(note.path, plan.minFree ?? PLAN_DEFAULTS.minFree, `run ${target.paths.runId} stopped (exit 5) for lack of space writing ${note.path}`, plan.file);
+    const full = await roomRefusal(
+      note.path,
+      plan.minFree ?? PLAN_DEFAULTS.minFree,
+      `run ${target.paths.runId} stopped (exit 5) for lack of space writing ${note.path}`,
+      plan.file,
+    );
     if (full !== undefined) return { ok: false, end: { kind: 'refused', ...full } };
   }
   const recovered = await recoverRun(target, plan, repo, 'resume', digests);
@@ -157,24 +204,41 @@ async function resumeOf(target: PriorRun, plan: Plan, repo: string, digests: Map
 // (after ending its crashed attempts' processes, found by ownerTag — by the run's tag prefix
 // too, so a corrupt journal's are found as well); a corrupt journal cannot take a receipt,
 // so its directory is renamed aside. One notice per run whose processes were ended.
-async function closePriorRuns(runs: PriorRun[]): Promise<{ ok: true; abandoned: string[]; notices: string[] } | { ok: false; end: RunEnd }> {
+async function closePriorRuns(
+  runs: PriorRun[],
+): Promise<{ ok: true; abandoned: string[]; notices: string[] } | { ok: false; end: RunEnd }> {
   const incomplete = runs.map((p) => ({ run: p.paths, corrupt: p.kind === 'corrupt' }));
   const abandoned: string[] = [];
   const notices: string[] = [];
   for (const { run, corrupt } of incomplete) {
     const { signalled, survivors } = await endCrashedAttempts(run);
-    if (signalled.length > 0) notices.push(`runplan: leftovers_ended: run ${run.runId}: ended ${signalled.length} process(es) its crashed coordinator left running: ${signalled.join(' ')}`);
-    if (survivors.length > 0) notices.push(`runplan: teardown_failed: run ${run.runId}: processes survived SIGKILL: ${survivors.join(' ')}`);
+    if (signalled.length > 0)
+      notices.push(
+        `runplan: leftovers_ended: run ${run.runId}: ended ${signalled.length} process(es) its crashed coordinator left running: ${signalled.join(' ')}`,
+      );
+    if (survivors.length > 0)
+      notices.push(`runplan: teardown_failed: run ${run.runId}: processes survived SIGKILL: ${survivors.join(' ')}`);
     if (corrupt) {
       const aside = `${run.dir}.corrupt-${compactUtc(new Date())}`;
       await rename(run.dir, aside);
-      abandoned.push(`${run.runId} (corrupt journal renamed to ${aside}${survivors.length > 0 ? `; processes that survived teardown: ${survivors.join(' ')}` : ''})`);
+      abandoned.push(
+        `${run.runId} (corrupt journal renamed to ${aside}${survivors.length > 0 ? `; processes that survived teardown: ${survivors.join(' ')}` : ''})`,
+      );
       continue;
     }
     // openWriter repairs a torn tail (and journals that it did) before the receipt.
     const writer = await openWriter(run.journal, { create: false });
-    if (!writer.ok) return { ok: false, end: { kind: 'refused', reason: writer.error.reason, message: `cannot close ${run.runId} as abandoned: ${writer.error.message}` } };
-    await closeAbandoned(writer.value, run.runId, 'abandoned', `closed by runplan run --fresh${survivors.length > 0 ? `; processes that survived teardown: ${survivors.join(' ')}` : ''}`);
+    if (!writer.ok)
+      return {
+        ok: false,
+        end: { kind: 'refused', reason: writer.error.reason, message: `cannot close ${run.runId} as abandoned: ${writer.error.message}` },
+      };
+    await closeAbandoned(
+      writer.value,
+      run.runId,
+      'abandoned',
+      `closed by runplan run --fresh${survivors.length > 0 ? `; processes that survived teardown: ${survivors.join(' ')}` : ''}`,
+    );
     abandoned.push(run.runId);
   }
   return { ok: true, abandoned, notices };
@@ -183,7 +247,9 @@ async function closePriorRuns(runs: PriorRun[]): Promise<{ ok: true; abandoned: 
 // Closes never-started runs (see chooseRun): a receipt into a journal holding its header,
 // the directory renamed aside when the journal holds no whole record. No attempt of theirs
 // can exist (none is dispatched before run-started), so there is nothing to tear down.
-async function closeNeverStarted(runs: PriorRun[]): Promise<{ ok: true; abandoned: string[]; notices: string[] } | { ok: false; end: RunEnd }> {
+async function closeNeverStarted(
+  runs: PriorRun[],
+): Promise<{ ok: true; abandoned: string[]; notices: string[] } | { ok: false; end: RunEnd }> {
   const abandoned: string[] = [];
   const notices: string[] = [];
   for (const { paths: run, scan } of runs) {
@@ -197,7 +263,15 @@ async function closeNeverStarted(runs: PriorRun[]): Promise<{ ok: true; abandone
     }
     // openWriter repairs a torn run-started line (and journals that it did) before the receipt.
     const writer = await openWriter(run.journal, { create: false, runId: run.runId });
-    if (!writer.ok) return { ok: false, end: { kind: 'refused', reason: writer.error.reason, message: `cannot close never-started run ${run.runId}: ${writer.error.message}` } };
+    if (!writer.ok)
+      return {
+        ok: false,
+        end: {
+          kind: 'refused',
+          reason: writer.error.reason,
+          message: `cannot close never-started run ${run.runId}: ${writer.error.message}`,
+        },
+      };
     await closeAbandoned(writer.value, run.runId, 'never_started', `${said}; closed by runplan run`);
     abandoned.push(`${run.runId} (never started)`);
     notices.push(`runplan: never_started: ${said}; closing it`);
@@ -248,4 +322,3 @@ async function endCrashedAttempts(run: RunPaths): Promise<{ signalled: number[];
 export function spentBudget(plan: Plan, usage: UsageTotals, costUsd: number): string | undefined {
   return budgetExceeded(plan.budget, { usage, costUsd })?.detail;
 }
-

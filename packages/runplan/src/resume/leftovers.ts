@@ -41,7 +41,12 @@ export function findLeftovers(runId: string, journaledTags: readonly string[], o
 
 // Ends the run's live processes: TERM, `graceMs`, KILL, each pid verified by its start time
 // before it is signalled. Call it only holding the slug lock (no coordinator of the run alive).
-export function endLeftovers(runId: string, journaledTags: readonly string[], graceMs: number, opts: LeftoverOptions = {}): Promise<TeardownReport> {
+export function endLeftovers(
+  runId: string,
+  journaledTags: readonly string[],
+  graceMs: number,
+  opts: LeftoverOptions = {},
+): Promise<TeardownReport> {
   return teardownTagged(leftoverQuery(runId, journaledTags), { graceMs, ...(opts.proc ? { proc: opts.proc } : {}) });
 }
 

@@ -21,5 +21,12 @@ export async function recountedUsage(a: OpenAttempt, format: AgentFormat | undef
   }
   const state = interpretTranscript(format, text);
   if (totalTokens(state.usage) === 0 && state.costUsd === undefined) return undefined;
-  return { taskId: a.taskId, attempt: a.attempt, usage: { ...state.usage }, costUsd: state.costUsd ?? null, source: 'transcript', transcript };
+  return {
+    taskId: a.taskId,
+    attempt: a.attempt,
+    usage: { ...state.usage },
+    costUsd: state.costUsd ?? null,
+    source: 'transcript',
+    transcript,
+  };
 }

@@ -4,7 +4,14 @@ import type { Plan } from '../plan/types.js';
 import { taskContractDigests } from '../plan/digest.js';
 import { checkpointId } from '../attempt/attempt.js';
 import { emptyHistory, recordFailure, type TaskHistory } from '../repair/repair.js';
-import { addUsage, ZERO_USAGE, type AttemptFailureData, type CheckpointData, type RunStartedData, type UsageTotals } from '../events/types.js';
+import {
+  addUsage,
+  ZERO_USAGE,
+  type AttemptFailureData,
+  type CheckpointData,
+  type RunStartedData,
+  type UsageTotals,
+} from '../events/types.js';
 import { ancestryOracle, isAncestor, missingObjects, type AncestryOracle } from '../host/git.js';
 import { compareRunStarts, headerStartOrder, runDirNames, runPaths, type RunPaths, type RunStart, type SlugPaths } from '../host/state.js';
 
@@ -127,7 +134,13 @@ export async function inspectRuns(slug: SlugPaths): Promise<PriorRun[]> {
     }
     const terminal = journal.terminal;
     const kind: PriorKind =
-      status.kind === 'corrupt' ? 'corrupt' : terminal === undefined ? 'incomplete' : terminal.type === 'run-complete' ? 'complete' : 'failed';
+      status.kind === 'corrupt'
+        ? 'corrupt'
+        : terminal === undefined
+          ? 'incomplete'
+          : terminal.type === 'run-complete'
+            ? 'complete'
+            : 'failed';
     const { class: cls, reason } = (terminal?.data ?? {}) as { class?: unknown; reason?: unknown };
     runs.push({
       paths,
@@ -196,7 +209,8 @@ export class JournalFold {
 
   add(r: JournalRecord, offset?: number): void {
     if (r.terminal === true) this.terminal ??= r;
-    if (this.started === undefined && r.type !== HEADER_TYPE && r.type !== 'run-started') this.beforeStart ??= { type: r.type, seq: r.seq, offset };
+    if (this.started === undefined && r.type !== HEADER_TYPE && r.type !== 'run-started')
+      this.beforeStart ??= { type: r.type, seq: r.seq, offset };
     if (r.type === 'checkpoint') this.checkpoints.push(r.data as unknown as CheckpointData);
     if (r.type === 'checkpoint-adopted') this.checkpoints.push((r.data as { checkpoint: CheckpointData }).checkpoint);
     if (this.early !== undefined) {
@@ -227,7 +241,14 @@ export class JournalFold {
         this.startedKeys.add(key);
         this.attempts.set(taskId, Math.max(this.attempts.get(taskId) ?? 0, Number(d.attempt)));
         const worktree = typeof d.worktree === 'string' ? d.worktree : '';
-        this.open.set(key, { taskId, attempt: Number(d.attempt), ownerTag: String(d.ownerTag), evidenceDir: String(d.evidenceDir), worktree, settled: false });
+        this.open.set(key, {
+          taskId,
+          attempt: Number(d.attempt),
+          ownerTag: String(d.ownerTag),
+          evidenceDir: String(d.evidenceDir),
+          worktree,
+          settled: false,
+        });
         if (worktree !== '') this.trees.set(taskId, [...(this.trees.get(taskId) ?? []), { attempt: Number(d.attempt), worktree }]);
         if (typeof d.contractDigest === 'string') this.contracts.set(key, d.contractDigest);
         break;
@@ -247,12 +268,14 @@ export class JournalFold {
         if (d.reason === 'journal_failed') this.crashedKeys.add(key);
         break;
       case 'usage':
-        if (d.usage !== null && typeof d.usage === 'object') this.usage = addUsage(this.usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
+        if (d.usage !== null && typeof d.usage === 'object')
+          this.usage = addUsage(this.usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
         if (typeof d.costUsd === 'number') this.costUsd += d.costUsd;
         break;
       case 'command-settled':
         if (this.open.has(key)) this.open.get(key)!.settled = true;
-        if (d.usage !== null && typeof d.usage === 'object') this.usage = addUsage(this.usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
+        if (d.usage !== null && typeof d.usage === 'object')
+          this.usage = addUsage(this.usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
         if (typeof d.costUsd === 'number') this.costUsd += d.costUsd;
         break;
       case 'coordinator-crashed':
@@ -261,17 +284,31 @@ export class JournalFold {
         break;
       case 'repair-decided': {
         const task = String(d.taskId);
-        this.histories.set(task, recordFailure(this.histories.get(task) ?? emptyHistory(), { class: d.class as AttemptFailureData['class'], fingerprint: String(d.fingerprint) }));
+        this.histories.set(
+          task,
+          recordFailure(this.histories.get(task) ?? emptyHistory(), {
+            class: d.class as AttemptFailureData['class'],
+            fingerprint: String(d.fingerprint),
+          }),
+        );
         const failure = this.closedFailures.get(key);
         if (d.action === 'retry' && failure !== undefined) this.lastFailure.set(task, { attempt: Number(d.attempt), failure });
         else this.lastFailure.delete(task);
         if (d.action === 'stop') {
-          this.stopped.set(task, { class: String(d.class), reason: String(d.stopReason), detail: String(d.detail), contractDigest: this.contracts.get(key) ?? null });
+          this.stopped.set(task, {
+            class: String(d.class),
+            reason: String(d.stopReason),
+            detail: String(d.detail),
+            contractDigest: this.contracts.get(key) ?? null,
+          });
         }
         break;
       }
       case 'round-done':
-        this.roundsByAttempt.set(key, { taskId: String(d.taskId), rounds: Math.max(this.roundsByAttempt.get(key)?.rounds ?? 0, Number(d.round)) });
+        this.roundsByAttempt.set(key, {
+          taskId: String(d.taskId),
+          rounds: Math.max(this.roundsByAttempt.get(key)?.rounds ?? 0, Number(d.round)),
+        });
         break;
       case 'operator-retry':
         this.histories.delete(String(d.taskId));
@@ -312,7 +349,10 @@ export async function recoverRun(
   const refuse = (reason: string, message: string, hint = fresh) => ({ ok: false as const, error: { reason, message, hint } });
   if (prior.status.kind === 'corrupt') {
     const s = prior.status;
-    return refuse('journal_corrupt', `the journal of run ${id} is corrupt at offset ${s.offset} (seq ${s.seq ?? '?'}): ${s.reason}: ${prior.paths.journal}`);
+    return refuse(
+      'journal_corrupt',
+      `the journal of run ${id} is corrupt at offset ${s.offset} (seq ${s.seq ?? '?'}): ${s.reason}: ${prior.paths.journal}`,
+    );
   }
   const fold = prior.journal;
   const started = fold.started;
@@ -323,7 +363,10 @@ export async function recoverRun(
   }
   if (fold.collision !== undefined) {
     const c = fold.collision;
-    return refuse('attempt_collision', `run ${id}: attempt ${c.attempt} of task ${c.taskId} is started twice in the journal (again at seq ${c.seq}): ${prior.paths.journal}`);
+    return refuse(
+      'attempt_collision',
+      `run ${id}: attempt ${c.attempt} of task ${c.taskId} is started twice in the journal (again at seq ${c.seq}): ${prior.paths.journal}`,
+    );
   }
 
   const all = fold.checkpoints;
@@ -343,7 +386,14 @@ export async function recoverRun(
   // merge-base per pair.
   let oracle: Promise<AncestryOracle | undefined> | undefined;
   const descends = async (ancestor: string, descendant: string): Promise<boolean | undefined> => {
-    oracle ??= missing.size === 0 && early !== undefined ? early : ancestryOracle(repo, started.baseCommit, results.filter((sha) => !missing.has(sha)));
+    oracle ??=
+      missing.size === 0 && early !== undefined
+        ? early
+        : ancestryOracle(
+            repo,
+            started.baseCommit,
+            results.filter((sha) => !missing.has(sha)),
+          );
     return (await oracle)?.(ancestor, descendant) ?? (await isAncestor(repo, ancestor, descendant));
   };
   for (const cp of all) {
@@ -392,9 +442,18 @@ async function checkpointProblem(
   descends: (ancestor: string, descendant: string) => Promise<boolean | undefined>,
 ): Promise<Refusal | undefined> {
   const recomputed = checkpointId(cp);
-  if (recomputed !== cp.id) return { reason: 'checkpoint_invalid', message: `the checkpoint of task ${cp.taskId} does not match its id (${cp.id.slice(0, 12)} vs ${recomputed.slice(0, 12)})` };
+  if (recomputed !== cp.id)
+    return {
+      reason: 'checkpoint_invalid',
+      message: `the checkpoint of task ${cp.taskId} does not match its id (${cp.id.slice(0, 12)} vs ${recomputed.slice(0, 12)})`,
+    };
   const task = byTask.get(cp.taskId);
-  if (task === undefined) return { reason: 'task_removed', message: `completed task ${cp.taskId} is no longer in ${plan.file}`, hint: 'restore the task in the plan, or start over with --fresh' };
+  if (task === undefined)
+    return {
+      reason: 'task_removed',
+      message: `completed task ${cp.taskId} is no longer in ${plan.file}`,
+      hint: 'restore the task in the plan, or start over with --fresh',
+    };
   if (ids.has(cp.taskId)) return { reason: 'checkpoint_invalid', message: `task ${cp.taskId} has two checkpoints` };
   const digest = digests.get(cp.taskId)!;
   if (digest !== cp.taskContractDigest) {
@@ -406,16 +465,26 @@ async function checkpointProblem(
   }
   const expectedDeps = task.needs.map((n) => ids.get(n));
   if (expectedDeps.some((d) => d === undefined) || JSON.stringify(expectedDeps) !== JSON.stringify(cp.dependencyCheckpointIds)) {
-    return { reason: 'dependency_mismatch', message: `the checkpoint of task ${cp.taskId} names dependency checkpoints that are not the valid checkpoints of its needs (${task.needs.join(', ')})` };
+    return {
+      reason: 'dependency_mismatch',
+      message: `the checkpoint of task ${cp.taskId} names dependency checkpoints that are not the valid checkpoints of its needs (${task.needs.join(', ')})`,
+    };
   }
   if (cp.baseCommit !== head) {
-    return { reason: 'not_descendant', message: `the checkpoint of task ${cp.taskId} builds on ${cp.baseCommit.slice(0, 12)}, not on the previous result ${head.slice(0, 12)}` };
+    return {
+      reason: 'not_descendant',
+      message: `the checkpoint of task ${cp.taskId} builds on ${cp.baseCommit.slice(0, 12)}, not on the previous result ${head.slice(0, 12)}`,
+    };
   }
   for (const sha of [cp.baseCommit, cp.resultCommit]) {
-    if (missing.has(sha)) return { reason: 'commit_missing', message: `commit ${sha} of task ${cp.taskId}'s checkpoint is missing from the repository` };
+    if (missing.has(sha))
+      return { reason: 'commit_missing', message: `commit ${sha} of task ${cp.taskId}'s checkpoint is missing from the repository` };
   }
   if (cp.resultCommit !== cp.baseCommit && (await descends(cp.baseCommit, cp.resultCommit)) !== true) {
-    return { reason: 'not_descendant', message: `the result ${cp.resultCommit.slice(0, 12)} of task ${cp.taskId} does not descend from its predecessor ${cp.baseCommit.slice(0, 12)}` };
+    return {
+      reason: 'not_descendant',
+      message: `the result ${cp.resultCommit.slice(0, 12)} of task ${cp.taskId} does not descend from its predecessor ${cp.baseCommit.slice(0, 12)}`,
+    };
   }
   return undefined;
 }
