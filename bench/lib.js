@@ -118,7 +118,10 @@ const pad = (text, width) => text + ' '.repeat(Math.max(0, width - [...text].len
 // Lays out rows of cells as aligned columns.
 export function columns(lines) {
   const widths = [];
-  for (const line of lines) line.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, [...cell].length)));
+  for (const line of lines)
+    line.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, [...cell].length);
+    });
   return lines.map((line) =>
     line
       .map((cell, i) => (i === line.length - 1 ? cell : pad(cell, widths[i])))

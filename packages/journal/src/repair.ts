@@ -1,7 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { copyFile, link, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
 import { err, ok, unreachable, type Result } from '@runplan/common';
 import { ioError, type JournalError } from './errors.js';
 import { REPAIRED_TYPE } from './format.js';

@@ -35,7 +35,9 @@ test(
     assert.is(records.length, 5);
     assert.is(records[0]!.type, 'journal-header');
     assert.is(records[0]!.prev, '00000000');
-    records.forEach((r, i) => assert.is(r.seq, i));
+    records.forEach((r, i) => {
+      assert.is(r.seq, i);
+    });
     for (let i = 1; i < records.length; i++) assert.is(records[i]!.prev, crcOf(sample.lines[i - 1]!));
     assert.equal(await validateJournal(sample.path), { status: { kind: 'clean' }, count: 5, lastSeq: 4, terminal: false, runId: 'sample' });
   }),

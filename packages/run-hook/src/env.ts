@@ -41,7 +41,7 @@ export function hookEnv(baseEnv: NodeJS.ProcessEnv, vars: TemplateVars, tier: Ho
 
 // A variable's value, whether or not the map holds it as an own property.
 function lookup(vars: TemplateVars, variable: string): string | number | undefined {
-  if (!Object.prototype.hasOwnProperty.call(vars, variable)) return undefined;
+  if (!Object.hasOwn(vars, variable)) return undefined;
   const value = (vars as Record<string, unknown>)[variable];
   return typeof value === 'string' || typeof value === 'number' ? value : undefined;
 }

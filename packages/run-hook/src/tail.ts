@@ -65,7 +65,10 @@ export class TailSink extends Writable {
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     this.tail.push(chunk);
-    if (!this.passOn(chunk)) return callback();
+    if (!this.passOn(chunk)) {
+      callback();
+      return;
+    }
     void this.drained().then(() => callback());
   }
 

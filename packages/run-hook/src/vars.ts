@@ -35,7 +35,7 @@ export function flattenVars(document: unknown, source: string): Result<FlatVars,
         const failure = visit(value, `${name}.`);
         if (failure) return failure;
       } else if (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))) {
-        if (Object.prototype.hasOwnProperty.call(flat, name)) {
+        if (Object.hasOwn(flat, name)) {
           return { reason: 'bad_vars_file', message: `${source}: ${name} is given twice` };
         }
         flat[name] = value;

@@ -296,7 +296,7 @@ test(
         assert.is(result.exitCode, 125, `${args.join(' ')}: ${result.stderr}`);
         assert.match(result.stderr, expected);
         assert.is(result.stderr.split('\n').length, 3, result.stderr);
-        assert.match(result.stderr, /\n  hint: /);
+        assert.match(result.stderr, /\n {2}hint: /);
         assert.is.not(result.stderr.includes('    at '), true);
       }
     } finally {

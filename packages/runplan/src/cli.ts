@@ -271,7 +271,7 @@ function describeEnd(end: RunEnd): string[] {
     case 'failed':
       return receiptSummary('run-failed', end.receipt, end.journal);
     default:
-      return unreachable(end);
+      unreachable(end);
   }
 }
 
@@ -344,7 +344,7 @@ function reportStop(end: StopEnd, stdout: SafeOutput, say: (line: string) => voi
       }
       return;
     default:
-      return unreachable(end);
+      unreachable(end);
   }
 }
 

@@ -112,7 +112,8 @@ test(
       assert.is(r.exitCode, 0, r.stderr);
       assert.match(r.stderr, /runplan: complete: 13 task\(s\)/);
       const repo = /scratch repository (\S+)/.exec(r.stderr)?.[1];
-      assert.ok(repo !== undefined && repo.startsWith(scratch.path), r.stderr);
+      if (repo === undefined) throw new Error(`no scratch repository named: ${r.stderr}`);
+      assert.ok(repo.startsWith(scratch.path), r.stderr);
       assert.match(r.stderr, /result branch runplan\/thirteen/);
       assert.match(r.stderr, /journal: \S+journal\.jsonl/);
       rmSync(repo, { recursive: true, force: true });

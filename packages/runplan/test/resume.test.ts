@@ -436,12 +436,12 @@ format = "claude-stream-json"
 grace = "1s"
 [[tasks]]
 id = "spend"
-prompt = \"\"\"
+prompt = """
 mock: on-attempt 1 usage 500 100 0 0
 mock: on-attempt 1 turn
 mock: on-attempt 1 sleep 600
 mock: write out/spend.txt done
-\"\"\"
+"""
 `;
     const f = setup(plan);
     try {

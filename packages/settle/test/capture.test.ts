@@ -28,6 +28,7 @@ test(
   'env overrides add, replace and delete; the tag is added under its own name',
   withTimeout(20_000, async () => {
     const r = await capture({
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, for sh
       argv: ['sh', '-c', 'echo "$A|${B-unset}|$C"; env | grep -c "^RUNPLAN_OWNER_"'],
       baseEnv: { PATH: process.env.PATH, A: 'base', B: 'gone' },
       env: { A: 'over', B: undefined, C: 'new' },

@@ -202,7 +202,7 @@ test(
       chmodSync(script, 0o644);
       const missing = await settle(['--', join(dir.path, 'nope')]);
       assert.is(missing.exitCode, 127);
-      assert.match(missing.stderr, /^settle: spawn_failed: cannot run ".*nope": .*ENOENT\n  hint: /);
+      assert.match(missing.stderr, /^settle: spawn_failed: cannot run ".*nope": .*ENOENT\n {2}hint: /);
       const denied = await settle(['--', script]);
       assert.is(denied.exitCode, 126);
       assert.match(denied.stderr, /^settle: spawn_failed: .*EACCES/);

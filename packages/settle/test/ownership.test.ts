@@ -280,11 +280,10 @@ test(
   withTimeout(30_000, async () => {
     const ownerTag = newOwnerTag();
     const controller = new AbortController();
-    let pid: number | undefined;
     const running = capture({ argv: [sh('sleeper.sh')], ownerTag, signal: controller.signal });
     // The coordinator "crashes": something else ends the attempt by its tag.
     for (let i = 0; i < 200 && taggedAlive(ownerTag).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
-    [pid] = taggedAlive(ownerTag);
+    const [pid] = taggedAlive(ownerTag);
     const report = await teardownByTag(ownerTag, { graceMs: 1000 });
     const r = await running;
     killQuietly(pid);

@@ -88,7 +88,7 @@ test(
     );
     assert.equal(state, { lines: 1 });
     assert.is(execution.error?.code, 'consumer_error');
-    assert.is((execution.error?.cause as Error).message, 'log reader failed');
+    assert.is((execution.error?.cause as Error | undefined)?.message, 'log reader failed');
     assert.is(execution.reason, 'timed_out');
     assert.ok(execution.bytesIn < 8 * MiB, 'the writer was blocked');
     assert.ok(reaped(execution.pid));
@@ -105,7 +105,7 @@ test(
     });
     assert.ok(state && state.n >= 1);
     assert.is(execution.error?.code, 'consumer_error');
-    assert.is((execution.error?.cause as Error).message, 'parse failed at line 2');
+    assert.is((execution.error?.cause as Error | undefined)?.message, 'parse failed at line 2');
     assert.is(execution.exitCode, 0);
   }),
 );

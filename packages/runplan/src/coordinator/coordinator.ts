@@ -5,17 +5,9 @@ import { sleepFor } from '@runplan/common';
 import { processIdentity, teardownByTag, type ProcessIdentity } from '@runplan/settle';
 import { endLeftovers, newRunOwnerTag } from '../resume/leftovers.js';
 import { isStopHolder } from '../observe/status.js';
-import {
-  acquireLock,
-  HEADER_TYPE,
-  openWriter,
-  type JournalFs,
-  type JournalRecord,
-  type JournalWriter,
-  type LockHolder,
-} from '@runplan/journal';
+import { acquireLock, HEADER_TYPE, openWriter, type JournalRecord, type JournalWriter } from '@runplan/journal';
 import { loadPlan, topologicalOrder } from '../plan/load.js';
-import type { Plan, PlanProblem, TaskSpec } from '../plan/types.js';
+import type { Plan, TaskSpec } from '../plan/types.js';
 import { planDigest, taskContractDigests, taskListDigest } from '../plan/digest.js';
 import { maskDeep, maskSecrets, planCopy, secretValues } from '../plan/secrets.js';
 import { runAttempt, workdirVars, type AttemptResult } from '../attempt/attempt.js';
@@ -74,37 +66,9 @@ import {
   type DiskFault,
 } from '../host/disk.js';
 
-export interface RunRequest {
-  planFile: string;
-  repo?: string;
-  stateDir?: string;
-  jobs?: number;
-  fresh?: boolean;
-  /** The incomplete run to resume when there are several. */
-  run?: string;
-  /** `--retry TASK`: tasks whose failure history starts over (the operator says the cause changed). */
-  retry?: string[];
-  breakLock?: boolean;
-  /** Aborted by the CLI on SIGINT/SIGTERM; its `reason` is the signal name. */
-  signal: AbortSignal;
-  /** Every journal record, once it is durable (progress, `--json`). Must not throw. */
-  onRecord?: (record: JournalRecord) => void;
-  /** One line for people that is not a journal record (a never-started run closed on the way). */
-  onNotice?: (line: string) => void;
-  /** The run's paths, once they exist. */
-  onStart?: (info: { runId: string; journal: string; slug: string; tasks: string[] }) => void;
-  /** The journal writer's file operations (tests inject EIO through it). */
-  journalFs?: JournalFs;
-}
+import type { RunEnd, RunRequest } from './types.js';
 
-/** How `runplan run` ended; the CLI maps each kind to one exit code. */
-export type RunEnd =
-  | { kind: 'invalid_plan'; file: string; problems: PlanProblem[] }
-  | { kind: 'refused'; reason: string; message: string; hint?: string }
-  | { kind: 'locked'; message: string; holder?: LockHolder }
-  | { kind: 'journal_failed'; message: string; journal: string }
-  | { kind: 'complete'; receipt: RunCompleteData; journal: string }
-  | { kind: 'failed'; receipt: RunFailedData; journal: string };
+export type { RunEnd, RunRequest } from './types.js';
 
 // `runplan run`: validate, take the slug lock, start one logical run and drive it to its
 // one receipt. Everything before `run-started` is a refusal that writes nothing.

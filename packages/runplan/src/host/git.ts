@@ -184,7 +184,7 @@ export async function missingObjects(cwd: string, shas: readonly string[]): Prom
   if (shas.length === 0) return [];
   const out = await git(cwd, ['cat-file', '--batch-check'], shas.join('\n') + '\n');
   const lines = out.stdout.split('\n');
-  return shas.filter((sha, i) => lines[i] === undefined || lines[i]!.endsWith(' missing'));
+  return shas.filter((_sha, i) => lines[i] === undefined || lines[i]!.endsWith(' missing'));
 }
 
 // Whether `ancestor` is `descendant` or one of its ancestors (undefined: git could not say).

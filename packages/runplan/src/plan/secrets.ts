@@ -27,7 +27,7 @@ export function secretValues(plan: Pick<Plan, 'tasks' | 'secretEnv'>, env: NodeJ
   return [...values].sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
 }
 
-const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // Replaces every occurrence of every secret with ***, longest first, in one pass (so a
 // secret that contains another is masked whole and a mask is never masked again).
@@ -37,7 +37,7 @@ export function maskSecrets(text: string, secrets: readonly string[]): string {
   const pattern = new RegExp(
     [...nonEmpty]
       .sort((a, b) => b.length - a.length)
-      .map(escape)
+      .map(escapeRegExp)
       .join('|'),
     'g',
   );
@@ -48,7 +48,7 @@ export function maskSecrets(text: string, secrets: readonly string[]): string {
 export function secretMasker(secrets: readonly string[]): (text: string) => string {
   const nonEmpty = [...new Set(secrets.filter((s) => s !== ''))].sort((a, b) => b.length - a.length);
   if (nonEmpty.length === 0) return (text) => text;
-  const pattern = new RegExp(nonEmpty.map(escape).join('|'), 'g');
+  const pattern = new RegExp(nonEmpty.map(escapeRegExp).join('|'), 'g');
   return (text) => text.replace(pattern, MASK);
 }
 

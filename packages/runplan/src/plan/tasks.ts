@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { isIdentifier } from '@runplan/workdir';
 import { isEnvName, parseEnvFile } from './env-file.js';
 import { findCycles } from './graph.js';
-import { isTable, keyPath, PlanReader } from './reader.js';
+import { isTable, keyPath, type PlanReader } from './reader.js';
 import type { Table } from './reader.js';
 import { AGENT_FORMATS, PLAN_DEFAULTS } from './types.js';
 import type { AgentFormat, RepairCaps, TaskSpec } from './types.js';

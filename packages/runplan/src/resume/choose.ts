@@ -9,7 +9,7 @@ import { inspectRuns, recoverRun, type PriorRun, type Refusal, type RecoveredRun
 import { ZERO_USAGE, type RunFailedData, type UsageTotals } from '../events/types.js';
 import { compactUtc, nextStartOrder, runPaths, type RunPaths, type SlugPaths } from '../host/state.js';
 import { endLeftovers, openAttemptTags } from './leftovers.js';
-import type { RunEnd, RunRequest } from '../coordinator/coordinator.js';
+import type { RunEnd, RunRequest } from '../coordinator/types.js';
 
 /** How `run` starts relative to the slug's earlier runs. */
 export type StartMode =

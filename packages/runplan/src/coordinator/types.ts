@@ -1,0 +1,36 @@
+import type { JournalFs, JournalRecord, LockHolder } from '@runplan/journal';
+import type { RunCompleteData, RunFailedData } from '../events/types.js';
+import type { PlanProblem } from '../plan/types.js';
+
+/** What `runplan run` is asked to do (the CLI builds it from argv; tests build it directly). */
+export interface RunRequest {
+  planFile: string;
+  repo?: string;
+  stateDir?: string;
+  jobs?: number;
+  fresh?: boolean;
+  /** The incomplete run to resume when there are several. */
+  run?: string;
+  /** `--retry TASK`: tasks whose failure history starts over (the operator says the cause changed). */
+  retry?: string[];
+  breakLock?: boolean;
+  /** Aborted by the CLI on SIGINT/SIGTERM; its `reason` is the signal name. */
+  signal: AbortSignal;
+  /** Every journal record, once it is durable (progress, `--json`). Must not throw. */
+  onRecord?: (record: JournalRecord) => void;
+  /** One line for people that is not a journal record (a never-started run closed on the way). */
+  onNotice?: (line: string) => void;
+  /** The run's paths, once they exist. */
+  onStart?: (info: { runId: string; journal: string; slug: string; tasks: string[] }) => void;
+  /** The journal writer's file operations (tests inject EIO through it). */
+  journalFs?: JournalFs;
+}
+
+/** How `runplan run` ended; the CLI maps each kind to one exit code. */
+export type RunEnd =
+  | { kind: 'invalid_plan'; file: string; problems: PlanProblem[] }
+  | { kind: 'refused'; reason: string; message: string; hint?: string }
+  | { kind: 'locked'; message: string; holder?: LockHolder }
+  | { kind: 'journal_failed'; message: string; journal: string }
+  | { kind: 'complete'; receipt: RunCompleteData; journal: string }
+  | { kind: 'failed'; receipt: RunFailedData; journal: string };
