@@ -6,3 +6,5 @@ export { longTimeout, maxTimerMs, sleepFor } from './timer.js';
 export type { LongTimer } from './timer.js';
 export { asTyped, typedValue, typedValues } from './options.js';
 export { isPlainObject } from './plain-object.js';
+export { TailBuffer, textTail, utf8Tail } from './tail.js';
+export { BreakableDestination } from './breakable.js';

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { AgentFormat } from '../plan/types.js';
-import { unreachable } from '@runplan/common';
+import { BreakableDestination, unreachable } from '@runplan/common';
 import { claudeInterpreter } from './claude.js';
 import { codexInterpreter } from './codex.js';
 import { LineSplitter } from './lines.js';
@@ -52,12 +52,12 @@ export function agentConsumer(
         warn(state, `line ${state.lines} dropped: ${bytes} bytes without a newline`);
       },
     );
-    const transcript = opts.transcript ? new TranscriptCopy(opts.transcript) : undefined;
+    const transcript = opts.transcript ? new BreakableDestination(opts.transcript) : undefined;
     let failure: Error | undefined;
     try {
       for await (const chunk of stdout) {
         const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : (chunk as Buffer);
-        if (transcript) await transcript.write(bytes);
+        if (transcript) await transcript.send(bytes);
         splitter.push(bytes);
       }
     } catch (e) {
@@ -94,38 +94,4 @@ export function interpretTranscript(format: AgentFormat, text: string | Buffer):
   splitter.end();
   interpreter.end();
   return state;
-}
-
-// Copies bytes to a writable, honouring backpressure; the first error stops copying (the
-// agent's stdout must keep draining, or the agent blocks) and is remembered.
-class TranscriptCopy {
-  error: Error | undefined;
-  constructor(private readonly out: NodeJS.WritableStream) {
-    out.on('error', (e: unknown) => {
-      this.error ??= e instanceof Error ? e : new Error(String(e));
-    });
-  }
-
-  async write(bytes: Buffer): Promise<void> {
-    if (this.error) return;
-    let wrote: boolean;
-    try {
-      wrote = this.out.write(bytes);
-    } catch (e) {
-      this.error = e instanceof Error ? e : new Error(String(e));
-      return;
-    }
-    if (wrote || this.error) return;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        this.out.removeListener('drain', done);
-        this.out.removeListener('error', done);
-        this.out.removeListener('close', done);
-        resolve();
-      };
-      this.out.once('drain', done);
-      this.out.once('error', done);
-      this.out.once('close', done);
-    });
-  }
 }

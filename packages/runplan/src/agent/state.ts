@@ -1,3 +1,4 @@
+import { utf8Tail } from '@runplan/common';
 import type { AgentFormat } from '../plan/types.js';
 
 /** Tokens as the providers count them; budgets count all four. */
@@ -70,10 +71,7 @@ export function warn(state: AgentState, message: string): void {
 // Keeps the last FINAL_MESSAGE_BYTES of a message without splitting a UTF-8 character.
 export function boundMessage(text: string): string {
   const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length <= FINAL_MESSAGE_BYTES) return text;
-  let start = bytes.length - FINAL_MESSAGE_BYTES;
-  while (start < bytes.length && (bytes[start]! & 0xc0) === 0x80) start++;
-  return '…' + bytes.subarray(start).toString('utf8');
+  return bytes.length <= FINAL_MESSAGE_BYTES ? text : '…' + utf8Tail(bytes, FINAL_MESSAGE_BYTES);
 }
 
 const BLOCKED_LINE = /^[ \t]*RUNPLAN: BLOCKED(?:[ \t]+(.*?))?[ \t]*\r?$/m;

@@ -2,6 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { textTail as boundedText, utf8Tail } from '@runplan/common';
 import writeFileAtomic from 'write-file-atomic';
 import { maskSecrets } from '../plan/secrets.js';
 
@@ -85,16 +86,17 @@ export async function writeEvidence(path: string, text: string, secrets: readonl
   await writeFileAtomic(path, maskSecrets(text, secrets), { mode: 0o600 });
 }
 
-// The last `bytes` of a file as text (empty when it cannot be read).
+// The last `bytes` of a file as text, never a character cut in half (empty when it cannot be read).
 export async function fileTail(path: string, bytes = 4096): Promise<string> {
   let handle;
   try {
     handle = await open(path, 'r');
     const { size } = await handle.stat();
-    const length = Math.min(size, bytes);
+    // Up to 3 bytes more than kept, so utf8Tail can tell a cut character at the front.
+    const length = Math.min(size, bytes + 3);
     const buffer = Buffer.alloc(length);
     await handle.read(buffer, 0, length, size - length);
-    return buffer.toString('utf8');
+    return utf8Tail(buffer, bytes);
   } catch {
     return '';
   } finally {
@@ -102,7 +104,7 @@ export async function fileTail(path: string, bytes = 4096): Promise<string> {
   }
 }
 
-// The last lines of a text, bounded in bytes (for journal data and fingerprints).
+// The end of a text that fits in `bytes` UTF-8 bytes, never a character cut in half (journal data and fingerprints).
 export function textTail(text: string, bytes = 4096): string {
-  return text.length <= bytes ? text : text.slice(text.length - bytes);
+  return boundedText(text, bytes);
 }
