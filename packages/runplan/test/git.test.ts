@@ -74,7 +74,7 @@ test(
       // A git alias that records git's pid and then blocks: git() runs it as a plumbing call,
       // and the script exits while it is running.
       const script = `
-        const { git } = await import(${JSON.stringify(new URL('../src/git.js', import.meta.url).href)});
+        const { git } = await import(${JSON.stringify(new URL('../src/host/git.js', import.meta.url).href)});
         const { existsSync } = await import('node:fs');
         void git(${JSON.stringify(repo.path)}, ['-c', 'alias.hang=!echo $PPID > git.pid; exec sleep 60', 'hang']);
         while (!existsSync(${JSON.stringify(pidFile)})) await new Promise((r) => setTimeout(r, 10));
