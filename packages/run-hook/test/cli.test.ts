@@ -4,6 +4,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFile
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { waitForPid } from './support.js';
 import { isAlive, processIdentity, type ProcessIdentity } from '@runplan/settle';
 import { binPath, parseJsonLines, runBin, shFixture, tempDir, withTimeout } from '@runplan/test-fixtures';
 
@@ -171,18 +172,6 @@ test(
     }
   }),
 );
-
-// Polls for a pid file the fixture writes, and returns the identity of the process it names.
-async function waitForPid(file: string, done: () => boolean): Promise<ProcessIdentity | undefined> {
-  while (!done()) {
-    if (existsSync(file)) {
-      const identity = processIdentity(Number(readFileSync(file, 'utf8').trim()));
-      if (identity) return identity;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return undefined;
-}
 
 test(
   'a timeout exits 124, kills the TERM-ignoring grandchild, and --json reports timed_out as the last line',

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { waitForPid } from './support.js';
 import { isAlive, newOwnerTag, processIdentity, tagVariable, type ProcessIdentity } from '@runplan/settle';
 import { shFixture, tempDir, withTimeout } from '@runplan/test-fixtures';
 import { HOOK_TAIL_BYTES, runHook, type HookEvent } from '../src/index.js';
@@ -168,18 +169,6 @@ test(
     }
   }),
 );
-
-// Polls for a pid file the fixture writes, and returns the identity of the process it names.
-async function waitForPid(file: string, done: () => boolean): Promise<ProcessIdentity | undefined> {
-  while (!done()) {
-    if (existsSync(file)) {
-      const identity = processIdentity(Number(readFileSync(file, 'utf8').trim()));
-      if (identity) return identity;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return undefined;
-}
 
 test(
   'a timeout kills the whole tree, including a TERM-ignoring grandchild, and reports timed_out',
