@@ -3,7 +3,6 @@ import { HEADER_TYPE, type JournalWriter } from '@runplan/journal';
 import type { Plan } from '../plan/types.js';
 import { maskSecrets } from '../plan/secrets.js';
 import { RunJournal } from '../events/sink.js';
-import { ZERO_USAGE } from '../events/types.js';
 import type { Start } from '../resume/choose.js';
 import { takeOver } from '../resume/take-over.js';
 import { adopt, operatorRetries } from '../resume/continuation.js';
@@ -16,12 +15,12 @@ import { nextAttempt } from './attempt-numbers.js';
 import { resetBranch } from './branch.js';
 import { Integration, JournalFailure, Serial, type RunContext } from './context.js';
 import { dispatch } from './dispatch.js';
-import { coordinatorIdentity } from './identity.js';
 import { land } from './land.js';
 import { RunLedger } from './ledger.js';
 import type { RunParts } from './parts.js';
 import { completeReceipt, failedReceipt } from './receipts.js';
 import { retain } from './retain.js';
+import { runStarted } from './run-started.js';
 import { schedule, type ScheduleEnd } from './scheduler.js';
 import { taskList } from './task-list.js';
 import type { RunEnd, RunRequest, StopCause } from './types.js';
@@ -47,6 +46,7 @@ export interface CoordinatorInit {
 export class Coordinator {
   /** Aborted on the operator's signal or a failed write: every attempt is torn down. */
   readonly abort = new AbortController();
+  /** When this coordinator started: the receipt duration and the workdir template's run.date/run.time. */
   readonly started = new Date();
   readonly integration: Integration;
   readonly ledger = new RunLedger();
@@ -83,7 +83,7 @@ export class Coordinator {
       } else {
         // The journal holds only its header here: the never-started crash point.
         this.journal.killAfter(HEADER_TYPE, {});
-        await this.emitRunStarted(parts, start);
+        await this.journal.emit('run-started', runStarted(parts, { start, baseCommit: this.init.baseCommit }));
         if (start.mode === 'continue') await adopt(parts, start.origin, start.recovered);
       }
       await operatorRetries(parts, req.retry ?? []);
@@ -143,31 +143,6 @@ export class Coordinator {
     };
     const jobs = Math.max(1, req.jobs ?? plan.jobs);
     return { ctx, ledger: this.ledger, journal: this.journal, jobs, tasks: taskList(plan, contracts), registeredTrees };
-  }
-
-  async emitRunStarted(parts: RunParts, start: Exclude<Start, { mode: 'resume' }>): Promise<void> {
-    const { plan, run, slug, repo, planDigest } = this.init;
-    await this.journal.emit('run-started', {
-      logicalRunId: run.runId,
-      slug: plan.slug,
-      planFile: plan.file,
-      planCopy: run.planCopy,
-      planDigest,
-      ...parts.tasks,
-      repo,
-      stateDir: slug.stateRoot,
-      base: plan.base,
-      baseCommit: this.init.baseCommit,
-      branch: this.integration.branchRef,
-      jobs: parts.jobs,
-      land: plan.land ?? null,
-      workdir: parts.ctx.workdirTemplate,
-      coordinator: coordinatorIdentity(),
-      abandoned: start.abandoned,
-      continues: start.mode === 'continue' ? start.origin : null,
-      usageCarried: start.mode === 'continue' ? start.recovered.usage : ZERO_USAGE,
-      costCarried: start.mode === 'continue' ? start.recovered.costUsd : 0,
-    });
   }
 
   // Dispatching stopped: the receipt it calls for (see verdict for the order), landing first on success.
