@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { agentsPath, dispatchCounts, runBin, shFixture, tempDir, withTimeout, type BinResult } from '@runplan/test-fixtures';
 import { nodeJournalFs, readJournal, type JournalFs, type JournalRecord } from '@runplan/journal';
-import { runPlan } from '../src/coordinator/coordinator.js';
+import { runPlan } from '../src/coordinator/run-plan.js';
 import { ofType, RUNPLAN, runplan, setup, waitForLine, type Fixture } from './support.js';
 import { smallFs } from './small-fs.js';
 

@@ -1,5 +1,5 @@
 import type { JournalFs, JournalRecord, LockHolder } from '@runplan/journal';
-import type { RunCompleteData, RunFailedData } from '../events/types.js';
+import type { AttemptFailureData, RunCompleteData, RunFailedData } from '../events/types.js';
 import type { PlanProblem } from '../plan/types.js';
 
 /** What `runplan run` is asked to do (the CLI builds it from argv; tests build it directly). */
@@ -34,3 +34,10 @@ export type RunEnd =
   | { kind: 'journal_failed'; message: string; journal: string }
   | { kind: 'complete'; receipt: RunCompleteData; journal: string }
   | { kind: 'failed'; receipt: RunFailedData; journal: string };
+
+/** Why a run stops short of its receipt's success: the failure, the task it ended (null for the run), its evidence paths. */
+export interface StopCause {
+  failure: AttemptFailureData;
+  task: string | null;
+  evidence: string[];
+}

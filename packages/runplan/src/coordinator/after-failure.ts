@@ -1,0 +1,54 @@
+import type { AttemptResult } from '../attempt/attempt.js';
+import type { AttemptFailureData } from '../events/types.js';
+import type { TaskSpec } from '../plan/types.js';
+import { decideRepair, emptyHistory, failureFingerprint, recordFailure } from '../repair/repair.js';
+import type { RunParts } from './parts.js';
+
+/** A failed attempt, as the scheduler hands it on. */
+export type FailedAttempt = Extract<AttemptResult, { ok: false }>;
+
+/** What repair made of a failed attempt: dispatch the task again after a delay, or stop the run. */
+export type AfterFailure = { retryInMs: number } | { stop: AttemptFailureData };
+
+// After a failed attempt: fingerprint it, ask repair.ts, journal the decision (before any
+// re-dispatch, so counts survive a crash). Returns the delay of a retry, or the run's failure.
+export async function afterFailure(parts: RunParts, task: TaskSpec, r: FailedAttempt): Promise<AfterFailure> {
+  const { ctx, ledger } = parts;
+  const f = r.failure;
+  const contractDigest = ctx.contractDigests.get(task.id) ?? '';
+  const input = {
+    class: f.class,
+    reason: f.reason,
+    phase: f.phase,
+    evidence: f.evidenceTail,
+    baseCommit: r.baseCommit,
+    contractDigest,
+    attempt: r.attempt,
+    ...(f.resetAtMs !== undefined ? { resetAtMs: f.resetAtMs } : {}),
+  };
+  const fingerprint = failureFingerprint(input, r.ownPaths);
+  const history = ledger.histories.get(task.id) ?? emptyHistory();
+  const decision = decideRepair({ ...input, fingerprint }, history, task.repair);
+  ledger.histories.set(task.id, recordFailure(history, { class: f.class, fingerprint }));
+  await ctx.emit('repair-decided', {
+    taskId: task.id,
+    attempt: r.attempt,
+    class: f.class,
+    reason: f.reason,
+    fingerprint,
+    action: decision.action,
+    changed: decision.action === 'retry' ? decision.changed : null,
+    delayMs: decision.action === 'retry' ? decision.delayMs : 0,
+    stopReason: decision.action === 'stop' ? decision.reason : null,
+    detail: decision.action === 'stop' ? decision.detail : null,
+  });
+  if (decision.action === 'retry') {
+    ledger.lastFailure.set(task.id, { attempt: r.attempt, failure: f });
+    return { retryInMs: decision.delayMs };
+  }
+  // A repeat is its own reason (the run stopped because nothing changed); an exhausted
+  // cap or a class never retried keeps the failure's reason, the detail says which.
+  const reason = decision.reason === 'repeated_failure' ? 'repeated_failure' : f.reason;
+  const message = decision.reason === 'not_retryable' ? f.message : `${f.message} (${decision.detail})`;
+  return { stop: { ...f, reason, message } };
+}

@@ -1,0 +1,176 @@
+import { dirname, resolve } from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+import { isStopHolder } from '../observe/status.js';
+import { acquireLock, openWriter } from '@runplan/journal';
+import { loadPlan } from '../plan/load.js';
+import type { Plan } from '../plan/types.js';
+import { planDigest, taskContractDigests } from '../plan/digest.js';
+import { maskSecrets, planCopy, secretValues } from '../plan/secrets.js';
+import { chooseRun, type Start } from '../resume/choose.js';
+import { commonDir, identityEnv, resolveCommit, toplevel } from '../host/git.js';
+import { ensurePrivateDir, newRunId, slugPaths, START_ORDER_FIELD, stateRootFor, type SlugPaths } from '../host/state.js';
+import { describeFault, diskFaultOf, diskReason, makeReserve, releaseReserve, reservePath, type DiskFault } from '../host/disk.js';
+import { Coordinator } from './coordinator.js';
+import { coordinatorIdentity } from './identity.js';
+import type { RunEnd, RunRequest } from './types.js';
+
+// `runplan run`: validate, take the slug lock, start one logical run and drive it to its
+// one receipt. Everything before `run-started` is a refusal that writes nothing.
+export async function runPlan(req: RunRequest): Promise<RunEnd> {
+  // Which repository (and its git dir) does not depend on what the plan says, only on where
+  // it is (plan.dir is the plan file's directory): git is asked while the plan loads, and
+  // the answers are read in the same order as before, after the plan is known to be valid.
+  const repoAt = req.repo ?? dirname(resolve(req.planFile));
+  const asked = toplevel(repoAt).then(async (repo) => ({ repo, common: repo === undefined ? undefined : await commonDir(repo) }));
+  const loaded = await loadPlan(req.planFile);
+  if (!loaded.ok) {
+    await asked;
+    return { kind: 'invalid_plan', file: req.planFile, problems: loaded.error };
+  }
+  const plan = loaded.value;
+
+  const { repo, common } = await asked;
+  if (repo === undefined) {
+    return {
+      kind: 'refused',
+      reason: 'not_a_repository',
+      message: `${req.repo ?? plan.dir} is not inside a git work tree`,
+      hint: 'pass --repo DIR',
+    };
+  }
+  if (common === undefined) return { kind: 'refused', reason: 'not_a_repository', message: `no git dir for ${repo}` };
+  const baseCommit = await resolveCommit(repo, plan.base);
+  if (baseCommit === undefined) {
+    return { kind: 'refused', reason: 'base_missing', message: `base "${plan.base}" of ${plan.file} names no commit in ${repo}` };
+  }
+  // Whether git has an identity for the commits attempts make: asked now, read at dispatch.
+  const identity = identityEnv(repo);
+  const slug = slugPaths(stateRootFor(common, req.stateDir), plan.slug);
+  try {
+    await ensurePrivateDir(slug.dir);
+  } catch (e) {
+    const fault = diskFaultOf(e, slug.dir);
+    if (fault !== undefined) return refusedForDisk(fault, 'cannot create the state dir');
+    return { kind: 'refused', reason: 'state_unwritable', message: `cannot create ${slug.dir}: ${(e as Error).message}` };
+  }
+  const runId = newRunId();
+  const lock = await acquireLock(slug.dir, {
+    identityPath: slug.identity,
+    breakLock: req.breakLock ?? false,
+    details: { runId, planFile: plan.file, repo },
+  });
+  if (!lock.ok) {
+    if (lock.error.reason === 'lock_held') {
+      const h = lock.error.holder;
+      const who = h !== undefined ? `pid ${h.pid} (start time ${h.startTime}, since ${h.acquiredAt})` : 'another process';
+      const doing = isStopHolder(h) ? 'being stopped by `runplan stop`,' : 'being run by';
+      return { kind: 'locked', holder: h, message: `slug ${plan.slug} is ${doing} ${who}: ${slug.dir}` };
+    }
+    const fault = diskFaultOf({ error: lock.error });
+    if (fault !== undefined) return refusedForDisk(fault, 'the slug lock was not taken; nothing was started');
+    return {
+      kind: 'refused',
+      reason: lock.error.reason,
+      message: lock.error.message,
+      ...(lock.error.reason === 'foreign_host' ? { hint: 'pass --break-lock if that host is gone' } : {}),
+    };
+  }
+  try {
+    const contracts = taskContractDigests(plan);
+    const chosen = await chooseRun(slug, plan, repo, req, runId, contracts);
+    if (!chosen.ok) return chosen.end;
+    for (const line of chosen.notices) req.onNotice?.(line);
+    return await startRun({ plan, repo, slug, start: chosen.value, baseCommit, contracts, identity, req });
+  } catch (e) {
+    // A write refused before the run started (closing earlier runs, the plan copy): nothing ran.
+    const fault = diskFaultOf(e);
+    if (fault !== undefined) return refusedForDisk(fault, 'nothing was started');
+    throw e;
+  } finally {
+    await lock.value.release();
+  }
+}
+
+// A disk failure before run-started: a refusal (exit 3) that names the errno and the path.
+function refusedForDisk(fault: DiskFault, what: string): RunEnd {
+  return {
+    kind: 'refused',
+    reason: diskReason(fault.errno),
+    message: `${describeFault(fault)}; ${what}`,
+    hint: 'make room on that file system, then run the same command again',
+  };
+}
+
+/** What startRun needs once the slug lock is held and the run to start is chosen. */
+interface StartInputs {
+  plan: Plan;
+  repo: string;
+  slug: SlugPaths;
+  start: Start;
+  /** The plan's base, resolved before the lock was taken (a resume keeps its run's own). */
+  baseCommit: string;
+  contracts: Map<string, string>;
+  /** git's commit identity fallback, asked early and read at dispatch. */
+  identity: Promise<Record<string, string>>;
+  req: RunRequest;
+}
+
+// Creates the run dir, the plan copy, the disk reserve and the journal, then drives the run.
+async function startRun(inputs: StartInputs): Promise<RunEnd> {
+  const { plan, repo, slug, start, baseCommit, contracts, identity, req } = inputs;
+  const { run } = start;
+  const secrets = secretValues(plan);
+  const digest = planDigest(plan);
+  // The run dir, the plan copy and the disk reserve come before the journal: a disk that
+  // refuses them is a refusal (exit 3) naming the errno and the path; nothing started.
+  const before: Array<[string, () => Promise<unknown>]> = [
+    [run.dir, () => ensurePrivateDir(run.dir)],
+    [
+      run.planCopy,
+      () => writeFileAtomic(run.planCopy, maskSecrets(JSON.stringify(planCopy(plan), null, 2), secrets) + '\n', { mode: 0o600 }),
+    ],
+    [reservePath(run.dir), () => makeReserve(run.dir)],
+  ];
+  for (const [path, write] of before) {
+    try {
+      await write();
+    } catch (e) {
+      const fault = diskFaultOf(e, path);
+      if (fault === undefined) throw e;
+      await releaseReserve(run.dir);
+      return refusedForDisk(fault, 'nothing was started');
+    }
+  }
+  try {
+    const fs = req.journalFs !== undefined ? { fs: req.journalFs } : {};
+    // A resume hands the writer the scan that read the journal: it is used only if the file is still exactly those bytes.
+    const opened = await openWriter(
+      run.journal,
+      start.mode === 'resume'
+        ? { create: false, ...fs, ...(start.scanned ? { scanned: start.scanned } : {}) }
+        : { create: true, runId: run.runId, headerFields: { [START_ORDER_FIELD]: start.startOrder }, ...fs },
+    );
+    if (!opened.ok) {
+      if (start.mode === 'resume')
+        return {
+          kind: 'refused',
+          reason: opened.error.reason,
+          message: `cannot resume ${run.runId}: ${opened.error.message}`,
+          hint: `runplan run ${plan.file} --fresh`,
+        };
+      return { kind: 'journal_failed', message: opened.error.message, journal: run.journal };
+    }
+    const writer = opened.value;
+    const base = start.mode === 'clean' ? baseCommit : start.recovered.started.baseCommit;
+    try {
+      const coordinator = new Coordinator({ plan, repo, slug, run, baseCommit: base, writer, secrets, planDigest: digest, contracts, req });
+      const end = await coordinator.drive(start, identity);
+      if (end.kind === 'journal_failed') await coordinator.journal.noteFailure(coordinatorIdentity());
+      return end;
+    } finally {
+      await writer.close().catch(() => undefined);
+    }
+  } finally {
+    await releaseReserve(run.dir);
+  }
+}
