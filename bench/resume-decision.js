@@ -69,7 +69,7 @@ function forgeCommits(repo, tasks) {
 async function forgeJournal(path, plan, digests, repo, stateRoot, base, commits) {
   const { encodeRecord, MAX_LINE_BYTES } = await import('@runplan/journal');
   const { checkpointId } = await import('@runplan/runplan');
-  const { planDigest, taskListDigest } = await import(join(runplanDist, 'digest.js'));
+  const { planDigest, taskListDigest } = await import(join(runplanDist, 'plan/digest.js'));
   const digest = planDigest(plan);
   const out = [];
   let seq = 0;
@@ -203,8 +203,8 @@ function catFileBatchCheck(repo, shas) {
 // The decision's own parts, in-process: (1) load the plan and digest every contract, the
 // way run.ts does it (`taskContractDigests(plan)`, once per run).
 async function loadWithDigests(planFile) {
-  const { loadPlan } = await import(join(runplanDist, 'plan.js'));
-  const { planDigest, taskContractDigests } = await import(join(runplanDist, 'digest.js'));
+  const { loadPlan } = await import(join(runplanDist, 'plan/load.js'));
+  const { planDigest, taskContractDigests } = await import(join(runplanDist, 'plan/digest.js'));
   const loaded = await loadPlan(planFile);
   if (!loaded.ok) throw new Error(`loadPlan: ${loaded.error.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
   const plan = loaded.value;
