@@ -1,15 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isAlive, processIdentity, type ProcessIdentity, type ProcSource, type TeardownReport } from '@runplan/settle';
-import {
-  acquireLock,
-  openWriter,
-  readJournal,
-  REPAIRED_TYPE,
-  type JournalRecord,
-  type JournalWriter,
-  type LockHolder,
-} from '@runplan/journal';
+import { acquireLock, openWriter, type JournalRecord, type JournalWriter, type LockHolder } from '@runplan/journal';
 import type { AgentFormat } from '../plan/types.js';
 import {
   addUsage,
@@ -21,7 +13,7 @@ import {
 } from '../events/types.js';
 import { endLeftovers, runTagPrefix } from '../resume/leftovers.js';
 import { recountedUsage } from '../resume/recount.js';
-import { inspectRuns, type PriorRun } from '../resume/recover.js';
+import { inspectRuns, readRun, type PriorRun } from '../resume/inspect.js';
 import { listRunIds, runPaths, slugPaths, type SlugPaths } from '../host/state.js';
 import { isStopHolder, liveCoordinator, STOP_ROLE } from './status.js';
 
@@ -121,13 +113,9 @@ async function signalCoordinator(paths: SlugPaths, holder: LockHolder, waitMs: n
   let best: { receipt: JournalRecord; journal: string } | undefined;
   for (const id of await listRunIds(paths)) {
     const journal = runPaths(paths, id).journal;
-    try {
-      const { records } = await readJournal(journal);
-      const receipt = records.find((r) => r.terminal === true);
-      if (receipt !== undefined && (best === undefined || receipt.ts >= best.receipt.ts)) best = { receipt, journal };
-    } catch {
-      // A corrupt journal holds no receipt we could print.
-    }
+    // An unreadable journal holds no receipt we could print (its view is empty).
+    const receipt = (await readRun(journal)).view.terminal;
+    if (receipt !== undefined && (best === undefined || receipt.ts >= best.receipt.ts)) best = { receipt, journal };
   }
   return { kind: 'stopped', holder, receipt: best?.receipt, journal: best?.journal };
 }
@@ -192,9 +180,9 @@ async function stopAfterCrash(paths: SlugPaths, opts: StopOptions): Promise<Cras
 // stays incomplete, so `status` still shows them and a resume or another stop tries again.
 async function closeCrashedRun(writer: JournalWriter, p: PriorRun, report: TeardownReport): Promise<JournalRecord | undefined> {
   const fold = p.journal;
-  const { records } = await readJournal(p.paths.journal);
-  const lastSeen = records.filter((r) => r.type !== REPAIRED_TYPE).at(-1)?.ts ?? null;
-  const startedAt = records.find((r) => r.type === 'run-started')?.ts;
+  // What openWriter just repaired is no news from the run: last heard of before that.
+  const lastSeen = fold.lastEvent ?? null;
+  const startedAt = fold.startedTs;
   const open = [...fold.open.values()];
   const formats = await taskFormats(fold.started?.planCopy);
   let usage = fold.usage;
@@ -267,7 +255,7 @@ async function closeCrashedRun(writer: JournalWriter, p: PriorRun, report: Teard
     phase: 'run',
     evidence: [],
     signal: null,
-    tasksDone: new Set(fold.checkpoints.map((c) => c.taskId)).size,
+    tasksDone: fold.tasksDone(),
     attempts: fold.attemptsTotal,
     usage,
     costUsd: shownCost(costUsd),
