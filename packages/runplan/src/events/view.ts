@@ -25,6 +25,7 @@ export interface OpenAttempt {
   settled: boolean;
 }
 
+/** A task repair stopped: not dispatched again on the same inputs (see decideRun). */
 export interface StoppedTask {
   class: string;
   reason: string;
@@ -38,8 +39,8 @@ export interface StoppedTask {
  * need — the receipt, tasks done and adopted, attempts open and closed, usage and cost
  * including what run-started carried from the runs a continuation continues, failure
  * histories and fingerprints, loop rounds. Totals start from what run-started carried:
- * usage journaled before it (none, in journals runplan writes) is added again on top once
- * it arrives, so the sums are the same whatever the order.
+ * usage journaled before it (none, in journals runplan writes) is added again on top of
+ * that once it arrives; everything else is folded in journal order as it comes.
  */
 export class RunView {
   /** The first terminal record: the run's receipt. */
