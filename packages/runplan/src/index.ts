@@ -22,5 +22,9 @@ export {
 } from './host/state.js';
 export type { RunPaths, RunStart, SlugPaths } from './host/state.js';
 export type * from './events/types.js';
-export { inspectRuns, recoverRun } from './resume/recover.js';
-export type { OpenAttempt, PriorKind, PriorRun, RecoveredRun, Refusal } from './resume/recover.js';
+export { inspectRuns } from './resume/inspect.js';
+export type { PriorKind, PriorRun } from './resume/inspect.js';
+export { recoverRun } from './resume/recover.js';
+export type { RecoveredRun } from './resume/recover.js';
+export type { Refusal } from './resume/refusal.js';
+export type { OpenAttempt } from './events/view.js';

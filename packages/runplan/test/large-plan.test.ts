@@ -5,7 +5,7 @@ import { withTimeout } from '@runplan/test-fixtures';
 import { MAX_LINE_BYTES } from '@runplan/journal';
 import { taskListDigest } from '../src/plan/digest.js';
 import { loadPlan } from '../src/plan/load.js';
-import { JournalFold } from '../src/resume/recover.js';
+import { RunView as JournalFold } from '../src/events/view.js';
 import { shownCost } from '../src/events/types.js';
 import { journalPath, ofType, records, runplan, setup } from './support.js';
 

@@ -1,4 +1,8 @@
 import type { JournalRecord } from '@runplan/journal';
+import { unreachable } from '@runplan/common';
+import { legacyTasks, readEvent, taskCountOf } from '../events/read.js';
+import { RunView } from '../events/view.js';
+import type { TaskStep } from '../events/task-step.js';
 
 /**
  * Progress for people (stderr) and for programs (`--json`: every journal record as one
@@ -43,7 +47,10 @@ export interface ProgressOptions {
 }
 
 export class Progress {
-  readonly rows = new Map<string, Row>();
+  /** The records of this run so far (a resumed run's earlier ones are not among them). */
+  readonly view = new RunView();
+  /** Tasks in the order they are drawn: the plan's first, then any other a record names. */
+  readonly #order = new Set<string>();
   #drawn = 0;
   #timer: NodeJS.Timeout | undefined;
   readonly now: () => number;
@@ -58,7 +65,7 @@ export class Progress {
 
   // The plan's tasks, known before any event (a resumed run has no run-started of its own).
   tasks(ids: readonly string[]): void {
-    for (const id of ids) if (!this.rows.has(id)) this.rows.set(id, { task: id, state: 'waiting', attempt: 0 });
+    for (const id of ids) this.#order.add(id);
   }
 
   // One durable journal record.
@@ -83,53 +90,16 @@ export class Progress {
   }
 
   track(r: JournalRecord): void {
-    const d = r.data as Record<string, unknown>;
-    const task = typeof d.taskId === 'string' ? d.taskId : undefined;
-    const ts = Date.parse(r.ts);
-    const at = Number.isFinite(ts) ? ts : this.now();
-    if (r.type === 'run-started' && Array.isArray(d.tasks)) {
-      this.tasks((d.tasks as Array<{ id: string }>).map((t) => t.id));
-      return;
-    }
-    if (r.type === 'checkpoint-adopted' && typeof d.taskId === 'string') {
-      this.rows.set(d.taskId, { task: d.taskId, state: 'adopted', attempt: 0 });
-      return;
-    }
-    if (task === undefined) return;
-    const row = this.rows.get(task) ?? { task, state: 'waiting', attempt: 0 };
-    this.rows.set(task, row);
-    switch (r.type) {
-      case 'attempt-started':
-        row.attempt = Number(d.attempt) || row.attempt + 1;
-        row.state = 'running';
-        row.startedAt = at;
-        row.endedAt = undefined;
-        break;
-      case 'pre-run-done':
-        row.state = 'command';
-        break;
-      case 'command-settled':
-        row.state = 'gates';
-        break;
-      case 'gates-done':
-        row.state = d.phase === 'integrate' ? 'integrating' : 'post_run';
-        break;
-      case 'post-run-done':
-        row.state = 'commit';
-        break;
-      case 'integrated':
-        row.state = 'checkpoint';
-        break;
-      case 'checkpoint':
-        row.state = 'done';
-        break;
-      case 'attempt-closed':
-        row.state = d.outcome === 'success' ? 'done' : `${String(d.outcome)} (${String(d.reason)})`;
-        row.endedAt = at;
-        break;
-      default:
-        break;
-    }
+    this.view.add(r);
+    const e = readEvent(r);
+    // Journals written before run-started carried taskCount listed every task.
+    if (e?.type === 'run-started') this.tasks((legacyTasks(e.data) ?? []).map((t) => t.id));
+    else if (typeof r.data.taskId === 'string') this.#order.add(r.data.taskId);
+  }
+
+  // One row per task, as the view says it stands.
+  rows(): Row[] {
+    return [...this.#order].map((task) => rowOf(task, this.view.tasks.get(task), this.now));
   }
 
   clear(): void {
@@ -139,11 +109,50 @@ export class Progress {
   }
 
   draw(): void {
-    if (this.rows.size === 0) return;
-    const lines = table([...this.rows.values()], this.now());
+    if (this.#order.size === 0) return;
+    const lines = table(this.rows(), this.now());
     const up = this.#drawn > 0 ? `\x1b[${this.#drawn}A\x1b[J` : '';
     this.opts.stderr.write(up + lines.join('\n') + '\n');
     this.#drawn = lines.length;
+  }
+}
+
+// A task's row: its step in words, its attempt and when that attempt started and closed.
+function rowOf(task: string, t: TaskStep | undefined, now: () => number): Row {
+  if (t === undefined) return { task, state: 'waiting', attempt: 0 };
+  const at = (ts: string | undefined): number | undefined => {
+    if (ts === undefined) return undefined;
+    const ms = Date.parse(ts);
+    return Number.isFinite(ms) ? ms : now();
+  };
+  return { task, state: stepWord(t), attempt: t.attempt, startedAt: at(t.startedTs), endedAt: at(t.closedTs) };
+}
+
+// The STATE cell of a task's row.
+function stepWord(t: TaskStep): string {
+  switch (t.step) {
+    case undefined:
+      return 'waiting';
+    case 'attempt-started':
+      return 'running';
+    case 'pre-run-done':
+      return 'command';
+    case 'command-settled':
+      return 'gates';
+    case 'gates-done':
+      return t.gatesPhase === 'integrate' ? 'integrating' : 'post_run';
+    case 'post-run-done':
+      return 'commit';
+    case 'integrated':
+      return 'checkpoint';
+    case 'checkpoint':
+      return 'done';
+    case 'attempt-closed':
+      return t.closed?.outcome === 'success' ? 'done' : `${String(t.closed?.outcome)} (${String(t.closed?.reason)})`;
+    case 'checkpoint-adopted':
+      return 'adopted';
+    default:
+      return unreachable(t.step);
   }
 }
 
@@ -168,60 +177,47 @@ export function table(rows: Row[], now: number): string[] {
 
 // One line for one event (stderr when it is not a terminal).
 export function describe(r: JournalRecord): string {
-  const d = r.data as Record<string, unknown>;
+  const d = r.data;
   const time = r.ts.slice(11, 19);
   const task = typeof d.taskId === 'string' ? ` ${d.taskId}` : '';
   const attempt = typeof d.attempt === 'number' ? ` #${d.attempt}` : '';
-  let detail = '';
-  switch (r.type) {
+  return `runplan: ${time} ${r.type}${task}${attempt}${detailOf(r)}`;
+}
+
+// What one line says after the event's name (nothing for most events).
+function detailOf(r: JournalRecord): string {
+  const e = readEvent(r);
+  switch (e?.type) {
     case 'run-started':
-      detail = ` ${String(d.slug)}: ${taskCountOf(d)} task(s), run ${String(d.logicalRunId)}`;
-      break;
+      return ` ${String(e.data.slug)}: ${taskCountOf(e.data)} task(s), run ${String(e.data.logicalRunId)}`;
     case 'command-settled':
-      detail = `: ${String(d.reason)} exit=${String(d.exitCode)} ${String(d.durationMs)}ms`;
-      break;
+      return `: ${String(e.data.reason)} exit=${String(e.data.exitCode)} ${String(e.data.durationMs)}ms`;
     case 'gates-done':
+      return `: ${e.data.passed === false ? 'failed' : 'ok'}`;
     case 'pre-run-done':
     case 'post-run-done':
-      detail = `: ${d.passed === false || d.ok === false ? 'failed' : 'ok'}`;
-      break;
+      return `: ${e.data.ok === false ? 'failed' : 'ok'}`;
     case 'integrated':
-      detail = `: ${String(d.mode)} → ${String(d.resultCommit).slice(0, 12)}`;
-      break;
+      return `: ${String(e.data.mode)} → ${String(e.data.resultCommit).slice(0, 12)}`;
     case 'checkpoint':
-      detail = `: ${String(d.resultCommit).slice(0, 12)}`;
-      break;
+      return `: ${String(e.data.resultCommit).slice(0, 12)}`;
     case 'branch-updated':
     case 'landing-started':
     case 'landed':
-      detail = `: ${String(d.branch)} → ${String(d.to).slice(0, 12)}`;
-      break;
+      return `: ${String(e.data.branch)} → ${String(e.data.to).slice(0, 12)}`;
     case 'attempt-closed':
-      detail = `: ${String(d.outcome)}${d.outcome === 'success' ? '' : ` (${String(d.class)}, ${String(d.reason)})`}`;
-      break;
+      return `: ${String(e.data.outcome)}${e.data.outcome === 'success' ? '' : ` (${String(e.data.class)}, ${String(e.data.reason)})`}`;
     case 'run-failed':
-      detail = `: ${String(d.class)} (${String(d.reason)})`;
-      break;
+      return `: ${String(e.data.class)} (${String(e.data.reason)})`;
     case 'attempt-renumbered': {
-      const skipped = Array.isArray(d.skipped) ? (d.skipped as Array<{ attempt?: unknown; found?: unknown }>) : [];
-      detail = `: passed over ${skipped.map((x) => `#${String(x.attempt)} (${String(x.found)} exists)`).join(', ')}`;
-      break;
+      const skipped = Array.isArray(e.data.skipped) ? e.data.skipped : [];
+      return `: passed over ${skipped.map((x) => `#${String(x.attempt)} (${String(x.found)} exists)`).join(', ')}`;
     }
     case 'worktrees-removed':
-      detail = `: ${Array.isArray(d.worktrees) ? d.worktrees.length : 0} earlier worktree(s)`;
-      break;
+      return `: ${Array.isArray(e.data.worktrees) ? e.data.worktrees.length : 0} earlier worktree(s)`;
     case 'journal-failed':
-      detail = `: the previous coordinator exited 5 (${String(d.errno ?? d.reason ?? 'journal write failed')} at ${String(d.path)})`;
-      break;
+      return `: the previous coordinator exited 5 (${String(e.data.errno ?? e.data.reason ?? 'journal write failed')} at ${String(e.data.path)})`;
     default:
-      break;
+      return '';
   }
-  return `runplan: ${time} ${r.type}${task}${attempt}${detail}`;
-}
-
-// run-started journals `taskCount` (the list itself is in plan.json); journals written
-// before that carried `tasks`.
-function taskCountOf(d: Record<string, unknown>): number {
-  if (typeof d.taskCount === 'number') return d.taskCount;
-  return Array.isArray(d.tasks) ? d.tasks.length : 0;
 }

@@ -1,10 +1,12 @@
 import { isAbsolute, relative } from 'node:path';
 import { isAlive } from '@runplan/settle';
 import { holdingDirectory } from '@runplan/workdir';
-import { isLockHeld, readJournal, readLockHolder, type JournalRecord, type LockHolder } from '@runplan/journal';
-import { addUsage, shownCost, ZERO_USAGE, type UsageTotals } from '../events/types.js';
+import { isLockHeld, readLockHolder, type LockHolder } from '@runplan/journal';
+import { shownCost, ZERO_USAGE, type RunStartedData, type UsageTotals } from '../events/types.js';
+import type { RunView } from '../events/view.js';
 import { diskUsage, listRunIds, listSlugs, runPaths, slugPaths, type SlugPaths } from '../host/state.js';
-import { findLeftovers, openAttemptTags } from '../resume/leftovers.js';
+import { findLeftovers } from '../resume/leftovers.js';
+import { readRun } from '../resume/inspect.js';
 
 /**
  * One row of `runplan status`: the slug's newest logical run, read from its journal only.
@@ -115,30 +117,28 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
     resumeCommand: null,
     corruption: null,
   };
-  let records: JournalRecord[] = [];
-  try {
-    const read = await readJournal(run.journal);
-    records = read.records;
-    if (read.status.kind === 'corrupt') {
-      row.state = 'corrupt';
-      row.corruption = `offset ${read.status.offset}, seq ${read.status.seq ?? '?'}: ${read.status.reason}`;
-    }
-  } catch (e) {
+  const read = await readRun(run.journal);
+  const view = read.view;
+  if (read.status.kind === 'corrupt') {
     row.state = 'corrupt';
-    row.corruption = e instanceof Error ? e.message : String(e);
+    row.corruption = read.error ?? `offset ${read.status.offset}, seq ${read.status.seq ?? '?'}: ${read.status.reason}`;
   }
   const live = await liveCoordinator(slug);
   if (live !== undefined) row.coordinator = live;
   const driven = live !== undefined && !isStopHolder(live);
   // A run nobody drives is seen only up to its last record: its elapsed time stops there.
-  summarize(row, records, driven ? (opts.now ?? Date.now()) : undefined);
-  row.diskBytes += await workdirUsage(slug, records);
-  const terminal = records.find((r) => r.terminal === true);
-  if (terminal === undefined && !driven) row.leftovers = findLeftovers(runId, openAttemptTags(records));
+  summarize(row, view, driven ? (opts.now ?? Date.now()) : undefined);
+  row.diskBytes += await workdirUsage(slug, view.started);
+  const terminal = view.terminal;
+  if (terminal === undefined && !driven)
+    row.leftovers = findLeftovers(
+      runId,
+      [...view.open.values()].map((a) => a.ownerTag),
+    );
   if (row.state === 'corrupt') return row;
   if (terminal !== undefined) {
     row.state = terminal.type === 'run-complete' ? 'complete' : 'failed';
-    const cls = (terminal.data as { class?: unknown }).class;
+    const cls = view.failedReceipt?.class;
     row.failedClass = row.state === 'failed' && typeof cls === 'string' ? cls : null;
   } else if (driven) {
     row.state = 'running';
@@ -153,8 +153,7 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
 }
 
 // Disk used by attempt dirs outside the slug dir (a plan `workdir`): its holding directory.
-async function workdirUsage(slug: SlugPaths, records: JournalRecord[]): Promise<number> {
-  const started = records.find((r) => r.type === 'run-started')?.data as { workdir?: unknown } | undefined;
+async function workdirUsage(slug: SlugPaths, started: RunStartedData | undefined): Promise<number> {
   if (typeof started?.workdir !== 'string') return 0;
   const holding = holdingDirectory(started.workdir, { 'plan.slug': slug.slug, 'harness.name': slug.slug });
   if (!holding.ok) return 0;
@@ -163,46 +162,21 @@ async function workdirUsage(slug: SlugPaths, records: JournalRecord[]): Promise<
   return diskUsage(holding.value);
 }
 
-// Folds the journal into the row: tasks done/total, current tasks, attempts, usage, last
+// The journal's view into the row: tasks done (adopted ones too) and total, current tasks,
+// attempts, usage and cost (with what a continuation carried: the receipt's figures), last
 // seen, elapsed (to the receipt; else to `now`, or to the last record when `now` is undefined).
-function summarize(row: SlugStatus, records: JournalRecord[], now: number | undefined): void {
-  const open = new Set<string>();
-  let start: number | undefined;
-  let end: number | undefined;
-  for (const r of records) {
-    const d = r.data as Record<string, unknown>;
-    switch (r.type) {
-      case 'run-started':
-        // taskCount; journals written before it listed every task in `tasks`.
-        row.tasksTotal = typeof d.taskCount === 'number' ? d.taskCount : Array.isArray(d.tasks) ? d.tasks.length : 0;
-        row.planFile = typeof d.planFile === 'string' ? d.planFile : null;
-        start = Date.parse(r.ts);
-        break;
-      case 'attempt-started':
-        row.attempts++;
-        open.add(String(d.taskId));
-        break;
-      case 'attempt-closed':
-        open.delete(String(d.taskId));
-        break;
-      case 'checkpoint':
-        row.tasksDone++;
-        break;
-      case 'command-settled':
-      case 'usage':
-        if (d.usage !== null && typeof d.usage === 'object')
-          row.usage = addUsage(row.usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
-        if (typeof d.costUsd === 'number') row.costUsd += d.costUsd;
-        break;
-      default:
-        break;
-    }
-    if (r.terminal === true) end = Date.parse(r.ts);
-    row.lastSeen = r.ts;
-  }
-  row.current = [...open];
-  row.costUsd = shownCost(row.costUsd);
-  end ??= now ?? (row.lastSeen !== null ? Date.parse(row.lastSeen) : undefined);
+function summarize(row: SlugStatus, view: RunView, now: number | undefined): void {
+  row.tasksTotal = view.taskCount;
+  row.planFile = typeof view.started?.planFile === 'string' ? view.started.planFile : null;
+  row.attempts = view.attemptsTotal;
+  row.current = view.current();
+  row.tasksDone = view.tasksDone();
+  row.usage = view.usage;
+  row.costUsd = shownCost(view.costUsd);
+  row.lastSeen = view.lastSeen ?? null;
+  const start = view.startedTs !== undefined ? Date.parse(view.startedTs) : undefined;
+  const end =
+    view.terminal !== undefined ? Date.parse(view.terminal.ts) : (now ?? (row.lastSeen !== null ? Date.parse(row.lastSeen) : undefined));
   if (start !== undefined && Number.isFinite(start) && end !== undefined && Number.isFinite(end)) row.elapsedMs = Math.max(0, end - start);
 }
 

@@ -1,43 +1,12 @@
-import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isAlive, processIdentity, type ProcessIdentity, type ProcSource, type TeardownReport } from '@runplan/settle';
-import {
-  acquireLock,
-  openWriter,
-  readJournal,
-  REPAIRED_TYPE,
-  type JournalRecord,
-  type JournalWriter,
-  type LockHolder,
-} from '@runplan/journal';
-import type { AgentFormat } from '../plan/types.js';
-import {
-  addUsage,
-  shownCost,
-  type AttemptClosedData,
-  type LeftoversEndedData,
-  type RunFailedData,
-  type UsageData,
-} from '../events/types.js';
-import { endLeftovers, runTagPrefix } from '../resume/leftovers.js';
-import { recountedUsage } from '../resume/recount.js';
-import { inspectRuns, type PriorRun } from '../resume/recover.js';
+import { isAlive } from '@runplan/settle';
+import { acquireLock, type JournalRecord, type LockHolder } from '@runplan/journal';
+import { readRun } from '../resume/inspect.js';
 import { listRunIds, runPaths, slugPaths, type SlugPaths } from '../host/state.js';
+import { stopAfterCrash, type CrashedRunStop, type StopOptions } from './after-crash.js';
 import { isStopHolder, liveCoordinator, STOP_ROLE } from './status.js';
 
-/** What `stop` did with one run whose coordinator had died. */
-export interface CrashedRunStop {
-  runId: string;
-  journal: string;
-  /** Pids signalled (each verified by pid + start time just before). */
-  ended: number[];
-  /** Pids still alive after SIGKILL: the run is left incomplete. */
-  survivors: number[];
-  /** The `run-failed` receipt written (class interrupted, reason stopped_after_crash). */
-  receipt: JournalRecord | undefined;
-  /** Why nothing (or not everything) could be journaled: the leftovers were ended all the same. */
-  error: { reason: string; message: string } | undefined;
-}
+export type { CrashedRunStop, StopOptions };
 
 /**
  * How `runplan stop` ended. A live coordinator is signalled (`stopped`, `still_running`);
@@ -57,13 +26,6 @@ export type StopEnd =
   /** The slug lock could not be taken (its identity file not written): nothing was touched. */
   | { kind: 'lock_failed'; slug: string; reason: string; message: string }
   | { kind: 'after_crash'; slug: string; runs: CrashedRunStop[] };
-
-export interface StopOptions {
-  /** After a crash: how long the leftovers get after SIGTERM before SIGKILL. Default 5000. */
-  graceMs?: number;
-  /** Injected /proc reader for ending leftovers (tests). */
-  proc?: Partial<ProcSource>;
-}
 
 // `runplan stop`: SIGTERM to the slug's live coordinator, verified by pid AND start time
 // (a reused pid is never signalled), then wait for it to exit and read the receipt it wrote.
@@ -121,173 +83,9 @@ async function signalCoordinator(paths: SlugPaths, holder: LockHolder, waitMs: n
   let best: { receipt: JournalRecord; journal: string } | undefined;
   for (const id of await listRunIds(paths)) {
     const journal = runPaths(paths, id).journal;
-    try {
-      const { records } = await readJournal(journal);
-      const receipt = records.find((r) => r.terminal === true);
-      if (receipt !== undefined && (best === undefined || receipt.ts >= best.receipt.ts)) best = { receipt, journal };
-    } catch {
-      // A corrupt journal holds no receipt we could print.
-    }
+    // An unreadable journal holds no receipt we could print (its view is empty).
+    const receipt = (await readRun(journal)).view.terminal;
+    if (receipt !== undefined && (best === undefined || receipt.ts >= best.receipt.ts)) best = { receipt, journal };
   }
   return { kind: 'stopped', holder, receipt: best?.receipt, journal: best?.journal };
-}
-
-// Every incomplete run of the slug (the caller holds the slug lock, so no coordinator of it
-// is alive): its leftovers ended first, whatever the journal says, then — in a journal that
-// can be written — what was ended, its open attempts closed and a run-failed receipt
-// (interrupted, stopped_after_crash), so the next `run` continues it. A never-started run
-// is not one (nothing of it was dispatched; `run` closes it). Empty: no incomplete run.
-async function stopAfterCrash(paths: SlugPaths, opts: StopOptions): Promise<CrashedRunStop[]> {
-  const prior = (await inspectRuns(paths)).filter((p) => (p.kind === 'incomplete' && !p.neverStarted) || p.kind === 'corrupt');
-  const done: CrashedRunStop[] = [];
-  for (const p of prior) {
-    const open = [...p.journal.open.values()];
-    const report = await endLeftovers(
-      p.paths.runId,
-      open.map((a) => a.ownerTag),
-      opts.graceMs ?? 5000,
-      opts.proc ? { proc: opts.proc } : {},
-    );
-    const stop: CrashedRunStop = {
-      runId: p.paths.runId,
-      journal: p.paths.journal,
-      ended: report.signalled,
-      survivors: report.survivors,
-      receipt: undefined,
-      error: undefined,
-    };
-    done.push(stop);
-    if (p.kind === 'corrupt') {
-      const s = p.status.kind === 'corrupt' ? p.status : undefined;
-      stop.error = {
-        reason: 'journal_corrupt',
-        message: `the journal of run ${p.paths.runId} is corrupt at offset ${s?.offset ?? '?'} (seq ${s?.seq ?? '?'}): ${s?.reason ?? 'unreadable'}: ${p.paths.journal}`,
-      };
-      continue;
-    }
-    // openWriter repairs a torn tail (and journals that it did) before anything is appended.
-    const opened = await openWriter(p.paths.journal, { create: false });
-    if (!opened.ok) {
-      stop.error = { reason: opened.error.reason, message: `cannot write the journal of run ${p.paths.runId}: ${opened.error.message}` };
-      continue;
-    }
-    try {
-      stop.receipt = await closeCrashedRun(opened.value, p, report);
-    } catch (e) {
-      stop.error = {
-        reason: 'journal_failed',
-        message: `cannot write the journal of run ${p.paths.runId}: ${e instanceof Error ? e.message : String(e)}`,
-      };
-    } finally {
-      await opened.value.close().catch(() => undefined);
-    }
-  }
-  return done;
-}
-
-// Journals what stop ended of a crashed run and, with nothing left alive, closes it: the
-// usage its interrupted agents reported (recounted from their transcripts, as a resume
-// does), leftovers-ended, attempt-closed per open attempt (success for one whose checkpoint
-// is durable), then the receipt. With survivors it stops after leftovers-ended: the run
-// stays incomplete, so `status` still shows them and a resume or another stop tries again.
-async function closeCrashedRun(writer: JournalWriter, p: PriorRun, report: TeardownReport): Promise<JournalRecord | undefined> {
-  const fold = p.journal;
-  const { records } = await readJournal(p.paths.journal);
-  const lastSeen = records.filter((r) => r.type !== REPAIRED_TYPE).at(-1)?.ts ?? null;
-  const startedAt = records.find((r) => r.type === 'run-started')?.ts;
-  const open = [...fold.open.values()];
-  const formats = await taskFormats(fold.started?.planCopy);
-  let usage = fold.usage;
-  let costUsd = fold.costUsd;
-  for (const a of open) {
-    const recount: UsageData | undefined = await recountedUsage(a, formats.get(a.taskId));
-    if (recount === undefined) continue;
-    usage = addUsage(usage, recount.usage);
-    costUsd += recount.costUsd ?? 0;
-    await writer.append('usage', recount as unknown as Record<string, unknown>);
-  }
-  const me: ProcessIdentity = processIdentity(process.pid) ?? { pid: process.pid, startTime: 0, bootId: 'unknown', host: 'unknown' };
-  await writer.append('leftovers-ended', {
-    stoppedBy: me,
-    previous: fold.coordinator,
-    lastSeen,
-    tagPrefix: runTagPrefix(p.paths.runId),
-    attempts: open.map((a) => ({ taskId: a.taskId, attempt: a.attempt, ownerTag: a.ownerTag })),
-    result: report.result,
-    signalled: report.signalled,
-    survivors: report.survivors,
-  } satisfies LeftoversEndedData as unknown as Record<string, unknown>);
-  if (report.survivors.length > 0) return undefined;
-
-  const message = 'the coordinator died during this attempt; runplan stop ended what it left running';
-  for (const a of open) {
-    const checkpoint = fold.checkpoints.find((c) => c.taskId === a.taskId && c.attempt === a.attempt);
-    const closed: AttemptClosedData =
-      checkpoint !== undefined
-        ? {
-            taskId: a.taskId,
-            attempt: a.attempt,
-            outcome: 'success',
-            reason: 'ok',
-            class: null,
-            phase: null,
-            failure: null,
-            checkpointId: checkpoint.id,
-            evidence: [],
-            survivors: [],
-            durationMs: 0,
-          }
-        : {
-            taskId: a.taskId,
-            attempt: a.attempt,
-            outcome: 'interrupted',
-            reason: 'stopped_after_crash',
-            class: 'interrupted',
-            phase: null,
-            failure: { class: 'interrupted', reason: 'stopped_after_crash', phase: 'run', message, evidenceTail: '' },
-            checkpointId: null,
-            evidence: [],
-            survivors: [],
-            durationMs: 0,
-          };
-    await writer.append('attempt-closed', closed as unknown as Record<string, unknown>);
-  }
-  const interrupted = open.find((a) => !fold.checkpoints.some((c) => c.taskId === a.taskId && c.attempt === a.attempt));
-  const ended =
-    report.signalled.length > 0
-      ? `ended ${report.signalled.length} leftover process(es): ${report.signalled.join(' ')}`
-      : 'no leftover process was alive';
-  const dead = fold.coordinator !== null ? `pid ${fold.coordinator.pid}` : 'unknown';
-  const receipt: RunFailedData = {
-    logicalRunId: p.paths.runId,
-    class: 'interrupted',
-    reason: 'stopped_after_crash',
-    message: `the coordinator (${dead}) died${lastSeen !== null ? ` after ${lastSeen}` : ''}; runplan stop ${ended}`,
-    task: interrupted?.taskId ?? null,
-    phase: 'run',
-    evidence: [],
-    signal: null,
-    tasksDone: new Set(fold.checkpoints.map((c) => c.taskId)).size,
-    attempts: fold.attemptsTotal,
-    usage,
-    costUsd: shownCost(costUsd),
-    durationMs: startedAt !== undefined && lastSeen !== null ? Math.max(0, Date.parse(lastSeen) - Date.parse(startedAt)) : 0,
-  };
-  return writer.appendTerminal('run-failed', receipt as unknown as Record<string, unknown>);
-}
-
-// Each task's output format, from the run's plan copy (what its transcripts are written in).
-async function taskFormats(planCopy: string | undefined): Promise<Map<string, AgentFormat>> {
-  const formats = new Map<string, AgentFormat>();
-  if (planCopy === undefined) return formats;
-  try {
-    const copy = JSON.parse(await readFile(planCopy, 'utf8')) as { tasks?: Array<{ id?: unknown; format?: unknown }> };
-    for (const t of copy.tasks ?? []) {
-      if (typeof t.id === 'string' && (t.format === 'text' || t.format === 'claude-stream-json' || t.format === 'codex-json'))
-        formats.set(t.id, t.format);
-    }
-  } catch {
-    // No plan copy: usage already journaled still counts; nothing is recounted.
-  }
-  return formats;
 }

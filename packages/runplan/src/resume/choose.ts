@@ -1,14 +1,15 @@
-import { rename } from 'node:fs/promises';
-import { openWriter, readJournal, type JournalRecord, type JournalWriter, type ScanResult } from '@runplan/journal';
+import type { ScanResult } from '@runplan/journal';
 import type { Plan } from '../plan/types.js';
 import { taskContractDigests } from '../plan/digest.js';
 import { budgetExceeded } from '../repair/repair.js';
 import { readJournalFailureNote, roomRefusal } from '../host/disk.js';
 import { PLAN_DEFAULTS } from '../plan/types.js';
-import { inspectRuns, recoverRun, type PriorRun, type Refusal, type RecoveredRun } from './recover.js';
-import { ZERO_USAGE, type RunFailedData, type UsageTotals } from '../events/types.js';
-import { compactUtc, nextStartOrder, runPaths, type RunPaths, type SlugPaths } from '../host/state.js';
-import { endLeftovers, openAttemptTags } from './leftovers.js';
+import { recoverRun, type RecoveredRun } from './recover.js';
+import { inspectRuns, type PriorRun } from './inspect.js';
+import type { Refusal } from './refusal.js';
+import { closeNeverStarted, closePriorRuns } from './close.js';
+import type { UsageTotals } from '../events/types.js';
+import { nextStartOrder, runPaths, type RunPaths, type SlugPaths } from '../host/state.js';
 import type { RunEnd, RunRequest } from '../coordinator/types.js';
 
 /** How `run` starts relative to the slug's earlier runs. */
@@ -24,6 +25,25 @@ export type StartMode =
  */
 export type Start = StartMode & { attemptFloor: Map<string, number> };
 
+/** What chooseRun decides from. `digests`: the plan's task contract digests, when the caller has them already. */
+export interface ChooseInput {
+  slug: SlugPaths;
+  plan: Plan;
+  repo: string;
+  req: RunRequest;
+  /** The id a new run (clean or continuation) takes. */
+  runId: string;
+  digests?: Map<string, string>;
+}
+
+/** What decideRun decides from: the slug's runs without never-started ones, which are named only for `--run`. */
+interface DecideInput extends Required<ChooseInput> {
+  prior: PriorRun[];
+  never: PriorRun[];
+  /** The new run's place in the slug's history. */
+  startOrder: number;
+}
+
 /** The chosen start, and one line for people per never-started run closed on the way. */
 export type Chosen = { ok: true; value: Start; notices: string[] } | { ok: false; end: RunEnd };
 
@@ -36,20 +56,13 @@ export type Chosen = { ok: true; value: Start; notices: string[] } | { ok: false
 // over when looking for a failed run to continue). One with no whole record (zero bytes
 // or a torn header) cannot take a receipt and is not written to: its directory is renamed
 // aside, `<run-id>.never-started-<time>`.
-export async function chooseRun(
-  slug: SlugPaths,
-  plan: Plan,
-  repo: string,
-  req: RunRequest,
-  runId: string,
-  digests: Map<string, string> = taskContractDigests(plan),
-): Promise<Chosen> {
+export async function chooseRun({ slug, plan, repo, req, runId, digests = taskContractDigests(plan) }: ChooseInput): Promise<Chosen> {
   const prior = await inspectRuns(slug);
   const never = prior.filter((p) => p.neverStarted);
   // A new run's place in the slug's history, taken while we hold the slug lock.
   const startOrder = nextStartOrder(prior.map((p) => p.start));
-  const decided = await decideRun(
-    prior.filter((p) => !p.neverStarted && p.failedReason !== 'never_started'),
+  const decided = await decideRun({
+    prior: prior.filter((p) => !p.neverStarted && p.failedReason !== 'never_started'),
     never,
     slug,
     plan,
@@ -58,7 +71,7 @@ export async function chooseRun(
     runId,
     startOrder,
     digests,
-  );
+  });
   if (!decided.ok) return decided;
   const closed = await closeNeverStarted(never);
   if (!closed.ok) return closed;
@@ -71,19 +84,8 @@ export async function chooseRun(
 
 // Decides, read-only, between resuming the sole incomplete run, continuing a failed one,
 // and starting clean; `--fresh` abandons incomplete runs first. Any doubt refuses.
-// `prior`: the slug's runs without never-started ones (`never`, named only for `--run`).
-// `digests`: the plan's task contract digests (computed once per run by the caller).
-async function decideRun(
-  prior: PriorRun[],
-  never: PriorRun[],
-  slug: SlugPaths,
-  plan: Plan,
-  repo: string,
-  req: RunRequest,
-  runId: string,
-  startOrder: number,
-  digests: Map<string, string>,
-): Promise<{ ok: true; value: StartMode; notices?: string[] } | { ok: false; end: RunEnd }> {
+async function decideRun(input: DecideInput): Promise<{ ok: true; value: StartMode; notices?: string[] } | { ok: false; end: RunEnd }> {
+  const { prior, never, slug, plan, repo, req, runId, startOrder, digests } = input;
   const unknown = (req.retry ?? []).filter((id) => !plan.tasks.some((t) => t.id === id));
   if (unknown.length > 0) {
     return {
@@ -107,7 +109,7 @@ async function decideRun(
     // A never-started run has nothing to resume: the run starts as if --run were not given,
     // unless another incomplete run would then be resumed in its place.
     if (target === undefined && incomplete.length === 0 && never.some((p) => p.paths.runId === req.run)) {
-      return decideRun(prior, never, slug, plan, repo, { ...req, run: undefined }, runId, startOrder, digests);
+      return decideRun({ ...input, req: { ...req, run: undefined } });
     }
     if (target === undefined) {
       return refused({ reason: 'no_such_run', message: `slug ${plan.slug} has no incomplete run ${req.run}`, hint: 'runplan status' });
@@ -127,7 +129,7 @@ async function decideRun(
   if (last !== undefined && last.kind === 'failed' && last.failedClass !== 'abandoned') {
     // After disk_full the changed input is the disk itself: no dispatch while it is still short.
     if (last.failedReason === 'disk_full') {
-      const detail = (last.journal.terminal?.data as { detail?: { path?: unknown } } | undefined)?.detail;
+      const detail = last.journal.failedReceipt?.detail;
       const path = typeof detail?.path === 'string' && detail.path !== '' ? detail.path : slug.dir;
       const full = await roomRefusal(
         path,
@@ -137,7 +139,7 @@ async function decideRun(
       );
       if (full !== undefined) return refused(full);
     }
-    const recovered = await recoverRun(last, plan, repo, 'continue', digests);
+    const recovered = await recoverRun(last, { plan, repo, mode: 'continue', digests });
     if (!recovered.ok) return refused(recovered.error);
     // A task repair stopped is not run again on the same inputs: only --retry (the operator
     // says the cause changed) or a contract changed since the stopped attempt (the digest
@@ -195,127 +197,9 @@ async function resumeOf(
     );
     if (full !== undefined) return { ok: false, end: { kind: 'refused', ...full } };
   }
-  const recovered = await recoverRun(target, plan, repo, 'resume', digests);
+  const recovered = await recoverRun(target, { plan, repo, mode: 'resume', digests });
   if (!recovered.ok) return { ok: false, end: { kind: 'refused', ...recovered.error } };
   return { ok: true, value: { mode: 'resume', run: target.paths, recovered: recovered.value, scanned: target.scan } };
-}
-
-// `--fresh`: closes every incomplete run with a `run-failed` receipt of class abandoned
-// (after ending its crashed attempts' processes, found by ownerTag — by the run's tag prefix
-// too, so a corrupt journal's are found as well); a corrupt journal cannot take a receipt,
-// so its directory is renamed aside. One notice per run whose processes were ended.
-async function closePriorRuns(
-  runs: PriorRun[],
-): Promise<{ ok: true; abandoned: string[]; notices: string[] } | { ok: false; end: RunEnd }> {
-  const incomplete = runs.map((p) => ({ run: p.paths, corrupt: p.kind === 'corrupt' }));
-  const abandoned: string[] = [];
-  const notices: string[] = [];
-  for (const { run, corrupt } of incomplete) {
-    const { signalled, survivors } = await endCrashedAttempts(run);
-    if (signalled.length > 0)
-      notices.push(
-        `runplan: leftovers_ended: run ${run.runId}: ended ${signalled.length} process(es) its crashed coordinator left running: ${signalled.join(' ')}`,
-      );
-    if (survivors.length > 0)
-      notices.push(`runplan: teardown_failed: run ${run.runId}: processes survived SIGKILL: ${survivors.join(' ')}`);
-    if (corrupt) {
-      const aside = `${run.dir}.corrupt-${compactUtc(new Date())}`;
-      await rename(run.dir, aside);
-      abandoned.push(
-        `${run.runId} (corrupt journal renamed to ${aside}${survivors.length > 0 ? `; processes that survived teardown: ${survivors.join(' ')}` : ''})`,
-      );
-      continue;
-    }
-    // openWriter repairs a torn tail (and journals that it did) before the receipt.
-    const writer = await openWriter(run.journal, { create: false });
-    if (!writer.ok)
-      return {
-        ok: false,
-        end: { kind: 'refused', reason: writer.error.reason, message: `cannot close ${run.runId} as abandoned: ${writer.error.message}` },
-      };
-    await closeAbandoned(
-      writer.value,
-      run.runId,
-      'abandoned',
-      `closed by runplan run --fresh${survivors.length > 0 ? `; processes that survived teardown: ${survivors.join(' ')}` : ''}`,
-    );
-    abandoned.push(run.runId);
-  }
-  return { ok: true, abandoned, notices };
-}
-
-// Closes never-started runs (see chooseRun): a receipt into a journal holding its header,
-// the directory renamed aside when the journal holds no whole record. No attempt of theirs
-// can exist (none is dispatched before run-started), so there is nothing to tear down.
-async function closeNeverStarted(
-  runs: PriorRun[],
-): Promise<{ ok: true; abandoned: string[]; notices: string[] } | { ok: false; end: RunEnd }> {
-  const abandoned: string[] = [];
-  const notices: string[] = [];
-  for (const { paths: run, scan } of runs) {
-    const said = `run ${run.runId} was created but never started (crash before run-started)`;
-    if (scan === undefined || scan.count === 0) {
-      const aside = `${run.dir}.never-started-${compactUtc(new Date())}`;
-      await rename(run.dir, aside);
-      abandoned.push(`${run.runId} (never started; its journal held no whole record, renamed to ${aside})`);
-      notices.push(`runplan: never_started: ${said}; its journal holds no whole record, moved aside to ${aside}`);
-      continue;
-    }
-    // openWriter repairs a torn run-started line (and journals that it did) before the receipt.
-    const writer = await openWriter(run.journal, { create: false, runId: run.runId });
-    if (!writer.ok)
-      return {
-        ok: false,
-        end: {
-          kind: 'refused',
-          reason: writer.error.reason,
-          message: `cannot close never-started run ${run.runId}: ${writer.error.message}`,
-        },
-      };
-    await closeAbandoned(writer.value, run.runId, 'never_started', `${said}; closed by runplan run`);
-    abandoned.push(`${run.runId} (never started)`);
-    notices.push(`runplan: never_started: ${said}; closing it`);
-  }
-  return { ok: true, abandoned, notices };
-}
-
-// Writes the receipt of a run closed without running on (`--fresh`, never started): a
-// run-failed of class abandoned, nothing counted; closes the writer either way.
-async function closeAbandoned(writer: JournalWriter, runId: string, reason: 'abandoned' | 'never_started', message: string): Promise<void> {
-  try {
-    await writer.appendTerminal('run-failed', {
-      logicalRunId: runId,
-      class: 'abandoned',
-      reason,
-      message,
-      task: null,
-      phase: null,
-      evidence: [],
-      signal: null,
-      tasksDone: 0,
-      attempts: 0,
-      usage: ZERO_USAGE,
-      costUsd: 0,
-      durationMs: 0,
-    } satisfies RunFailedData as unknown as Record<string, unknown>);
-  } finally {
-    await writer.close();
-  }
-}
-
-// Ends what is left of a dead coordinator's attempts: every process carrying the run's
-// ownerTag prefix or an open attempt's journaled ownerTag (the journal read as far as it
-// can be; a corrupt one may name none). Nothing else is touched. Held under the slug lock,
-// so no live coordinator of the run owns them.
-async function endCrashedAttempts(run: RunPaths): Promise<{ signalled: number[]; survivors: number[] }> {
-  let records: JournalRecord[] = [];
-  try {
-    records = (await readJournal(run.journal)).records;
-  } catch {
-    // Unreadable: the prefix alone finds its processes.
-  }
-  const report = await endLeftovers(run.runId, openAttemptTags(records), 2000);
-  return { signalled: report.signalled, survivors: report.survivors };
 }
 
 // Whether the slug-wide budget is spent (repair.ts decides; this only words it).

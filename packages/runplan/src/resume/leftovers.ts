@@ -1,4 +1,3 @@
-import type { JournalRecord } from '@runplan/journal';
 import { findTagged, isOwnerTag, newOwnerTag, teardownTagged, type ProcSource, type TagQuery, type TeardownReport } from '@runplan/settle';
 
 /**
@@ -48,16 +47,4 @@ export function endLeftovers(
   opts: LeftoverOptions = {},
 ): Promise<TeardownReport> {
   return teardownTagged(leftoverQuery(runId, journaledTags), { graceMs, ...(opts.proc ? { proc: opts.proc } : {}) });
-}
-
-// The ownerTags of a journal's open attempts (attempt-started without attempt-closed).
-export function openAttemptTags(records: readonly JournalRecord[]): string[] {
-  const open = new Map<string, string>();
-  for (const r of records) {
-    const d = r.data as { taskId?: unknown; attempt?: unknown; ownerTag?: unknown };
-    const key = `${String(d.taskId)}.${String(d.attempt)}`;
-    if (r.type === 'attempt-started' && typeof d.ownerTag === 'string') open.set(key, d.ownerTag);
-    if (r.type === 'attempt-closed') open.delete(key);
-  }
-  return [...open.values()];
 }

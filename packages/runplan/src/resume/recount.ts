@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { AgentFormat } from '../plan/types.js';
 import type { UsageData } from '../events/types.js';
 import { interpretTranscript, totalTokens } from '../agent/consumer.js';
-import type { OpenAttempt } from './recover.js';
+import type { OpenAttempt } from '../events/view.js';
 
 // Usage an interrupted agent reported before its coordinator died, recounted from the
 // transcript saved as it streamed: the `usage` record to journal, or undefined when the

@@ -1,69 +1,20 @@
-import { HEADER_TYPE, scanJournal, type JournalRecord, type JournalStatus, type ScanResult } from '@runplan/journal';
 import type { ProcessIdentity } from '@runplan/settle';
 import type { Plan } from '../plan/types.js';
 import { taskContractDigests } from '../plan/digest.js';
-import { checkpointId } from '../attempt/attempt.js';
-import { emptyHistory, recordFailure, type TaskHistory } from '../repair/repair.js';
-import {
-  addUsage,
-  ZERO_USAGE,
-  type AttemptFailureData,
-  type CheckpointData,
-  type RunStartedData,
-  type UsageTotals,
-} from '../events/types.js';
+import type { TaskHistory } from '../repair/repair.js';
+import type { AttemptFailureData, CheckpointData, RunStartedData, UsageTotals } from '../events/types.js';
+import type { OpenAttempt, StoppedTask } from '../events/view.js';
 import { ancestryOracle, isAncestor, missingObjects, type AncestryOracle } from '../host/git.js';
-import { compareRunStarts, headerStartOrder, runDirNames, runPaths, type RunPaths, type RunStart, type SlugPaths } from '../host/state.js';
+import { checkpointProblem } from './checkpoint-check.js';
+import type { PriorRun } from './inspect.js';
+import type { Refusal } from './refusal.js';
 
 /**
- * Reading a slug's earlier runs back from their journals and git, read-only: which runs
- * exist and how they ended, and — for a resume or a continuation — which checkpoints are
- * still valid. A resume refuses on any doubt (the caller exits 3 having written nothing);
- * a continuation adopts the longest valid prefix of the checkpoint chain.
- *
- * A checkpoint is valid when its id is the sha256 of its key fields, its task is in the
- * plan with the same contract digest, its dependency ids are the checkpoints of its needs,
- * its base is the previous checkpoint's result (the run's base commit for the first), both
- * commits exist, and the result descends from the base.
+ * What a resume or a continuation takes over from an earlier run: its journal's RunView
+ * plus the checkpoints that are still valid against the plan and git. A resume refuses on
+ * any doubt (the caller exits 3 having written nothing); a continuation adopts the longest
+ * valid prefix of the checkpoint chain (see checkpointProblem for what valid means).
  */
-export type PriorKind = 'complete' | 'failed' | 'incomplete' | 'corrupt';
-
-export interface PriorRun {
-  paths: RunPaths;
-  /** Its place in the slug's history (runs are listed in this order, never by name). */
-  start: RunStart;
-  kind: PriorKind;
-  /** What the journal's valid records say, folded as they were read (the records are not kept). */
-  journal: JournalFold;
-  status: JournalStatus;
-  /** The scan itself (with the sha256 of a clean journal): a resume's writer takes it if the file is unchanged. */
-  scan: ScanResult | undefined;
-  /** The class of a `run-failed` receipt. */
-  failedClass: string | null;
-  /** The reason of a `run-failed` receipt (`never_started`: a never-started run chooseRun closed). */
-  failedReason: string | null;
-  /** Created but never started: see neverStarted. */
-  neverStarted: boolean;
-}
-
-export interface Refusal {
-  reason: string;
-  message: string;
-  hint?: string;
-}
-
-/** An attempt that started and never closed: a crashed coordinator's leftover. */
-export interface OpenAttempt {
-  taskId: string;
-  attempt: number;
-  ownerTag: string;
-  evidenceDir: string;
-  /** The attempt's git worktree ('' when its dir could not be rendered). */
-  worktree: string;
-  /** Whether any command-settled was journaled (its usage is then already counted). */
-  settled: boolean;
-}
-
 export interface RecoveredRun {
   started: RunStartedData;
   /** Valid checkpoints in chain order (adopted ones included). */
@@ -101,248 +52,19 @@ export interface RecoveredRun {
   stopped: Map<string, StoppedTask>;
 }
 
-export interface StoppedTask {
-  class: string;
-  reason: string;
-  detail: string;
-  contractDigest: string | null;
+export interface RecoverOptions {
+  plan: Plan;
+  repo: string;
+  /** `resume`: every doubt is a refusal. `continue`: the valid prefix. */
+  mode: 'resume' | 'continue';
+  /** The plan's task contract digests, when the caller has them already. */
+  digests?: Map<string, string>;
 }
 
-// Every run of the slug in start order (oldest first), with how it ended. Each journal is
-// read once, every record parsed and checked (readJournal's checks), and folded as it is read.
-export async function inspectRuns(slug: SlugPaths): Promise<PriorRun[]> {
-  const runs: PriorRun[] = [];
-  for (const id of await runDirNames(slug)) {
-    const paths = runPaths(slug, id);
-    let journal = new JournalFold();
-    let status: JournalStatus;
-    let scan: ScanResult | undefined;
-    let createdAt: string | null = null;
-    try {
-      const fold = journal;
-      scan = await scanJournal(paths.journal, {
-        onRecord: (record, _json, offset) => {
-          if (record.seq === 0) createdAt = record.ts;
-          fold.add(record, offset);
-        },
-        digest: true,
-      });
-      status = scan.status;
-    } catch (e) {
-      journal = new JournalFold();
-      status = { kind: 'corrupt', offset: 0, seq: null, reason: e instanceof Error ? e.message : String(e) } as JournalStatus;
-    }
-    const terminal = journal.terminal;
-    const kind: PriorKind =
-      status.kind === 'corrupt'
-        ? 'corrupt'
-        : terminal === undefined
-          ? 'incomplete'
-          : terminal.type === 'run-complete'
-            ? 'complete'
-            : 'failed';
-    const { class: cls, reason } = (terminal?.data ?? {}) as { class?: unknown; reason?: unknown };
-    runs.push({
-      paths,
-      start: { runId: id, startOrder: headerStartOrder(scan?.header), createdAt: scan?.header !== undefined ? createdAt : null },
-      kind,
-      journal,
-      status,
-      scan,
-      failedClass: typeof cls === 'string' ? cls : null,
-      failedReason: typeof reason === 'string' ? reason : null,
-      neverStarted: kind === 'incomplete' && neverStarted(scan, id),
-    });
-  }
-  return runs.sort((a, b) => compareRunStarts(a.start, b.start));
-}
-
-/**
- * Whether a run was created but never started: its coordinator died between creating the
- * journal and making `run-started` durable, so nothing was dispatched (run-started is
- * journaled before anything else a run does). Only two shapes qualify: the header alone
- * (with the run's own id; a torn line after it is a crash mid-append of run-started), and
- * no whole record at all (zero bytes, or a torn first line — the journal writer links the
- * header into place whole, so this is a file system's doing, not runplan's). Corruption, a
- * header naming another run, or any record after the header is not this and stays a
- * refusal (recoverRun).
- */
-function neverStarted(scan: ScanResult | undefined, runId: string): boolean {
-  if (scan === undefined || scan.status.kind === 'corrupt' || scan.terminal) return false;
-  if (scan.count === 0) return true;
-  return scan.count === 1 && scan.header?.runId === runId;
-}
-
-/**
- * One pass over a run's journal records, in order, keeping only what a resume or a
- * continuation needs: the first terminal record, the first run-started, every checkpoint
- * (its own and adopted ones), and the per-task state of attempts, usage, failures and
- * repair decisions. Records before run-started (none, in journals runplan writes) are held
- * until it arrives, because the totals start from what it carried.
- */
-export class JournalFold {
-  terminal: JournalRecord | undefined;
-  started: RunStartedData | undefined;
-  readonly checkpoints: CheckpointData[] = [];
-  readonly attempts = new Map<string, number>();
-  readonly open = new Map<string, OpenAttempt>();
-  readonly trees = new Map<string, Array<{ attempt: number; worktree: string }>>();
-  /** The first attempt-started that repeats a task and attempt number already started: the journal's own records collide. */
-  collision: { taskId: string; attempt: number; seq: number } | undefined;
-  private readonly startedKeys = new Set<string>();
-  readonly crashes = new Map<string, number>();
-  usage: UsageTotals = ZERO_USAGE;
-  costUsd = 0;
-  readonly histories = new Map<string, TaskHistory>();
-  readonly lastFailure = new Map<string, { attempt: number; failure: AttemptFailureData }>();
-  readonly stopped = new Map<string, StoppedTask>();
-  attemptsTotal = 0;
-  planDigest = '';
-  coordinator: ProcessIdentity | null = null;
-  private readonly closedFailures = new Map<string, AttemptFailureData>();
-  private readonly contracts = new Map<string, string>();
-  private readonly roundsByAttempt = new Map<string, { taskId: string; rounds: number }>();
-  private readonly crashedKeys = new Set<string>();
-  private early: JournalRecord[] | undefined = [];
-  /** The first record after the header, while no run-started has come (named when a resume refuses). */
-  beforeStart: { type: string; seq: number; offset: number | undefined } | undefined;
-
-  add(r: JournalRecord, offset?: number): void {
-    if (r.terminal === true) this.terminal ??= r;
-    if (this.started === undefined && r.type !== HEADER_TYPE && r.type !== 'run-started')
-      this.beforeStart ??= { type: r.type, seq: r.seq, offset };
-    if (r.type === 'checkpoint') this.checkpoints.push(r.data as unknown as CheckpointData);
-    if (r.type === 'checkpoint-adopted') this.checkpoints.push((r.data as { checkpoint: CheckpointData }).checkpoint);
-    if (this.early !== undefined) {
-      this.early.push(r);
-      if (r.type !== 'run-started') return;
-      const started = r.data as unknown as RunStartedData;
-      this.started = started;
-      this.usage = addUsage(ZERO_USAGE, { ...ZERO_USAGE, ...(started.usageCarried ?? {}) });
-      this.costUsd = started.costCarried ?? 0;
-      this.planDigest = started.planDigest;
-      this.coordinator = started.coordinator ?? null;
-      const early = this.early;
-      this.early = undefined;
-      for (const record of early) this.fold(record);
-      return;
-    }
-    this.fold(r);
-  }
-
-  private fold(r: JournalRecord): void {
-    const d = r.data as Record<string, unknown>;
-    const key = `${String(d.taskId)}.${String(d.attempt)}`;
-    switch (r.type) {
-      case 'attempt-started': {
-        this.attemptsTotal++;
-        const taskId = String(d.taskId);
-        if (this.startedKeys.has(key)) this.collision ??= { taskId, attempt: Number(d.attempt), seq: r.seq };
-        this.startedKeys.add(key);
-        this.attempts.set(taskId, Math.max(this.attempts.get(taskId) ?? 0, Number(d.attempt)));
-        const worktree = typeof d.worktree === 'string' ? d.worktree : '';
-        this.open.set(key, {
-          taskId,
-          attempt: Number(d.attempt),
-          ownerTag: String(d.ownerTag),
-          evidenceDir: String(d.evidenceDir),
-          worktree,
-          settled: false,
-        });
-        if (worktree !== '') this.trees.set(taskId, [...(this.trees.get(taskId) ?? []), { attempt: Number(d.attempt), worktree }]);
-        if (typeof d.contractDigest === 'string') this.contracts.set(key, d.contractDigest);
-        break;
-      }
-      case 'attempt-closed':
-        this.open.delete(key);
-        if (d.outcome === 'success') {
-          const left = this.trees.get(String(d.taskId))?.filter((t) => t.attempt !== Number(d.attempt));
-          if (left !== undefined) this.trees.set(String(d.taskId), left);
-        }
-        if (d.failure !== null && typeof d.failure === 'object') this.closedFailures.set(key, d.failure as AttemptFailureData);
-        if (d.reason === 'coordinator_crashed') {
-          this.crashes.set(String(d.taskId), (this.crashes.get(String(d.taskId)) ?? 0) + 1);
-          this.crashedKeys.add(key);
-        }
-        // An attempt a failed journal write ended: its rounds are used, but it is no crash.
-        if (d.reason === 'journal_failed') this.crashedKeys.add(key);
-        break;
-      case 'usage':
-        if (d.usage !== null && typeof d.usage === 'object')
-          this.usage = addUsage(this.usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
-        if (typeof d.costUsd === 'number') this.costUsd += d.costUsd;
-        break;
-      case 'command-settled':
-        if (this.open.has(key)) this.open.get(key)!.settled = true;
-        if (d.usage !== null && typeof d.usage === 'object')
-          this.usage = addUsage(this.usage, { ...ZERO_USAGE, ...(d.usage as UsageTotals) });
-        if (typeof d.costUsd === 'number') this.costUsd += d.costUsd;
-        break;
-      case 'coordinator-crashed':
-      case 'journal-failed':
-        this.coordinator = (d.coordinator as ProcessIdentity | undefined) ?? this.coordinator;
-        break;
-      case 'repair-decided': {
-        const task = String(d.taskId);
-        this.histories.set(
-          task,
-          recordFailure(this.histories.get(task) ?? emptyHistory(), {
-            class: d.class as AttemptFailureData['class'],
-            fingerprint: String(d.fingerprint),
-          }),
-        );
-        const failure = this.closedFailures.get(key);
-        if (d.action === 'retry' && failure !== undefined) this.lastFailure.set(task, { attempt: Number(d.attempt), failure });
-        else this.lastFailure.delete(task);
-        if (d.action === 'stop') {
-          this.stopped.set(task, {
-            class: String(d.class),
-            reason: String(d.stopReason),
-            detail: String(d.detail),
-            contractDigest: this.contracts.get(key) ?? null,
-          });
-        }
-        break;
-      }
-      case 'round-done':
-        this.roundsByAttempt.set(key, {
-          taskId: String(d.taskId),
-          rounds: Math.max(this.roundsByAttempt.get(key)?.rounds ?? 0, Number(d.round)),
-        });
-        break;
-      case 'operator-retry':
-        this.histories.delete(String(d.taskId));
-        this.stopped.delete(String(d.taskId));
-        break;
-      case 'checkpoint':
-        this.lastFailure.delete(String(d.taskId));
-        break;
-      case 'plan-amended':
-        if (typeof d.to === 'string') this.planDigest = d.to;
-        break;
-      default:
-        break;
-    }
-  }
-
-  /** Loop rounds of attempts that are still open or that a coordinator crash closed, per task. */
-  roundsUsed(): Map<string, number> {
-    const roundsUsed = new Map<string, number>();
-    for (const [key, r] of this.roundsByAttempt) {
-      if (this.open.has(key) || this.crashedKeys.has(key)) roundsUsed.set(r.taskId, Math.max(roundsUsed.get(r.taskId) ?? 0, r.rounds));
-    }
-    return roundsUsed;
-  }
-}
-
-// Recovers a run's state. `resume`: every doubt is a refusal. `continue`: the valid prefix.
-// `digests` are the plan's task contract digests when the caller has them already.
+// Recovers a run's state from its journal's view and git (see RecoverOptions.mode).
 export async function recoverRun(
   prior: PriorRun,
-  plan: Plan,
-  repo: string,
-  mode: 'resume' | 'continue',
-  digests: Map<string, string> = taskContractDigests(plan),
+  { plan, repo, mode, digests = taskContractDigests(plan) }: RecoverOptions,
 ): Promise<{ ok: true; value: RecoveredRun } | { ok: false; error: Refusal }> {
   const id = prior.paths.runId;
   const fresh = `runplan run ${plan.file} --fresh`;
@@ -397,7 +119,7 @@ export async function recoverRun(
     return (await oracle)?.(ancestor, descendant) ?? (await isAncestor(repo, ancestor, descendant));
   };
   for (const cp of all) {
-    const problem = await checkpointProblem(cp, plan, byTask, digests, ids, head, missing, descends);
+    const problem = await checkpointProblem(cp, { plan, byTask, digests, ids, head, missing, descends });
     if (problem !== undefined) {
       if (mode === 'continue') break;
       return refuse(problem.reason, `run ${id}: ${problem.message}`, problem.hint ?? fresh);
@@ -428,63 +150,4 @@ export async function recoverRun(
       lastFailure: fold.lastFailure,
     },
   };
-}
-
-// Why a checkpoint cannot be trusted (undefined: it can).
-async function checkpointProblem(
-  cp: CheckpointData,
-  plan: Plan,
-  byTask: Map<string, Plan['tasks'][number]>,
-  digests: Map<string, string>,
-  ids: Map<string, string>,
-  head: string,
-  missing: Set<string>,
-  descends: (ancestor: string, descendant: string) => Promise<boolean | undefined>,
-): Promise<Refusal | undefined> {
-  const recomputed = checkpointId(cp);
-  if (recomputed !== cp.id)
-    return {
-      reason: 'checkpoint_invalid',
-      message: `the checkpoint of task ${cp.taskId} does not match its id (${cp.id.slice(0, 12)} vs ${recomputed.slice(0, 12)})`,
-    };
-  const task = byTask.get(cp.taskId);
-  if (task === undefined)
-    return {
-      reason: 'task_removed',
-      message: `completed task ${cp.taskId} is no longer in ${plan.file}`,
-      hint: 'restore the task in the plan, or start over with --fresh',
-    };
-  if (ids.has(cp.taskId)) return { reason: 'checkpoint_invalid', message: `task ${cp.taskId} has two checkpoints` };
-  const digest = digests.get(cp.taskId)!;
-  if (digest !== cp.taskContractDigest) {
-    return {
-      reason: 'contract_changed',
-      message: `completed task ${cp.taskId} changed its contract: journaled ${cp.taskContractDigest.slice(0, 16)}, plan now ${digest.slice(0, 16)}`,
-      hint: `restore ${plan.file} as it was, or start over: runplan run ${plan.file} --fresh`,
-    };
-  }
-  const expectedDeps = task.needs.map((n) => ids.get(n));
-  if (expectedDeps.some((d) => d === undefined) || JSON.stringify(expectedDeps) !== JSON.stringify(cp.dependencyCheckpointIds)) {
-    return {
-      reason: 'dependency_mismatch',
-      message: `the checkpoint of task ${cp.taskId} names dependency checkpoints that are not the valid checkpoints of its needs (${task.needs.join(', ')})`,
-    };
-  }
-  if (cp.baseCommit !== head) {
-    return {
-      reason: 'not_descendant',
-      message: `the checkpoint of task ${cp.taskId} builds on ${cp.baseCommit.slice(0, 12)}, not on the previous result ${head.slice(0, 12)}`,
-    };
-  }
-  for (const sha of [cp.baseCommit, cp.resultCommit]) {
-    if (missing.has(sha))
-      return { reason: 'commit_missing', message: `commit ${sha} of task ${cp.taskId}'s checkpoint is missing from the repository` };
-  }
-  if (cp.resultCommit !== cp.baseCommit && (await descends(cp.baseCommit, cp.resultCommit)) !== true) {
-    return {
-      reason: 'not_descendant',
-      message: `the result ${cp.resultCommit.slice(0, 12)} of task ${cp.taskId} does not descend from its predecessor ${cp.baseCommit.slice(0, 12)}`,
-    };
-  }
-  return undefined;
 }

@@ -1,0 +1,50 @@
+import type { RunEvent } from './read.js';
+import type { AttemptClosedData } from './types.js';
+
+/** Where one task stands, as its records say: what the live table of `runplan run` draws. */
+export interface TaskStep {
+  /** The attempt it is on (0: none started, or its checkpoint adopted). */
+  attempt: number;
+  /** The last step record of that attempt, or checkpoint-adopted; undefined: still waiting. */
+  step:
+    | 'attempt-started'
+    | 'pre-run-done'
+    | 'command-settled'
+    | 'gates-done'
+    | 'post-run-done'
+    | 'integrated'
+    | 'checkpoint'
+    | 'attempt-closed'
+    | 'checkpoint-adopted'
+    | undefined;
+  /** gates-done: after the command (`gates`) or again after a rebase (`integrate`). */
+  gatesPhase?: 'gates' | 'integrate';
+  /** attempt-closed: how the attempt ended. */
+  closed?: { outcome: AttemptClosedData['outcome']; reason: string };
+  /** When the attempt started and closed (record ts). */
+  startedTs?: string;
+  closedTs?: string;
+}
+
+// Where a task stands after one more record of it (a record that is no step only names it).
+export function nextStep(task: TaskStep | undefined, e: RunEvent): TaskStep {
+  const t: TaskStep = task ?? { attempt: 0, step: undefined };
+  switch (e.type) {
+    case 'attempt-started':
+      return { attempt: e.data.attempt, step: e.type, startedTs: e.ts };
+    case 'checkpoint-adopted':
+      return { attempt: 0, step: e.type };
+    case 'gates-done':
+      return { ...t, step: e.type, gatesPhase: e.data.phase };
+    case 'attempt-closed':
+      return { ...t, step: e.type, closed: { outcome: e.data.outcome, reason: e.data.reason }, closedTs: e.ts };
+    case 'pre-run-done':
+    case 'command-settled':
+    case 'post-run-done':
+    case 'integrated':
+    case 'checkpoint':
+      return { ...t, step: e.type };
+    default:
+      return t;
+  }
+}

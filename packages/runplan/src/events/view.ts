@@ -1,0 +1,265 @@
+import { HEADER_TYPE, REPAIRED_TYPE, type JournalRecord } from '@runplan/journal';
+import type { ProcessIdentity } from '@runplan/settle';
+import { emptyHistory, recordFailure, type TaskHistory } from '../repair/repair.js';
+import { readEvent, taskCountOf, type RunEvent } from './read.js';
+import { nextStep, type TaskStep } from './task-step.js';
+import {
+  addUsage,
+  ZERO_USAGE,
+  type AttemptFailureData,
+  type CheckpointData,
+  type RunFailedData,
+  type RunStartedData,
+  type UsageTotals,
+} from './types.js';
+
+/** An attempt that started and never closed: a crashed coordinator's leftover. */
+export interface OpenAttempt {
+  taskId: string;
+  attempt: number;
+  ownerTag: string;
+  evidenceDir: string;
+  /** The attempt's git worktree ('' when its dir could not be rendered). */
+  worktree: string;
+  /** Whether any command-settled was journaled (its usage is then already counted). */
+  settled: boolean;
+}
+
+/** A task repair stopped: not dispatched again on the same inputs (see decideRun). */
+export interface StoppedTask {
+  class: string;
+  reason: string;
+  detail: string;
+  contractDigest: string | null;
+}
+
+/**
+ * The one reading of a run's journal: records are folded as they stream by (scanJournal's
+ * onRecord; none is kept), into what resume, continuation, `status`, progress and `stop`
+ * need — the receipt, tasks done and adopted, attempts open and closed, usage and cost
+ * including what run-started carried from the runs a continuation continues, failure
+ * histories and fingerprints, loop rounds. Totals start from what run-started carried:
+ * usage journaled before it (none, in journals runplan writes) is added again on top of
+ * that once it arrives; everything else is folded in journal order as it comes.
+ */
+export class RunView {
+  /** The first terminal record: the run's receipt. */
+  terminal: JournalRecord | undefined;
+  /** The first run-started: what the run is. */
+  started: RunStartedData | undefined;
+  /** When run-started was journaled: elapsed time counts from it. */
+  startedTs: string | undefined;
+  /** When the journal was created (its header). */
+  createdAt: string | undefined;
+  /** The ts of the last record read. */
+  lastSeen: string | undefined;
+  /** The ts of the last record that is not the journal's own repair note: when the run was last heard from. */
+  lastEvent: string | undefined;
+  /** The first record after the header, while no run-started has come (named when a resume refuses). */
+  beforeStart: { type: string; seq: number; offset: number | undefined } | undefined;
+  /** Checkpoints in journal order, the run's own and adopted ones. */
+  readonly checkpoints: CheckpointData[] = [];
+  /** Highest attempt number per task. */
+  readonly attempts = new Map<string, number>();
+  attemptsTotal = 0;
+  /** Attempts started and not closed, by `task.attempt`. */
+  readonly open = new Map<string, OpenAttempt>();
+  /** Worktrees of each task's attempts that did not close as a success. */
+  readonly trees = new Map<string, Array<{ attempt: number; worktree: string }>>();
+  /** The first attempt-started that repeats a task and attempt number already started: the journal's own records collide. */
+  collision: { taskId: string; attempt: number; seq: number } | undefined;
+  /** Attempts lost to coordinator crashes, per task. */
+  readonly crashes = new Map<string, number>();
+  /** Spend so far, from what run-started carried on. */
+  usage: UsageTotals = ZERO_USAGE;
+  costUsd = 0;
+  /** Failure histories (classes, fingerprints) per task, from repair-decided; operator-retry resets them. */
+  readonly histories = new Map<string, TaskHistory>();
+  /** The last failure of each task that was to be retried (its evidence goes into the next prompt). */
+  readonly lastFailure = new Map<string, { attempt: number; failure: AttemptFailureData }>();
+  /** Tasks repair stopped, with the contract the stopped attempt ran under. */
+  readonly stopped = new Map<string, StoppedTask>();
+  /** Where each task named by a record stands, in the order they were first named. */
+  readonly tasks = new Map<string, TaskStep>();
+  private readonly startedKeys = new Set<string>();
+  private readonly closedFailures = new Map<string, AttemptFailureData>();
+  private readonly contracts = new Map<string, string>();
+  private readonly roundsByAttempt = new Map<string, { taskId: string; rounds: number }>();
+  private readonly crashedKeys = new Set<string>();
+  /** Spend journaled before run-started, added again on top of what it carries. */
+  private early: Array<{ usage: unknown; costUsd: unknown }> | undefined = [];
+  private amendedTo: string | undefined;
+  private tookOver: ProcessIdentity | undefined;
+
+  /** The plan digest last journaled (run-started, or the latest plan-amended). */
+  get planDigest(): string {
+    return this.amendedTo ?? this.started?.planDigest ?? '';
+  }
+
+  /** The last coordinator that drove the run (run-started, then each coordinator-crashed or journal-failed). */
+  get coordinator(): ProcessIdentity | null {
+    return this.tookOver ?? this.started?.coordinator ?? null;
+  }
+
+  /** How many tasks the plan has (run-started's count). */
+  get taskCount(): number {
+    return this.started !== undefined ? taskCountOf(this.started) : 0;
+  }
+
+  /** The receipt when it is a run-failed. */
+  get failedReceipt(): RunFailedData | undefined {
+    const e = this.terminal !== undefined ? readEvent(this.terminal) : undefined;
+    return e?.type === 'run-failed' ? e.data : undefined;
+  }
+
+  add(r: JournalRecord, offset?: number): void {
+    if (r.seq === 0) this.createdAt = r.ts;
+    this.lastSeen = r.ts;
+    if (r.type !== REPAIRED_TYPE) this.lastEvent = r.ts;
+    if (r.terminal === true) this.terminal ??= r;
+    if (this.started === undefined && r.type !== HEADER_TYPE && r.type !== 'run-started')
+      this.beforeStart ??= { type: r.type, seq: r.seq, offset };
+    const e = readEvent(r);
+    if (e === undefined) return;
+    if (typeof r.data.taskId === 'string') this.tasks.set(r.data.taskId, nextStep(this.tasks.get(r.data.taskId), e));
+    this.fold(e);
+  }
+
+  // Tasks done: every task with a checkpoint, its own or adopted (what the receipt counts).
+  tasksDone(): number {
+    return new Set(this.checkpoints.map((c) => c.taskId)).size;
+  }
+
+  // Tasks with an attempt open, in the order their attempts started.
+  current(): string[] {
+    return [...new Set([...this.open.values()].map((a) => a.taskId))];
+  }
+
+  /** Loop rounds of attempts that are still open or that a coordinator crash closed, per task. */
+  roundsUsed(): Map<string, number> {
+    const roundsUsed = new Map<string, number>();
+    for (const [key, r] of this.roundsByAttempt) {
+      if (this.open.has(key) || this.crashedKeys.has(key)) roundsUsed.set(r.taskId, Math.max(roundsUsed.get(r.taskId) ?? 0, r.rounds));
+    }
+    return roundsUsed;
+  }
+
+  private fold(e: RunEvent): void {
+    switch (e.type) {
+      case 'run-started': {
+        if (this.started !== undefined) break;
+        const started = e.data;
+        this.started = started;
+        this.startedTs = e.ts;
+        this.usage = addUsage(ZERO_USAGE, { ...ZERO_USAGE, ...(started.usageCarried ?? {}) });
+        this.costUsd = started.costCarried ?? 0;
+        const early = this.early ?? [];
+        this.early = undefined;
+        for (const s of early) this.spend(s.usage, s.costUsd);
+        break;
+      }
+      case 'attempt-started': {
+        const d = e.data;
+        const key = `${d.taskId}.${d.attempt}`;
+        this.attemptsTotal++;
+        if (this.startedKeys.has(key)) this.collision ??= { taskId: d.taskId, attempt: d.attempt, seq: e.seq };
+        this.startedKeys.add(key);
+        this.attempts.set(d.taskId, Math.max(this.attempts.get(d.taskId) ?? 0, d.attempt));
+        // Journals written before attempt dirs were rendered up front carry no worktree.
+        const worktree = typeof d.worktree === 'string' ? d.worktree : '';
+        this.open.set(key, {
+          taskId: d.taskId,
+          attempt: d.attempt,
+          ownerTag: String(d.ownerTag),
+          evidenceDir: String(d.evidenceDir),
+          worktree,
+          settled: false,
+        });
+        if (worktree !== '') this.trees.set(d.taskId, [...(this.trees.get(d.taskId) ?? []), { attempt: d.attempt, worktree }]);
+        if (typeof d.contractDigest === 'string') this.contracts.set(key, d.contractDigest);
+        break;
+      }
+      case 'attempt-closed': {
+        const d = e.data;
+        const key = `${d.taskId}.${d.attempt}`;
+        this.open.delete(key);
+        if (d.outcome === 'success') {
+          const left = this.trees.get(d.taskId)?.filter((t) => t.attempt !== d.attempt);
+          if (left !== undefined) this.trees.set(d.taskId, left);
+        }
+        if (d.failure !== null && typeof d.failure === 'object') this.closedFailures.set(key, d.failure);
+        if (d.reason === 'coordinator_crashed') {
+          this.crashes.set(d.taskId, (this.crashes.get(d.taskId) ?? 0) + 1);
+          this.crashedKeys.add(key);
+        }
+        // An attempt a failed journal write ended: its rounds are used, but it is no crash.
+        if (d.reason === 'journal_failed') this.crashedKeys.add(key);
+        break;
+      }
+      case 'usage':
+        this.spend(e.data.usage, e.data.costUsd);
+        break;
+      case 'command-settled': {
+        const open = this.open.get(`${e.data.taskId}.${e.data.attempt}`);
+        if (open !== undefined) open.settled = true;
+        this.spend(e.data.usage, e.data.costUsd);
+        break;
+      }
+      case 'coordinator-crashed':
+      case 'journal-failed':
+        this.tookOver = e.data.coordinator ?? this.tookOver;
+        break;
+      case 'repair-decided': {
+        const d = e.data;
+        const key = `${d.taskId}.${d.attempt}`;
+        this.histories.set(
+          d.taskId,
+          recordFailure(this.histories.get(d.taskId) ?? emptyHistory(), { class: d.class, fingerprint: String(d.fingerprint) }),
+        );
+        const failure = this.closedFailures.get(key);
+        if (d.action === 'retry' && failure !== undefined) this.lastFailure.set(d.taskId, { attempt: d.attempt, failure });
+        else this.lastFailure.delete(d.taskId);
+        if (d.action === 'stop') {
+          this.stopped.set(d.taskId, {
+            class: String(d.class),
+            reason: String(d.stopReason),
+            detail: String(d.detail),
+            contractDigest: this.contracts.get(key) ?? null,
+          });
+        }
+        break;
+      }
+      case 'round-done': {
+        const key = `${e.data.taskId}.${e.data.attempt}`;
+        this.roundsByAttempt.set(key, {
+          taskId: e.data.taskId,
+          rounds: Math.max(this.roundsByAttempt.get(key)?.rounds ?? 0, e.data.round),
+        });
+        break;
+      }
+      case 'operator-retry':
+        this.histories.delete(e.data.taskId);
+        this.stopped.delete(e.data.taskId);
+        break;
+      case 'checkpoint':
+        this.checkpoints.push(e.data);
+        this.lastFailure.delete(e.data.taskId);
+        break;
+      case 'checkpoint-adopted':
+        this.checkpoints.push(e.data.checkpoint);
+        break;
+      case 'plan-amended':
+        if (typeof e.data.to === 'string') this.amendedTo = e.data.to;
+        break;
+      default:
+        break;
+    }
+  }
+
+  // Adds what one record says was spent (before run-started: also kept to add on top of what it carries).
+  private spend(usage: unknown, costUsd: unknown): void {
+    this.early?.push({ usage, costUsd });
+    if (usage !== null && typeof usage === 'object') this.usage = addUsage(this.usage, { ...ZERO_USAGE, ...(usage as UsageTotals) });
+    if (typeof costUsd === 'number') this.costUsd += costUsd;
+  }
+}

@@ -1,0 +1,197 @@
+import { readFile } from 'node:fs/promises';
+import { processIdentity, type ProcessIdentity, type ProcSource, type TeardownReport } from '@runplan/settle';
+import { openWriter, type JournalRecord, type JournalWriter } from '@runplan/journal';
+import type { AgentFormat } from '../plan/types.js';
+import {
+  addUsage,
+  shownCost,
+  type AttemptClosedData,
+  type LeftoversEndedData,
+  type RunFailedData,
+  type UsageData,
+} from '../events/types.js';
+import { endLeftovers, runTagPrefix } from '../resume/leftovers.js';
+import { recountedUsage } from '../resume/recount.js';
+import { inspectRuns, type PriorRun } from '../resume/inspect.js';
+import type { SlugPaths } from '../host/state.js';
+
+/** What `stop` did with one run whose coordinator had died. */
+export interface CrashedRunStop {
+  runId: string;
+  journal: string;
+  /** Pids signalled (each verified by pid + start time just before). */
+  ended: number[];
+  /** Pids still alive after SIGKILL: the run is left incomplete. */
+  survivors: number[];
+  /** The `run-failed` receipt written (class interrupted, reason stopped_after_crash). */
+  receipt: JournalRecord | undefined;
+  /** Why nothing (or not everything) could be journaled: the leftovers were ended all the same. */
+  error: { reason: string; message: string } | undefined;
+}
+
+export interface StopOptions {
+  /** After a crash: how long the leftovers get after SIGTERM before SIGKILL. Default 5000. */
+  graceMs?: number;
+  /** Injected /proc reader for ending leftovers (tests). */
+  proc?: Partial<ProcSource>;
+}
+
+// Every incomplete run of the slug (the caller holds the slug lock, so no coordinator of it
+// is alive): its leftovers ended first, whatever the journal says, then — in a journal that
+// can be written — what was ended, its open attempts closed and a run-failed receipt
+// (interrupted, stopped_after_crash), so the next `run` continues it. A never-started run
+// is not one (nothing of it was dispatched; `run` closes it). Empty: no incomplete run.
+export async function stopAfterCrash(paths: SlugPaths, opts: StopOptions): Promise<CrashedRunStop[]> {
+  const prior = (await inspectRuns(paths)).filter((p) => (p.kind === 'incomplete' && !p.neverStarted) || p.kind === 'corrupt');
+  const done: CrashedRunStop[] = [];
+  for (const p of prior) {
+    const open = [...p.journal.open.values()];
+    const report = await endLeftovers(
+      p.paths.runId,
+      open.map((a) => a.ownerTag),
+      opts.graceMs ?? 5000,
+      opts.proc ? { proc: opts.proc } : {},
+    );
+    const stop: CrashedRunStop = {
+      runId: p.paths.runId,
+      journal: p.paths.journal,
+      ended: report.signalled,
+      survivors: report.survivors,
+      receipt: undefined,
+      error: undefined,
+    };
+    done.push(stop);
+    if (p.kind === 'corrupt') {
+      const s = p.status.kind === 'corrupt' ? p.status : undefined;
+      stop.error = {
+        reason: 'journal_corrupt',
+        message: `the journal of run ${p.paths.runId} is corrupt at offset ${s?.offset ?? '?'} (seq ${s?.seq ?? '?'}): ${s?.reason ?? 'unreadable'}: ${p.paths.journal}`,
+      };
+      continue;
+    }
+    // openWriter repairs a torn tail (and journals that it did) before anything is appended.
+    const opened = await openWriter(p.paths.journal, { create: false });
+    if (!opened.ok) {
+      stop.error = { reason: opened.error.reason, message: `cannot write the journal of run ${p.paths.runId}: ${opened.error.message}` };
+      continue;
+    }
+    try {
+      stop.receipt = await closeCrashedRun(opened.value, p, report);
+    } catch (e) {
+      stop.error = {
+        reason: 'journal_failed',
+        message: `cannot write the journal of run ${p.paths.runId}: ${e instanceof Error ? e.message : String(e)}`,
+      };
+    } finally {
+      await opened.value.close().catch(() => undefined);
+    }
+  }
+  return done;
+}
+
+// Journals what stop ended of a crashed run and, with nothing left alive, closes it: the
+// usage its interrupted agents reported (recounted from their transcripts, as a resume
+// does), leftovers-ended, attempt-closed per open attempt (success for one whose checkpoint
+// is durable), then the receipt. With survivors it stops after leftovers-ended: the run
+// stays incomplete, so `status` still shows them and a resume or another stop tries again.
+async function closeCrashedRun(writer: JournalWriter, p: PriorRun, report: TeardownReport): Promise<JournalRecord | undefined> {
+  const fold = p.journal;
+  // What openWriter just repaired is no news from the run: last heard of before that.
+  const lastSeen = fold.lastEvent ?? null;
+  const startedAt = fold.startedTs;
+  const open = [...fold.open.values()];
+  const formats = await taskFormats(fold.started?.planCopy);
+  let usage = fold.usage;
+  let costUsd = fold.costUsd;
+  for (const a of open) {
+    const recount: UsageData | undefined = await recountedUsage(a, formats.get(a.taskId));
+    if (recount === undefined) continue;
+    usage = addUsage(usage, recount.usage);
+    costUsd += recount.costUsd ?? 0;
+    await writer.append('usage', recount as unknown as Record<string, unknown>);
+  }
+  const me: ProcessIdentity = processIdentity(process.pid) ?? { pid: process.pid, startTime: 0, bootId: 'unknown', host: 'unknown' };
+  await writer.append('leftovers-ended', {
+    stoppedBy: me,
+    previous: fold.coordinator,
+    lastSeen,
+    tagPrefix: runTagPrefix(p.paths.runId),
+    attempts: open.map((a) => ({ taskId: a.taskId, attempt: a.attempt, ownerTag: a.ownerTag })),
+    result: report.result,
+    signalled: report.signalled,
+    survivors: report.survivors,
+  } satisfies LeftoversEndedData as unknown as Record<string, unknown>);
+  if (report.survivors.length > 0) return undefined;
+
+  const message = 'the coordinator died during this attempt; runplan stop ended what it left running';
+  for (const a of open) {
+    const checkpoint = fold.checkpoints.find((c) => c.taskId === a.taskId && c.attempt === a.attempt);
+    const closed: AttemptClosedData =
+      checkpoint !== undefined
+        ? {
+            taskId: a.taskId,
+            attempt: a.attempt,
+            outcome: 'success',
+            reason: 'ok',
+            class: null,
+            phase: null,
+            failure: null,
+            checkpointId: checkpoint.id,
+            evidence: [],
+            survivors: [],
+            durationMs: 0,
+          }
+        : {
+            taskId: a.taskId,
+            attempt: a.attempt,
+            outcome: 'interrupted',
+            reason: 'stopped_after_crash',
+            class: 'interrupted',
+            phase: null,
+            failure: { class: 'interrupted', reason: 'stopped_after_crash', phase: 'run', message, evidenceTail: '' },
+            checkpointId: null,
+            evidence: [],
+            survivors: [],
+            durationMs: 0,
+          };
+    await writer.append('attempt-closed', closed as unknown as Record<string, unknown>);
+  }
+  const interrupted = open.find((a) => !fold.checkpoints.some((c) => c.taskId === a.taskId && c.attempt === a.attempt));
+  const ended =
+    report.signalled.length > 0
+      ? `ended ${report.signalled.length} leftover process(es): ${report.signalled.join(' ')}`
+      : 'no leftover process was alive';
+  const dead = fold.coordinator !== null ? `pid ${fold.coordinator.pid}` : 'unknown';
+  const receipt: RunFailedData = {
+    logicalRunId: p.paths.runId,
+    class: 'interrupted',
+    reason: 'stopped_after_crash',
+    message: `the coordinator (${dead}) died${lastSeen !== null ? ` after ${lastSeen}` : ''}; runplan stop ${ended}`,
+    task: interrupted?.taskId ?? null,
+    phase: 'run',
+    evidence: [],
+    signal: null,
+    tasksDone: fold.tasksDone(),
+    attempts: fold.attemptsTotal,
+    usage,
+    costUsd: shownCost(costUsd),
+    durationMs: startedAt !== undefined && lastSeen !== null ? Math.max(0, Date.parse(lastSeen) - Date.parse(startedAt)) : 0,
+  };
+  return writer.appendTerminal('run-failed', receipt as unknown as Record<string, unknown>);
+}
+
+// Each task's output format, from the run's plan copy (what its transcripts are written in).
+async function taskFormats(planCopy: string | undefined): Promise<Map<string, AgentFormat>> {
+  const formats = new Map<string, AgentFormat>();
+  if (planCopy === undefined) return formats;
+  try {
+    const copy = JSON.parse(await readFile(planCopy, 'utf8')) as { tasks?: Array<{ id?: unknown; format?: unknown }> };
+    for (const t of copy.tasks ?? []) {
+      if (typeof t.id === 'string' && (t.format === 'text' || t.format === 'claude-stream-json' || t.format === 'codex-json'))
+        formats.set(t.id, t.format);
+    }
+  } catch {
+    // No plan copy: usage already journaled still counts; nothing is recounted.
+  }
+  return formats;
+}

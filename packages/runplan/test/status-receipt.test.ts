@@ -1,0 +1,110 @@
+// `runplan status` and the receipt read the same journal: for a fresh, a resumed and a
+// continued run, status --json shows the receipt's tasks, attempts, usage and cost.
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { tempDir } from '@runplan/test-fixtures';
+import type { JournalRecord } from '@runplan/journal';
+import { records, runIds, runplan, withPlan, type Fixture } from './support.js';
+
+// Two tasks in a chain, each reporting usage and a cost; b's gate passes once FLAG exists.
+const TALLY = `slug = "tally"
+base = "main"
+[defaults]
+command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
+format = "claude-stream-json"
+deadline = "5m"
+grace = "2s"
+[[tasks]]
+id = "a"
+prompt = """
+mock: usage 1000 200 30 4 0.0123
+mock: write out/a.txt a
+"""
+[[tasks]]
+id = "b"
+needs = ["a"]
+prompt = """
+mock: usage 500 100 7 0 0.0071
+mock: write out/b.txt b
+"""
+gates = [["mock-gate", "--exists", "FLAG", "0"]]
+`;
+
+// The receipt of the slug's newest run and its status row, side by side.
+async function receiptAndStatus(f: Fixture): Promise<{ receipt: JournalRecord; row: Record<string, unknown> }> {
+  const receipt = (await records(f.repo, 'tally')).find((r) => r.terminal === true);
+  assert.ok(receipt !== undefined, 'the run has a receipt');
+  const status = await runplan(['status', 'tally', '--json'], f);
+  assert.is(status.exitCode, 0, status.stderr);
+  return { receipt, row: JSON.parse(status.stdout.trim()) as Record<string, unknown> };
+}
+
+// The figures both must agree on: tasks done, attempts, usage, cost.
+function assertAgree(receipt: JournalRecord, row: Record<string, unknown>, tasks: number): void {
+  const d = receipt.data;
+  const done = receipt.type === 'run-complete' ? d.tasks : d.tasksDone;
+  assert.is(done, tasks, 'the receipt counts every task done (adopted ones too)');
+  assert.is(row.tasksDone, done, 'status: tasks done = the receipt');
+  assert.is(row.attempts, d.attempts, 'status: attempts = the receipt');
+  assert.equal(row.usage, d.usage, 'status: usage = the receipt');
+  assert.is(row.costUsd, d.costUsd, 'status: cost = the receipt');
+}
+
+// Where the continued run's gate looks for its flag (the plan names it before the repo exists).
+const flags = tempDir('runplan-flag-');
+test.after(() => flags.cleanup());
+
+test(
+  'a fresh run: status --json shows the receipt tasks, attempts, usage and cost',
+  withPlan(TALLY, { replacements: { FLAG: '/' } }, async (f) => {
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 0, r.stderr);
+    const { receipt, row } = await receiptAndStatus(f);
+    assert.is(row.state, 'complete');
+    assertAgree(receipt, row, 2);
+  }),
+);
+
+test(
+  'a resumed run (kill -9 after the first checkpoint, then run): status --json = its receipt',
+  withPlan(TALLY, { replacements: { FLAG: '/' } }, async (f) => {
+    const crashed = await runplan(['run', f.plan], { env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:checkpoint' } });
+    assert.is(crashed.signal, 'SIGKILL', crashed.stderr);
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 0, r.stderr);
+    assert.is(runIds(f.repo, 'tally').length, 1, 'resumed, not continued');
+    const { receipt, row } = await receiptAndStatus(f);
+    assert.is(row.state, 'complete');
+    assertAgree(receipt, row, 2);
+  }),
+);
+
+test(
+  'a continued run (b stopped by repair, then --retry b): status --json counts the adopted task and the carried usage and cost, as the receipt does',
+  withPlan(TALLY, { replacements: { FLAG: join(flags.path, 'flag') } }, async (f) => {
+    const failed = await runplan(['run', f.plan], f);
+    assert.is(failed.exitCode, 1, failed.stderr);
+    const first = await receiptAndStatus(f);
+    assert.is(first.row.state, 'failed');
+    assertAgree(first.receipt, first.row, 1);
+
+    writeFileSync(join(flags.path, 'flag'), 'now the gate passes\n');
+    try {
+      const r = await runplan(['run', f.plan, '--retry', 'b'], f);
+      assert.is(r.exitCode, 0, r.stderr);
+    } finally {
+      rmSync(join(flags.path, 'flag'), { force: true });
+    }
+    assert.is(runIds(f.repo, 'tally').length, 2, 'a continuation');
+    const { receipt, row } = await receiptAndStatus(f);
+    assert.is(row.state, 'complete');
+    assert.is(row.runs, 2);
+    assertAgree(receipt, row, 2);
+    // The continuation's totals carry the failed run's spend on top of its own attempt's.
+    assert.ok((receipt.data.costUsd as number) > (first.receipt.data.costUsd as number));
+  }),
+);
+
+test.run();
