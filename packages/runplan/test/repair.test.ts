@@ -18,8 +18,8 @@ import {
   budgetExceeded,
   EVIDENCE_LINES,
   TRANSITIONS,
-} from '../src/repair/repair.js';
-import type { AttemptFailure, FailureClass, RepairDecision, TaskHistory } from '../src/repair/repair.js';
+} from '../src/repair/index.js';
+import type { AttemptFailure, FailureClass, RepairDecision, TaskHistory } from '../src/repair/index.js';
 
 function failure(cls: FailureClass, evidence = 'boom', overrides: Partial<AttemptFailure> = {}): AttemptFailure & { fingerprint: string } {
   const f: AttemptFailure = {

@@ -10,7 +10,8 @@ import { loadPlan, topologicalOrder } from '../plan/load.js';
 import type { Plan, TaskSpec } from '../plan/types.js';
 import { planDigest, taskContractDigests, taskListDigest } from '../plan/digest.js';
 import { maskDeep, maskSecrets, planCopy, secretValues } from '../plan/secrets.js';
-import { runAttempt, workdirVars, type AttemptResult } from '../attempt/attempt.js';
+import { runAttempt, type AttemptResult } from '../attempt/run-attempt.js';
+import { workdirVars } from '../attempt/vars.js';
 import { prune, render } from '@runplan/workdir';
 import { recountedUsage } from '../resume/recount.js';
 import type { RecoveredRun } from '../resume/recover.js';
@@ -24,7 +25,7 @@ import {
   failureFingerprint,
   recordFailure,
   type TaskHistory,
-} from '../repair/repair.js';
+} from '../repair/index.js';
 import { Integration, JournalFailure, Serial, type Emit, type RunContext } from './context.js';
 import {
   addUsage,

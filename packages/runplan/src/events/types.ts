@@ -1,7 +1,4 @@
 import type { ProcessIdentity } from '@runplan/settle';
-import type { FailureClass } from '../repair/repair.js';
-
-export type { FailureClass };
 
 /**
  * The journal events of one logical run (DESIGN "Journal events"). The journal is the only
@@ -18,6 +15,40 @@ export type { FailureClass };
  * After a coordinator crash, `runplan stop` instead appends: [usage] → leftovers-ended →
  * attempt-closed (each open attempt) → run-failed (interrupted, stopped_after_crash).
  */
+
+/** Why an attempt (or the run) failed; decides whether and how it may be tried again. */
+export type FailureClass =
+  | 'task'
+  | 'gate'
+  | 'environment'
+  | 'provider'
+  | 'timeout'
+  | 'teardown'
+  | 'integration'
+  | 'stagnation'
+  | 'needs_human'
+  | 'budget'
+  | 'interrupted'
+  | 'abandoned'
+  | 'engine'
+  | 'invariant';
+
+export const FAILURE_CLASSES: readonly FailureClass[] = [
+  'task',
+  'gate',
+  'environment',
+  'provider',
+  'timeout',
+  'teardown',
+  'integration',
+  'stagnation',
+  'needs_human',
+  'budget',
+  'interrupted',
+  'abandoned',
+  'engine',
+  'invariant',
+];
 
 /** Token usage as the agent reported it (zeros for formats that report nothing). */
 export interface UsageTotals {

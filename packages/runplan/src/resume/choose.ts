@@ -2,7 +2,7 @@ import { rename } from 'node:fs/promises';
 import { openWriter, readJournal, type JournalRecord, type JournalWriter, type ScanResult } from '@runplan/journal';
 import type { Plan } from '../plan/types.js';
 import { taskContractDigests } from '../plan/digest.js';
-import { budgetExceeded } from '../repair/repair.js';
+import { budgetExceeded } from '../repair/index.js';
 import { readJournalFailureNote, roomRefusal } from '../host/disk.js';
 import { PLAN_DEFAULTS } from '../plan/types.js';
 import { inspectRuns, recoverRun, type PriorRun, type Refusal, type RecoveredRun } from './recover.js';

@@ -2,8 +2,8 @@ import { HEADER_TYPE, scanJournal, type JournalRecord, type JournalStatus, type 
 import type { ProcessIdentity } from '@runplan/settle';
 import type { Plan } from '../plan/types.js';
 import { taskContractDigests } from '../plan/digest.js';
-import { checkpointId } from '../attempt/attempt.js';
-import { emptyHistory, recordFailure, type TaskHistory } from '../repair/repair.js';
+import { checkpointId } from '../attempt/integrate.js';
+import { emptyHistory, recordFailure, type TaskHistory } from '../repair/index.js';
 import {
   addUsage,
   ZERO_USAGE,

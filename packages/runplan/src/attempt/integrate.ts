@@ -1,0 +1,127 @@
+import { join } from 'node:path';
+import type { TemplateVars } from '@runplan/workdir';
+import { sha256Hex } from '../plan/digest.js';
+import type { CheckpointData } from '../events/types.js';
+import { writeEvidence } from '../host/evidence.js';
+import { describeGitFailure, git, gitSettled, resolveCommit, succeeded, updateRef } from '../host/git.js';
+import { fail, interruptedCheck, toolFault, writing } from './failure.js';
+import { runGates } from './gates.js';
+import type { Attempt } from './record.js';
+
+// A checkpoint's id: sha256 over its key fields in a fixed order, so dependency ids chain
+// every upstream checkpoint into each downstream one.
+export function checkpointId(key: Omit<CheckpointData, 'id' | 'attempt'>): string {
+  return sha256Hex(
+    JSON.stringify([
+      key.logicalRunId,
+      key.planDigest,
+      key.taskId,
+      key.taskContractDigest,
+      key.dependencyCheckpointIds,
+      key.baseCommit,
+      key.resultCommit,
+    ]),
+  );
+}
+
+/** What integrate puts on top of the integration head: the attempt's base and own commit. */
+export interface Integrand {
+  vars: TemplateVars;
+  tree: string;
+  attemptBase: string;
+  /** The attempt's result commit; undefined: it changed nothing (expect = "none"). */
+  own: string | undefined;
+}
+
+// Puts the result on top of the integration head (fast-forward, or rebase onto a head
+// that moved and re-run the gates), then checkpoint → branch moved. Runs exclusively.
+export async function integrate(a: Attempt, it: Integrand): Promise<CheckpointData> {
+  const { ctx, task } = a;
+  const { attemptBase, own } = it;
+  const onto = ctx.integration.head;
+  let resultCommit: string;
+  let mode: 'fast_forward' | 'rebase' | 'unchanged';
+  if (own === undefined) {
+    resultCommit = onto;
+    mode = 'unchanged';
+  } else if (onto === attemptBase) {
+    resultCommit = own;
+    mode = 'fast_forward';
+  } else {
+    mode = 'rebase';
+    resultCommit = await rebaseOnto(a, it, onto);
+  }
+  await ctx.emit('integrated', { taskId: task.id, attempt: a.attempt, mode, attemptBase, onto, resultCommit });
+
+  const key = {
+    logicalRunId: ctx.runId,
+    planDigest: ctx.planDigest,
+    taskId: task.id,
+    taskContractDigest: ctx.contractDigests.get(task.id) ?? '',
+    dependencyCheckpointIds: task.needs.map((id) => ctx.checkpoints.get(id) ?? ''),
+    baseCommit: onto,
+    resultCommit,
+  };
+  const checkpoint: CheckpointData = { id: checkpointId(key), ...key, attempt: a.attempt };
+  await ctx.emit('checkpoint', checkpoint);
+
+  if (resultCommit !== onto) {
+    const moved = await updateRef(ctx.repo, ctx.integration.branchRef, resultCommit, onto);
+    if (!moved.ok) {
+      const fault = toolFault(a, moved.error.message, ctx.repo);
+      if (fault !== undefined) throw fault;
+      throw fail(
+        'invariant',
+        'branch_moved',
+        'integrate',
+        `${ctx.integration.branchRef} is at ${moved.error.actual ?? 'nothing'}, expected ${onto}: someone else moved it`,
+      );
+    }
+    ctx.integration.head = resultCommit;
+    await ctx.emit('branch-updated', {
+      taskId: task.id,
+      attempt: a.attempt,
+      branch: ctx.integration.branchRef,
+      from: onto,
+      to: resultCommit,
+    });
+  }
+  return checkpoint;
+}
+
+// Rebases the attempt's commits onto a head that moved since it started and re-runs the
+// gates there (phase integrate); returns the rebased result commit.
+async function rebaseOnto(a: Attempt, it: Integrand, onto: string): Promise<string> {
+  const { ctx } = a;
+  const rebase = await gitSettled(it.tree, ['rebase', '--quiet', '--end-of-options', onto], a.git);
+  if (!succeeded(rebase)) {
+    await git(it.tree, ['rebase', '--abort']);
+    interruptedCheck(a, rebase.reason);
+    const detail = describeGitFailure(['rebase', onto.slice(0, 12)], rebase);
+    const path = join(a.evidenceDir, 'rebase.log');
+    const fault = toolFault(a, rebase.stderr.toString('utf8'), it.tree);
+    if (fault !== undefined) throw fault;
+    await writing(a, path, () =>
+      writeEvidence(
+        path,
+        `${detail}\n--- stdout\n${rebase.stdout.toString('utf8')}\n--- stderr\n${rebase.stderr.toString('utf8')}\n`,
+        ctx.secrets,
+      ),
+    );
+    a.rec.evidence.push(path);
+    if (rebase.reason === 'exited')
+      throw fail(
+        'integration',
+        'integration_conflict',
+        'integrate',
+        `rebase onto ${onto.slice(0, 12)} conflicted: ${detail}`,
+        rebase.stdout.toString('utf8') + rebase.stderr.toString('utf8'),
+      );
+    throw fail(rebase.reason === 'timed_out' ? 'timeout' : 'environment', rebase.reason, 'integrate', detail);
+  }
+  const head = await resolveCommit(it.tree, 'HEAD');
+  if (head === undefined) throw fail('integration', 'integration_conflict', 'integrate', 'no HEAD after rebase');
+  const gates = await runGates(a, { vars: it.vars, tree: it.tree, phase: 'integrate' });
+  if (gates !== undefined) throw gates;
+  return head;
+}

@@ -1,0 +1,48 @@
+import type { CheckpointData } from '../events/types.js';
+import { runCommand } from './command.js';
+import { commitResult } from './commit.js';
+import type { StepFailed } from './failure.js';
+import { runGates } from './gates.js';
+import { postRun, preRun } from './hooks.js';
+import { integrate } from './integrate.js';
+import { runLoop } from './loop.js';
+import type { Attempt } from './record.js';
+import { setUpWorkspace } from './workspace.js';
+
+/** What the pipeline starts from: the workdir variables, the integration head, the prompt. */
+export interface PipelineInput {
+  baseVars: Record<string, string | number>;
+  baseCommit: string;
+  prompt: string;
+}
+
+// The steps of one attempt in order (DESIGN "One attempt"); each records its phase first.
+export async function pipeline(a: Attempt, input: PipelineInput): Promise<CheckpointData> {
+  const { rec, task, ctx } = a;
+  const { baseCommit, prompt } = input;
+
+  // attempt dir + `git worktree add --detach` + datadir
+  const { tree, vars } = await setUpWorkspace(a, input.baseVars, baseCommit);
+
+  rec.phase = 'pre_run';
+  await preRun(a, vars, tree);
+
+  rec.phase = 'command';
+  const command =
+    task.until !== undefined ? await runLoop(a, { vars, tree, prompt, baseCommit }) : await runCommand(a, { vars, tree, prompt });
+  let primary: StepFailed | undefined = command.failure;
+  if (primary === undefined) {
+    rec.phase = 'gates';
+    primary = await runGates(a, { vars, tree, phase: 'gates' });
+  }
+
+  rec.phase = 'post_run';
+  primary = await postRun(a, { vars, tree }, command.execution, primary);
+  if (primary !== undefined) throw primary;
+
+  rec.phase = 'commit';
+  const own = await commitResult(a, tree, baseCommit);
+
+  rec.phase = 'integrate';
+  return ctx.integration.exclusive(() => integrate(a, { vars, tree, attemptBase: baseCommit, own }));
+}
