@@ -2,7 +2,8 @@ import type { Execution } from '@runplan/settle';
 import type { AgentState } from '../agent/consumer.js';
 import { maskSecrets } from '../plan/secrets.js';
 import { classifyCommand } from '../repair/classify.js';
-import { fail, type StepFailed } from './failure.js';
+import type { AttemptFailureData } from '../events/types.js';
+import { fail } from './failure.js';
 import type { Attempt } from './record.js';
 
 // What the command's settlement means for the attempt (undefined: it succeeded). The
@@ -11,7 +12,7 @@ import type { Attempt } from './record.js';
 export function commandFailure(
   a: Attempt,
   s: { execution: Execution; state: AgentState | undefined; error: string | null },
-): StepFailed | undefined {
+): AttemptFailureData | undefined {
   const { task } = a;
   const { execution, state, error } = s;
   const c = classifyCommand(execution, state, task);
@@ -28,7 +29,7 @@ export function commandFailure(
       exited: `the command exited ${execution.exitCode}`,
     };
     const failed = fail(c.class, c.reason, 'command', maskSecrets(messages[c.reason] ?? c.reason, a.ctx.secrets));
-    if (c.class === 'provider' && state?.resetAtMs !== undefined) failed.failure.resetAtMs = state.resetAtMs;
+    if (c.class === 'provider' && state?.resetAtMs !== undefined) failed.resetAtMs = state.resetAtMs;
     return failed;
   }
   if (error !== null) return fail('task', 'transport_error', 'command', error);

@@ -9,13 +9,14 @@ import { evidenceSink, fileTail, textTail } from '../host/evidence.js';
 import { diskFaultOf, type DiskFault } from '../host/disk.js';
 import { scrubbedGitEnv } from '../host/git.js';
 import { commandFailure } from './command-failure.js';
-import { diskFault, fail, type StepFailed } from './failure.js';
+import type { AttemptFailureData } from '../events/types.js';
+import { diskFault, fail } from './failure.js';
 import type { Attempt } from './record.js';
 
 /** The command's settlement, and the failure it means (none: it succeeded). */
 export interface CommandRun {
   execution: Execution | undefined;
-  failure?: StepFailed;
+  failure?: AttemptFailureData;
 }
 
 // The file a command's transcript is saved to: per round for an `until` loop; the resume
@@ -101,6 +102,6 @@ export async function runCommand(
   if (sinkFault !== undefined) return { execution, failure: diskFault(a, sinkFault) };
   // Every failure carries the stderr tail as its evidence; a success never reads it.
   const failure = commandFailure(a, { execution, state, error: errorText });
-  if (failure !== undefined) failure.failure.evidenceTail = await fileTail(stderr.path);
-  return { execution, failure };
+  if (failure === undefined) return { execution };
+  return { execution, failure: { ...failure, evidenceTail: await fileTail(stderr.path) } };
 }

@@ -3,10 +3,10 @@ import { capture, type Captured } from '@runplan/settle';
 import { renderArgv, type TemplateVars } from '@runplan/workdir';
 import { maskSecrets } from '../plan/secrets.js';
 import { classifyGate } from '../repair/classify.js';
-import type { GateResult } from '../events/types.js';
+import type { AttemptFailureData, GateResult } from '../events/types.js';
 import { textTail, writeEvidence } from '../host/evidence.js';
 import { scrubbedGitEnv } from '../host/git.js';
-import { fail, type StepFailed, writing } from './failure.js';
+import { fail, writing } from './failure.js';
 import type { Attempt } from './record.js';
 
 // A gate or a loop's verify command: captured, in the worktree, held to gate_deadline,
@@ -28,12 +28,12 @@ export function check(a: Attempt, argv: readonly string[], tree: string): Promis
 export async function runGates(
   a: Attempt,
   at: { vars: TemplateVars; tree: string; phase: 'gates' | 'integrate' },
-): Promise<StepFailed | undefined> {
+): Promise<AttemptFailureData | undefined> {
   const { ctx, task } = a;
   const { phase } = at;
   if (task.gates.length === 0) return undefined;
   const results: GateResult[] = [];
-  let failure: StepFailed | undefined;
+  let failure: AttemptFailureData | undefined;
   for (const [i, template] of task.gates.entries()) {
     const argv = renderArgv(template, at.vars, 'pre_run');
     if (!argv.ok) {
@@ -43,7 +43,8 @@ export async function runGates(
     const gate = await check(a, argv.value, at.tree);
     const path = join(a.evidenceDir, `${phase === 'gates' ? 'gate' : 'integrate-gate'}-${i + 1}.log`);
     const output = `$ ${argv.value.join(' ')}\n# ${gate.reason} exit=${gate.exitCode} ${gate.durationMs}ms\n--- stdout\n${gate.stdout.toString('utf8')}\n--- stderr\n${gate.stderr.toString('utf8')}\n`;
-    await writing(a, path, () => writeEvidence(path, output, ctx.secrets));
+    const written = await writing(a, path, () => writeEvidence(path, output, ctx.secrets));
+    if (!written.ok) return written.error;
     a.rec.evidence.push(path);
     a.rec.survivors.push(...gate.teardown.survivors);
     results.push({

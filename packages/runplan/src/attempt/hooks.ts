@@ -2,21 +2,24 @@ import { join } from 'node:path';
 import { exitCodeFor, type Execution } from '@runplan/settle';
 import { afterPostRun, afterPreRun, runHook, type HookOutcome, type RunOutcome } from '@runplan/run-hook';
 import type { TemplateVars } from '@runplan/workdir';
-import type { HookDoneData } from '../events/types.js';
+import { err, ok } from '@runplan/common';
+import type { AttemptFailureData, HookDoneData } from '../events/types.js';
 import { writeEvidence } from '../host/evidence.js';
-import { fail, type StepFailed, writing } from './failure.js';
+import { fail, type StepResult, writing } from './failure.js';
 import type { Attempt } from './record.js';
 
 // pre_run before the command: anything but success stops the attempt, nothing is exec'd.
-export async function preRun(a: Attempt, vars: TemplateVars, tree: string): Promise<void> {
+export async function preRun(a: Attempt, vars: TemplateVars, tree: string): Promise<AttemptFailureData | undefined> {
   const argv = a.ctx.plan.hooks.preRun;
-  if (argv === undefined || argv.length === 0) return;
-  const hook = await runTier(a, { tier: 'pre_run', argv, vars, tree });
+  if (argv === undefined || argv.length === 0) return undefined;
+  const ran = await runTier(a, { tier: 'pre_run', argv, vars, tree });
+  if (!ran.ok) return ran.error;
+  const hook = ran.value;
   const decision = afterPreRun(hook);
   await a.ctx.emit('pre-run-done', hookData(a, hook, join(a.evidenceDir, 'pre_run.log')));
-  if (decision.proceed) return;
-  if (decision.outcome === 'interrupted') throw fail('interrupted', 'interrupted', 'pre_run', 'the run was interrupted during pre_run');
-  throw fail('environment', 'pre_run_failed', 'pre_run', `pre_run ${hook.reason}: ${hook.ok ? '' : hook.message}`, hook.stderrTail);
+  if (decision.proceed) return undefined;
+  if (decision.outcome === 'interrupted') return fail('interrupted', 'interrupted', 'pre_run', 'the run was interrupted during pre_run');
+  return fail('environment', 'pre_run_failed', 'pre_run', `pre_run ${hook.reason}: ${hook.ok ? '' : hook.message}`, hook.stderrTail);
 }
 
 // post_run after the command and gates (whenever pre_run succeeded): it may demote, never promote.
@@ -24,19 +27,22 @@ export async function postRun(
   a: Attempt,
   at: { vars: TemplateVars; tree: string },
   execution: Execution | undefined,
-  primary: StepFailed | undefined,
-): Promise<StepFailed | undefined> {
+  primary: AttemptFailureData | undefined,
+): Promise<AttemptFailureData | undefined> {
   const argv = a.ctx.plan.hooks.postRun;
   if (argv === undefined || argv.length === 0) return primary;
-  if (primary?.failure.class === 'interrupted' || a.ctx.signal.aborted)
+  // An interruption, a disk fault (it aborts the run) or the engine's own failure ends the attempt at once.
+  if (primary?.class === 'interrupted' || primary?.reason === 'internal_error' || a.ctx.signal.aborted)
     return primary ?? fail('interrupted', 'interrupted', 'post_run', 'the run was interrupted');
   const run: { outcome: RunOutcome; reason: string } =
     primary === undefined
       ? { outcome: 'success', reason: 'ok' }
-      : { outcome: primary.failure.class === 'timeout' ? 'timed_out' : 'failed', reason: primary.failure.reason };
+      : { outcome: primary.class === 'timeout' ? 'timed_out' : 'failed', reason: primary.reason };
   const exitCode = execution !== undefined ? exitCodeFor(execution) : 1;
   const vars = { ...at.vars, 'run.outcome': run.outcome, 'run.exit_code': exitCode };
-  const hook = await runTier(a, { tier: 'post_run', argv, vars, tree: at.tree });
+  const ran = await runTier(a, { tier: 'post_run', argv, vars, tree: at.tree });
+  if (!ran.ok) return ran.error;
+  const hook = ran.value;
   const after = afterPostRun(run, hook);
   await a.ctx.emit('post-run-done', { ...hookData(a, hook, join(a.evidenceDir, 'post_run.log')), demoted: after.demoted });
   if (after.demoted)
@@ -50,7 +56,7 @@ export async function postRun(
 async function runTier(
   a: Attempt,
   h: { tier: 'pre_run' | 'post_run'; argv: readonly string[]; vars: TemplateVars; tree: string },
-): Promise<HookOutcome> {
+): Promise<StepResult<HookOutcome>> {
   const hook = await runHook(h.argv, {
     tier: h.tier,
     vars: h.vars,
@@ -62,12 +68,13 @@ async function runTier(
   });
   const path = join(a.evidenceDir, `${h.tier}.log`);
   const header = `$ ${(hook.argv ?? h.argv).join(' ')}\n# ${hook.reason} exit=${hook.exitCode} ${hook.durationMs}ms\n`;
-  await writing(a, path, () =>
+  const written = await writing(a, path, () =>
     writeEvidence(path, `${header}--- stdout (tail)\n${hook.stdoutTail}\n--- stderr (tail)\n${hook.stderrTail}\n`, a.ctx.secrets),
   );
+  if (!written.ok) return err(written.error);
   a.rec.evidence.push(path);
   if (!hook.ok && hook.teardown?.survivors.length) a.rec.survivors.push(...hook.teardown.survivors);
-  return hook;
+  return ok(hook);
 }
 
 // The journal record of a hook tier's outcome.

@@ -1,10 +1,11 @@
 import { join } from 'node:path';
+import { err, ok } from '@runplan/common';
 import type { TemplateVars } from '@runplan/workdir';
 import { sha256Hex } from '../plan/digest.js';
 import type { CheckpointData } from '../events/types.js';
 import { writeEvidence } from '../host/evidence.js';
 import { describeGitFailure, git, gitSettled, resolveCommit, succeeded, updateRef } from '../host/git.js';
-import { fail, interruptedCheck, toolFault, writing } from './failure.js';
+import { fail, interruption, type StepResult, toolFault, writing } from './failure.js';
 import { runGates } from './gates.js';
 import type { Attempt } from './record.js';
 
@@ -35,7 +36,7 @@ export interface Integrand {
 
 // Puts the result on top of the integration head (fast-forward, or rebase onto a head
 // that moved and re-run the gates), then checkpoint → branch moved. Runs exclusively.
-export async function integrate(a: Attempt, it: Integrand): Promise<CheckpointData> {
+export async function integrate(a: Attempt, it: Integrand): Promise<StepResult<CheckpointData>> {
   const { ctx, task } = a;
   const { attemptBase, own } = it;
   const onto = ctx.integration.head;
@@ -49,7 +50,9 @@ export async function integrate(a: Attempt, it: Integrand): Promise<CheckpointDa
     mode = 'fast_forward';
   } else {
     mode = 'rebase';
-    resultCommit = await rebaseOnto(a, it, onto);
+    const rebased = await rebaseOnto(a, it, onto);
+    if (!rebased.ok) return rebased;
+    resultCommit = rebased.value;
   }
   await ctx.emit('integrated', { taskId: task.id, attempt: a.attempt, mode, attemptBase, onto, resultCommit });
 
@@ -69,13 +72,9 @@ export async function integrate(a: Attempt, it: Integrand): Promise<CheckpointDa
     const moved = await updateRef(ctx.repo, ctx.integration.branchRef, resultCommit, onto);
     if (!moved.ok) {
       const fault = toolFault(a, moved.error.message, ctx.repo);
-      if (fault !== undefined) throw fault;
-      throw fail(
-        'invariant',
-        'branch_moved',
-        'integrate',
-        `${ctx.integration.branchRef} is at ${moved.error.actual ?? 'nothing'}, expected ${onto}: someone else moved it`,
-      );
+      if (fault !== undefined) return err(fault);
+      const message = `${ctx.integration.branchRef} is at ${moved.error.actual ?? 'nothing'}, expected ${onto}: someone else moved it`;
+      return err(fail('invariant', 'branch_moved', 'integrate', message));
     }
     ctx.integration.head = resultCommit;
     await ctx.emit('branch-updated', {
@@ -86,42 +85,41 @@ export async function integrate(a: Attempt, it: Integrand): Promise<CheckpointDa
       to: resultCommit,
     });
   }
-  return checkpoint;
+  return ok(checkpoint);
 }
 
 // Rebases the attempt's commits onto a head that moved since it started and re-runs the
 // gates there (phase integrate); returns the rebased result commit.
-async function rebaseOnto(a: Attempt, it: Integrand, onto: string): Promise<string> {
+async function rebaseOnto(a: Attempt, it: Integrand, onto: string): Promise<StepResult<string>> {
   const { ctx } = a;
   const rebase = await gitSettled(it.tree, ['rebase', '--quiet', '--end-of-options', onto], a.git);
   if (!succeeded(rebase)) {
     await git(it.tree, ['rebase', '--abort']);
-    interruptedCheck(a, rebase.reason);
+    const stopped = interruption(a, rebase.reason);
+    if (stopped !== undefined) return err(stopped);
     const detail = describeGitFailure(['rebase', onto.slice(0, 12)], rebase);
     const path = join(a.evidenceDir, 'rebase.log');
     const fault = toolFault(a, rebase.stderr.toString('utf8'), it.tree);
-    if (fault !== undefined) throw fault;
-    await writing(a, path, () =>
+    if (fault !== undefined) return err(fault);
+    const written = await writing(a, path, () =>
       writeEvidence(
         path,
         `${detail}\n--- stdout\n${rebase.stdout.toString('utf8')}\n--- stderr\n${rebase.stderr.toString('utf8')}\n`,
         ctx.secrets,
       ),
     );
+    if (!written.ok) return written;
     a.rec.evidence.push(path);
-    if (rebase.reason === 'exited')
-      throw fail(
-        'integration',
-        'integration_conflict',
-        'integrate',
-        `rebase onto ${onto.slice(0, 12)} conflicted: ${detail}`,
-        rebase.stdout.toString('utf8') + rebase.stderr.toString('utf8'),
+    if (rebase.reason === 'exited') {
+      const output = rebase.stdout.toString('utf8') + rebase.stderr.toString('utf8');
+      return err(
+        fail('integration', 'integration_conflict', 'integrate', `rebase onto ${onto.slice(0, 12)} conflicted: ${detail}`, output),
       );
-    throw fail(rebase.reason === 'timed_out' ? 'timeout' : 'environment', rebase.reason, 'integrate', detail);
+    }
+    return err(fail(rebase.reason === 'timed_out' ? 'timeout' : 'environment', rebase.reason, 'integrate', detail));
   }
   const head = await resolveCommit(it.tree, 'HEAD');
-  if (head === undefined) throw fail('integration', 'integration_conflict', 'integrate', 'no HEAD after rebase');
+  if (head === undefined) return err(fail('integration', 'integration_conflict', 'integrate', 'no HEAD after rebase'));
   const gates = await runGates(a, { vars: it.vars, tree: it.tree, phase: 'integrate' });
-  if (gates !== undefined) throw gates;
-  return head;
+  return gates !== undefined ? err(gates) : ok(head);
 }

@@ -6,7 +6,7 @@ import { failureFingerprint } from '../repair/fingerprint.js';
 import { decideRound } from '../repair/rounds.js';
 import { textTail, writeEvidence } from '../host/evidence.js';
 import { runCommand, type CommandRun } from './command.js';
-import { fail, interruptedCheck, writing } from './failure.js';
+import { fail, interruption, writing } from './failure.js';
 import { check } from './gates.js';
 import type { Attempt } from './record.js';
 import { treeState } from './workspace.js';
@@ -49,17 +49,19 @@ export async function runLoop(
     const verify = await check(a, until.value, tree);
     const output = `${verify.stdout.toString('utf8')}${verify.stderr.toString('utf8')}`;
     const path = join(a.evidenceDir, `verify.round-${round}.log`);
-    await writing(a, path, () =>
+    const written = await writing(a, path, () =>
       writeEvidence(path, `$ ${until.value.join(' ')}\n# ${verify.reason} exit=${verify.exitCode}\n${output}`, ctx.secrets),
     );
+    if (!written.ok) return { execution: last, failure: written.error };
     a.rec.evidence.push(path);
-    interruptedCheck(a, verify.reason);
+    const stopped = interruption(a, verify.reason);
+    if (stopped !== undefined) return { execution: last, failure: stopped };
     const verifyPassed = verify.reason === 'exited' && verify.exitCode === 0;
     verifyTail = textTail(output, 4096);
     const verifyFingerprint = failureFingerprint(
       {
         class: 'task',
-        evidence: maskSecrets(verifyTail, ctx.secrets),
+        evidenceTail: maskSecrets(verifyTail, ctx.secrets),
         baseCommit,
         contractDigest: ctx.contractDigests.get(task.id) ?? '',
       },

@@ -1,7 +1,8 @@
+import { err } from '@runplan/common';
 import type { CheckpointData } from '../events/types.js';
 import { runCommand } from './command.js';
 import { commitResult } from './commit.js';
-import type { StepFailed } from './failure.js';
+import type { StepResult } from './failure.js';
 import { runGates } from './gates.js';
 import { postRun, preRun } from './hooks.js';
 import { integrate } from './integrate.js';
@@ -16,21 +17,25 @@ export interface PipelineInput {
   prompt: string;
 }
 
-// The steps of one attempt in order (DESIGN "One attempt"); each records its phase first.
-export async function pipeline(a: Attempt, input: PipelineInput): Promise<CheckpointData> {
+// The steps of one attempt in order (DESIGN "One attempt"). Each step returns its failure;
+// the first one ends the attempt, except that post_run runs after a failed command or gate.
+export async function pipeline(a: Attempt, input: PipelineInput): Promise<StepResult<CheckpointData>> {
   const { rec, task, ctx } = a;
   const { baseCommit, prompt } = input;
 
-  // attempt dir + `git worktree add --detach` + datadir
-  const { tree, vars } = await setUpWorkspace(a, input.baseVars, baseCommit);
+  // setup: evidence dir, attempt dir, `git worktree add --detach`, datadir
+  const workspace = await setUpWorkspace(a, input.baseVars, baseCommit);
+  if (!workspace.ok) return workspace;
+  const { tree, vars } = workspace.value;
 
   rec.phase = 'pre_run';
-  await preRun(a, vars, tree);
+  const preRunFailure = await preRun(a, vars, tree);
+  if (preRunFailure !== undefined) return err(preRunFailure);
 
   rec.phase = 'command';
   const command =
     task.until !== undefined ? await runLoop(a, { vars, tree, prompt, baseCommit }) : await runCommand(a, { vars, tree, prompt });
-  let primary: StepFailed | undefined = command.failure;
+  let primary = command.failure;
   if (primary === undefined) {
     rec.phase = 'gates';
     primary = await runGates(a, { vars, tree, phase: 'gates' });
@@ -38,11 +43,12 @@ export async function pipeline(a: Attempt, input: PipelineInput): Promise<Checkp
 
   rec.phase = 'post_run';
   primary = await postRun(a, { vars, tree }, command.execution, primary);
-  if (primary !== undefined) throw primary;
+  if (primary !== undefined) return err(primary);
 
   rec.phase = 'commit';
   const own = await commitResult(a, tree, baseCommit);
+  if (!own.ok) return own;
 
   rec.phase = 'integrate';
-  return ctx.integration.exclusive(() => integrate(a, { vars, tree, attemptBase: baseCommit, own }));
+  return ctx.integration.exclusive(() => integrate(a, { vars, tree, attemptBase: baseCommit, own: own.value }));
 }

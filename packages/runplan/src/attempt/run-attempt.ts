@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { err } from '@runplan/common';
 import { render } from '@runplan/workdir';
 import { newRunOwnerTag } from '../resume/leftovers.js';
 import type { TaskSpec } from '../plan/types.js';
@@ -8,8 +9,7 @@ import { retryPrompt } from '../repair/retry-prompt.js';
 import { JournalFailure, type RunContext } from '../coordinator/context.js';
 import type { AttemptFailureData, CheckpointData, UsageTotals } from '../events/types.js';
 import { attemptEvidenceDir } from '../host/state.js';
-import { diskFaultOf } from '../host/disk.js';
-import { diskFault, fail, StepFailed } from './failure.js';
+import { thrownFailure, type StepResult } from './failure.js';
 import { pipeline } from './pipeline.js';
 import { newAttempt } from './record.js';
 import { workdirVars } from './vars.js';
@@ -42,12 +42,7 @@ export async function runAttempt(
   const ownerTag = newRunOwnerTag(ctx.runId);
   const baseCommit = ctx.integration.head;
   const evidenceDir = attemptEvidenceDir(ctx.run, task.id, attempt);
-  const prompt =
-    previous === undefined
-      ? (task.prompt ?? '')
-      : retryPrompt(task.prompt, { ...previous.failure, attempt: previous.attempt, evidence: previous.failure.evidenceTail }, (t) =>
-          maskSecrets(t, ctx.secrets),
-        );
+  const prompt = previous === undefined ? (task.prompt ?? '') : retryPrompt(task.prompt, previous, (t) => maskSecrets(t, ctx.secrets));
   const baseVars = workdirVars(ctx, task, attempt);
   const planned = render(ctx.workdirTemplate, baseVars, 'workdir');
   const plannedDir = planned.ok ? planned.value : '';
@@ -67,23 +62,19 @@ export async function runAttempt(
     dependencyCheckpointIds: task.needs.map((id) => ctx.checkpoints.get(id) ?? ''),
   });
 
-  let outcome: { checkpoint: CheckpointData } | StepFailed;
+  // The one boundary: a journal failure goes on up; anything else thrown is a bug (or a
+  // disk error no step caught) and becomes the attempt's failure.
+  let outcome: StepResult<CheckpointData>;
   try {
-    outcome = { checkpoint: await pipeline(a, { baseVars, baseCommit, prompt }) };
+    outcome = await pipeline(a, { baseVars, baseCommit, prompt });
   } catch (e) {
     if (e instanceof JournalFailure) throw e;
-    const fault = diskFaultOf(e);
-    if (e instanceof StepFailed) outcome = e;
-    else if (fault !== undefined) outcome = diskFault(a, fault);
-    else {
-      const message = e instanceof Error ? e.message : String(e);
-      outcome = fail('engine', 'internal_error', rec.phase, maskSecrets(message, ctx.secrets));
-    }
+    outcome = err(thrownFailure(a, e));
   }
 
   const durationMs = Date.now() - started;
-  if (outcome instanceof StepFailed) {
-    const failure = outcome.failure;
+  if (!outcome.ok) {
+    const failure = outcome.error;
     await ctx.emit('attempt-closed', {
       taskId: task.id,
       attempt,
@@ -119,7 +110,7 @@ export async function runAttempt(
     class: null,
     phase: null,
     failure: null,
-    checkpointId: outcome.checkpoint.id,
+    checkpointId: outcome.value.id,
     evidence: rec.evidence,
     survivors: rec.survivors,
     durationMs,
@@ -128,7 +119,7 @@ export async function runAttempt(
     ok: true,
     taskId: task.id,
     attempt,
-    checkpoint: outcome.checkpoint,
+    checkpoint: outcome.value,
     survivors: rec.survivors,
     usage: rec.usage,
     costUsd: rec.costUsd,

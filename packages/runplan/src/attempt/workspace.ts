@@ -1,8 +1,9 @@
 import { join } from 'node:path';
+import { err, ok } from '@runplan/common';
 import { createDataDir, createRunDir } from '@runplan/workdir';
 import { ensurePrivateDir } from '../host/state.js';
 import { describeGitFailure, git, gitSettled, succeeded } from '../host/git.js';
-import { fail, interruptedCheck, toolFault, writing } from './failure.js';
+import { fail, interruption, type StepResult, toolFault, writing } from './failure.js';
 import type { Attempt } from './record.js';
 
 /** Where the attempt works: its worktree and the variables every later step renders with. */
@@ -13,15 +14,20 @@ export interface Workspace {
 
 // The evidence dir, the attempt dir (marked, 0700) holding the worktree (`git worktree add
 // --detach` at the base) and the datadir; the template variables that name them.
-export async function setUpWorkspace(a: Attempt, baseVars: Record<string, string | number>, baseCommit: string): Promise<Workspace> {
+export async function setUpWorkspace(
+  a: Attempt,
+  baseVars: Record<string, string | number>,
+  baseCommit: string,
+): Promise<StepResult<Workspace>> {
   const { ctx, task } = a;
-  await writing(a, a.evidenceDir, () => ensurePrivateDir(a.evidenceDir));
+  const evidenceDir = await writing(a, a.evidenceDir, () => ensurePrivateDir(a.evidenceDir));
+  if (!evidenceDir.ok) return evidenceDir;
 
   const dir = await createRunDir(ctx.workdirTemplate, baseVars);
   if (!dir.ok)
-    throw (
+    return err(
       toolFault(a, dir.error.message, dir.error.path ?? '') ??
-      fail('environment', 'workdir_failed', 'setup', `${dir.error.reason}: ${dir.error.message}`)
+        fail('environment', 'workdir_failed', 'setup', `${dir.error.reason}: ${dir.error.message}`),
     );
   const tree = join(dir.value.path, 'tree');
   const addTree = () =>
@@ -33,18 +39,19 @@ export async function setUpWorkspace(a: Attempt, baseVars: Record<string, string
   // that failure names a directory it could not create; one more try settles it.
   if (!succeeded(added) && added.reason === 'exited' && /could not create directory/.test(added.stderr.toString('utf8')))
     added = await addTree();
-  interruptedCheck(a, added.reason);
+  const stopped = interruption(a, added.reason);
+  if (stopped !== undefined) return err(stopped);
   if (!succeeded(added))
-    throw (
+    return err(
       toolFault(a, added.stderr.toString('utf8'), tree) ??
-      fail('environment', 'worktree_failed', 'setup', describeGitFailure(['worktree', 'add'], added))
+        fail('environment', 'worktree_failed', 'setup', describeGitFailure(['worktree', 'add'], added)),
     );
   a.rec.worktree = tree;
   const data = await createDataDir(dir.value.path, ctx.runId);
   if (!data.ok)
-    throw (
+    return err(
       toolFault(a, data.error.message, data.error.path ?? dir.value.path) ??
-      fail('environment', 'datadir_failed', 'setup', `${data.error.reason}: ${data.error.message}`)
+        fail('environment', 'datadir_failed', 'setup', `${data.error.reason}: ${data.error.message}`),
     );
 
   const vars = {
@@ -54,7 +61,7 @@ export async function setUpWorkspace(a: Attempt, baseVars: Record<string, string
     'package.dir': ctx.repo,
     'run.datadir': data.value.path,
   };
-  return { tree, vars };
+  return ok({ tree, vars });
 }
 
 // The content of a worktree as one hash (untracked files included), to tell whether a round changed anything.

@@ -705,19 +705,9 @@ class Coordinator {
   async repair(task: TaskSpec, r: Extract<AttemptResult, { ok: false }>): Promise<{ retryInMs: number } | { stop: AttemptFailureData }> {
     const f = r.failure;
     const contractDigest = this.contracts.get(task.id) ?? '';
-    const input = {
-      class: f.class,
-      reason: f.reason,
-      phase: f.phase,
-      evidence: f.evidenceTail,
-      baseCommit: r.baseCommit,
-      contractDigest,
-      attempt: r.attempt,
-      ...(f.resetAtMs !== undefined ? { resetAtMs: f.resetAtMs } : {}),
-    };
-    const fingerprint = failureFingerprint(input, r.ownPaths);
+    const fingerprint = failureFingerprint({ ...f, baseCommit: r.baseCommit, contractDigest }, r.ownPaths);
     const history = this.histories.get(task.id) ?? emptyHistory();
-    const decision = decideRepair({ ...input, fingerprint }, history, task.repair);
+    const decision = decideRepair({ ...f, fingerprint }, history, task.repair);
     this.histories.set(task.id, recordFailure(history, { class: f.class, fingerprint }));
     await this.emit('repair-decided', {
       taskId: task.id,

@@ -1,8 +1,7 @@
 import type { RepairCaps } from '../plan/types.js';
 import { DEFAULT_CAPS } from '../plan/types.js';
-import type { FailureClass } from '../events/types.js';
+import type { AttemptFailureData, FailureClass } from '../events/types.js';
 import { CRASH_CAP, MAX_BACKOFF_MS, NEVER_RETRIED_REASONS, TRANSITIONS, type ChangedInput } from './transitions.js';
-import type { AttemptFailure } from './fingerprint.js';
 
 /** A task's failure history, counted from the journal (so a crash cannot reset it). */
 export interface TaskHistory {
@@ -14,6 +13,9 @@ export interface TaskHistory {
   /** Attempts lost to a coordinator crash (own cap, CRASH_CAP). */
   crashes: number;
 }
+
+/** What repair decides on: the failure (the one shape) and its fingerprint. */
+export type RepairInput = Pick<AttemptFailureData, 'class' | 'reason' | 'resetAtMs'> & { fingerprint: string };
 
 export type RepairDecision =
   | { action: 'retry'; delayMs: number; changed: ChangedInput }
@@ -43,7 +45,7 @@ export function recordFailure(history: TaskHistory, failure: { class: FailureCla
  * provider) → cap (this failure counted) → retry with what changes.
  */
 export function decideRepair(
-  failure: AttemptFailure & { fingerprint: string },
+  failure: RepairInput,
   history: TaskHistory,
   caps: RepairCaps = DEFAULT_CAPS,
   opts: { now?: number } = {},
@@ -77,7 +79,7 @@ export function decideRepair(
 }
 
 // Wait until the reported reset, else backoff doubling per earlier provider failure.
-export function providerDelay(failure: Pick<AttemptFailure, 'resetAtMs'>, history: TaskHistory, caps: RepairCaps, now: number): number {
+export function providerDelay(failure: Pick<AttemptFailureData, 'resetAtMs'>, history: TaskHistory, caps: RepairCaps, now: number): number {
   if (failure.resetAtMs !== undefined && Number.isFinite(failure.resetAtMs)) return Math.max(0, Math.ceil(failure.resetAtMs - now));
   const earlier = history.byClass.provider ?? 0;
   return Math.min(MAX_BACKOFF_MS, caps.backoffMs * 2 ** earlier);

@@ -1,21 +1,16 @@
 import { tmpdir } from 'node:os';
 import { canonicalJson, sha256Hex } from '../plan/digest.js';
-import type { FailureClass } from '../events/types.js';
+import type { AttemptFailureData } from '../events/types.js';
 
-export interface AttemptFailure {
-  class: FailureClass;
-  /** snake_case slug: `exited`, `gate_failed`, `zero_diff`, `rounds_exhausted`, … */
-  reason: string;
-  /** The step that failed: pre_run, command, gates, post_run, commit, integrate, land. */
-  phase: string;
-  /** Tail of stderr / gate output (secrets already masked); normalized before hashing. */
-  evidence: string;
+/**
+ * What a failure's fingerprint is made of: the failure's class and evidence tail (the one
+ * failure shape, AttemptFailureData) and where the attempt started from. Reason and phase
+ * are not part of it.
+ */
+export interface FingerprintInput extends Pick<AttemptFailureData, 'class' | 'evidenceTail'> {
   /** The integration head the attempt started from. */
   baseCommit: string;
   contractDigest: string;
-  attempt: number;
-  /** provider: when the agent said its limit resets (epoch ms). */
-  resetAtMs?: number;
 }
 
 /**
@@ -52,15 +47,11 @@ export function normalizeEvidence(text: string, ownPaths: readonly string[], opt
 }
 
 // sha256 over class, normalized evidence, base commit and contract digest.
-export function failureFingerprint(
-  f: Pick<AttemptFailure, 'class' | 'evidence' | 'baseCommit' | 'contractDigest'> & Partial<AttemptFailure>,
-  ownPaths: readonly string[],
-  opts: { tmpDir?: string } = {},
-): string {
+export function failureFingerprint(f: FingerprintInput, ownPaths: readonly string[], opts: { tmpDir?: string } = {}): string {
   return sha256Hex(
     canonicalJson({
       class: f.class,
-      evidence: normalizeEvidence(f.evidence, ownPaths, opts),
+      evidence: normalizeEvidence(f.evidenceTail, ownPaths, opts),
       baseCommit: f.baseCommit,
       contractDigest: f.contractDigest,
     }),

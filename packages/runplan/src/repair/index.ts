@@ -10,9 +10,10 @@ export {
   providerDelay,
   recordFailure,
   type RepairDecision,
+  type RepairInput,
   type TaskHistory,
 } from './decide.js';
-export { failureFingerprint, normalizeEvidence, type AttemptFailure } from './fingerprint.js';
+export { failureFingerprint, normalizeEvidence, type FingerprintInput } from './fingerprint.js';
 export { decideRound, type RoundDecision, type RoundOutcome } from './rounds.js';
-export { EVIDENCE_BYTES, EVIDENCE_LINES, retryPrompt, type PreviousFailure } from './retry-prompt.js';
+export { EVIDENCE_BYTES, EVIDENCE_LINES, retryPrompt, type PreviousAttempt } from './retry-prompt.js';
 export { CRASH_CAP, MAX_BACKOFF_MS, NEVER_RETRIED_REASONS, TRANSITIONS, type ChangedInput } from './transitions.js';

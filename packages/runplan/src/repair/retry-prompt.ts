@@ -1,13 +1,9 @@
-import type { FailureClass } from '../events/types.js';
+import type { AttemptFailureData } from '../events/types.js';
 
-/** What a retry's prompt says about the attempt before it. */
-export interface PreviousFailure {
-  class: FailureClass;
-  reason: string;
-  phase: string;
+/** The attempt a retry follows: its number and its failure (the one shape; its evidence tail is masked again here). */
+export interface PreviousAttempt {
   attempt: number;
-  /** Gate output tail / stderr tail; masked here again with `secrets`. */
-  evidence: string;
+  failure: AttemptFailureData;
 }
 
 export const EVIDENCE_LINES = 60;
@@ -19,8 +15,9 @@ export const EVIDENCE_BYTES = 8 * 1024;
  * evidence line is indented behind `    | `, so nothing in it can pass for a line of the
  * prompt's own protocol (a `mock:` directive, a `RUNPLAN: BLOCKED` marker).
  */
-export function retryPrompt(prompt: string | undefined, previous: PreviousFailure, mask: (text: string) => string = (t) => t): string {
-  let tail = mask(previous.evidence)
+export function retryPrompt(prompt: string | undefined, previous: PreviousAttempt, mask: (text: string) => string = (t) => t): string {
+  const { failure } = previous;
+  let tail = mask(failure.evidenceTail)
     .replace(/\r\n?/g, '\n')
     .split('\n')
     .map((l) => l.trimEnd());
@@ -34,7 +31,7 @@ export function retryPrompt(prompt: string | undefined, previous: PreviousFailur
       .replace(/^[^\n]*\n/, '')}`;
   const section = [
     `----- runplan: attempt ${previous.attempt} of this task failed -----`,
-    `class: ${previous.class}; reason: ${previous.reason}; phase: ${previous.phase}`,
+    `class: ${failure.class}; reason: ${failure.reason}; phase: ${failure.phase}`,
     body === '' ? 'No output was captured.' : `Last lines of its output:\n${body}`,
     'Fix the cause of this failure; do not repeat the same approach unchanged.',
     '----- end of runplan failure report -----',
