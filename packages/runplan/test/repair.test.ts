@@ -153,6 +153,12 @@ test('rounds_exhausted and land_moved are never retried whatever their class', (
   }
 });
 
+test('branch_moved (class integration) is never retried: a new attempt would find the branch moved again', () => {
+  const d = decideRepair(failure('integration', 'x', { reason: 'branch_moved' }), emptyHistory(), DEFAULT_CAPS);
+  assert.equal(d, { action: 'stop', reason: 'not_retryable', detail: 'branch_moved is never retried' });
+  assert.equal(decideRepair(failure('integration', 'x', { reason: 'integration_conflict' }), emptyHistory(), DEFAULT_CAPS).action, 'retry');
+});
+
 test('coordinator crashes have their own cap, then class engine', () => {
   assert.equal(decideAfterCrash(emptyHistory()), { action: 'retry' });
   assert.equal(decideAfterCrash({ ...emptyHistory(), crashes: CRASH_CAP - 1 }), { action: 'retry' });

@@ -74,7 +74,7 @@ export async function integrate(a: Attempt, it: Integrand): Promise<StepResult<C
       const fault = toolFault(a, moved.error.message, ctx.repo);
       if (fault !== undefined) return err(fault);
       const message = `${ctx.integration.branchRef} is at ${moved.error.actual ?? 'nothing'}, expected ${onto}: someone else moved it`;
-      return err(fail('invariant', 'branch_moved', 'integrate', message));
+      return err(fail('integration', 'branch_moved', 'integrate', message));
     }
     ctx.integration.head = resultCommit;
     await ctx.emit('branch-updated', {

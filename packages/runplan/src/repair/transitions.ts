@@ -32,7 +32,8 @@ interface Transition {
  *   interrupted, abandoned          never
  *
  * Also never retried whatever the class: reason `rounds_exhausted` (a loop that used all
- * its rounds) and `land_moved` (a landing branch someone else moved).
+ * its rounds), `land_moved` (a landing branch someone else moved) and `branch_moved` (the
+ * integration branch someone else moved: a new attempt would find it moved again).
  */
 export const TRANSITIONS: Readonly<Record<FailureClass, Transition>> = Object.freeze({
   task: { cap: 'task', changed: 'evidence', repeatAllowed: false },
@@ -51,7 +52,7 @@ export const TRANSITIONS: Readonly<Record<FailureClass, Transition>> = Object.fr
   abandoned: { repeatAllowed: false },
 });
 
-export const NEVER_RETRIED_REASONS: readonly string[] = ['rounds_exhausted', 'land_moved'];
+export const NEVER_RETRIED_REASONS: readonly string[] = ['rounds_exhausted', 'land_moved', 'branch_moved'];
 
 /** Coordinator crashes per task before the task fails with class `engine`. */
 export const CRASH_CAP = 2;
