@@ -143,4 +143,39 @@ test(
   }),
 );
 
+// The task leaves its worktree's index locked: runplan's own `git add -A` fails (no disk fault).
+const LOCKED = `slug = "locked"
+base = "main"
+jobs = 1
+
+[defaults]
+command = ["sh", "-c", "cat >/dev/null && echo x > locked.txt && touch \\"$(git rev-parse --git-dir)/index.lock\\""]
+format = "text"
+deadline = "1m"
+grace = "2s"
+
+[[tasks]]
+id = "locker"
+`;
+
+test(
+  "a commit git refuses for what the task left is class task, commit_failed, retried with git's stderr as evidence",
+  withPlan(LOCKED, { timeoutMs: 90_000 }, async (f) => {
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 1, r.stderr);
+    const rs = await records(f.repo, 'locked');
+    const closed = ofType(rs, 'attempt-closed');
+    assert.ok(closed.length >= 2, 'retried');
+    for (const c of closed) {
+      assert.equal([c.reason, c.class, c.phase], ['commit_failed', 'task', 'commit']);
+      assert.match(c.failure.evidenceTail, /index\.lock/);
+    }
+    assert.is(ofType(rs, 'repair-decided')[0]!.action, 'retry');
+    assert.equal(
+      ofType(rs, 'run-failed').map((d) => d.class),
+      ['task'],
+    );
+  }),
+);
+
 test.run();

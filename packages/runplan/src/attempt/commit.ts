@@ -1,16 +1,24 @@
 import { err, ok } from '@runplan/common';
+import { maskSecrets } from '../plan/secrets.js';
+import { textTail } from '../host/evidence.js';
 import { describeGitFailure, git, gitSettled, headWithParents, isAncestor, succeeded } from '../host/git.js';
 import { fail, interruption, objectsFault, type StepResult } from './failure.js';
 import type { Attempt } from './record.js';
 
 // Commits what the task left in its tree (it may also have committed itself) and checks
 // that something changed. Returns the attempt's own result commit (undefined: no change).
+// git refusing the commit for anything but the disk is commit_failed, class task: setup
+// already proved git works, so what fails here is what the task left in its tree (a
+// locked index, an embedded repository, a broken HEAD); the retry's prompt carries git's stderr.
 export async function commitResult(a: Attempt, tree: string, baseCommit: string): Promise<StepResult<string | undefined>> {
   const add = await gitSettled(tree, ['add', '-A'], a.git);
   const stopped = interruption(a, add.reason);
   if (stopped !== undefined) return err(stopped);
   if (!succeeded(add))
-    return err((await objectsFault(a, add)) ?? fail('environment', 'commit_failed', 'commit', describeGitFailure(['add', '-A'], add)));
+    return err(
+      (await objectsFault(a, add)) ??
+        fail('task', 'commit_failed', 'commit', describeGitFailure(['add', '-A'], add), gitEvidence(a, add.stderr.toString('utf8'))),
+    );
   const staged = await git(tree, ['diff', '--cached', '--quiet']);
   if (staged.code === 1) {
     const message = `runplan: ${a.task.id} (run ${a.ctx.runId}, attempt ${a.attempt})`;
@@ -20,10 +28,10 @@ export async function commitResult(a: Attempt, tree: string, baseCommit: string)
     if (!succeeded(commit))
       return err(
         (await objectsFault(a, commit)) ??
-          fail('task', 'commit_failed', 'commit', describeGitFailure(['commit'], commit), commit.stderr.toString('utf8')),
+          fail('task', 'commit_failed', 'commit', describeGitFailure(['commit'], commit), gitEvidence(a, commit.stderr.toString('utf8'))),
       );
   } else if (staged.code !== 0) {
-    return err(fail('environment', 'commit_failed', 'commit', `git diff --cached: ${staged.stderr}`));
+    return err(fail('task', 'commit_failed', 'commit', `git diff --cached: ${staged.stderr}`, gitEvidence(a, staged.stderr)));
   }
   // HEAD and its parents in one process: the usual result (one commit on top of the base)
   // has the base as a parent, which proves the ancestry; anything else asks merge-base.
@@ -39,4 +47,9 @@ export async function commitResult(a: Attempt, tree: string, baseCommit: string)
     return err(fail('task', 'history_rewritten', 'commit', message));
   }
   return ok(head);
+}
+
+// What git said, as a failure's evidence: masked and bounded.
+function gitEvidence(a: Attempt, stderr: string): string {
+  return maskSecrets(textTail(stderr), a.ctx.secrets);
 }
