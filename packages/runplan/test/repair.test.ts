@@ -22,15 +22,8 @@ import {
 import type { FailureClass, FingerprintInput, RepairDecision, RepairInput, TaskHistory } from '../src/repair/index.js';
 import type { AttemptFailureData } from '../src/events/types.js';
 
-function failure(cls: FailureClass, evidence = 'boom', overrides: Partial<AttemptFailureData> = {}): RepairInput {
-  const f: AttemptFailureData = {
-    class: cls,
-    reason: 'exited',
-    phase: 'command',
-    message: 'm',
-    evidenceTail: evidence,
-    ...overrides,
-  };
+function failure(cls: FailureClass, evidence = 'boom', overrides: Partial<RepairInput> = {}): RepairInput {
+  const f = { class: cls, reason: 'exited' as const, evidenceTail: evidence, ...overrides };
   return { ...f, fingerprint: failureFingerprint({ ...f, baseCommit: 'abc1234', contractDigest: 'c0ffee' }, []) };
 }
 
@@ -147,7 +140,7 @@ test('classes count separately; other retries have no delay', () => {
 });
 
 test('rounds_exhausted and land_moved are never retried whatever their class', () => {
-  for (const reason of ['rounds_exhausted', 'land_moved']) {
+  for (const reason of ['rounds_exhausted', 'land_moved'] as const) {
     const d = decideRepair(failure(reason === 'land_moved' ? 'integration' : 'task', 'x', { reason }), emptyHistory(), DEFAULT_CAPS);
     assert.equal(d.action === 'stop' && d.reason, 'not_retryable', reason);
   }

@@ -37,7 +37,7 @@ export async function runCommand(
 ): Promise<CommandRun> {
   const { ctx, task } = a;
   const argv = renderArgv(task.command, at.vars, 'pre_run');
-  if (!argv.ok) return { execution: undefined, failure: fail('environment', 'template_refused', 'command', argv.error.message) };
+  if (!argv.ok) return { execution: undefined, failure: fail('template_refused', 'command', argv.error.message) };
   // A sink the disk refuses stops the run at once: the agent is torn down, not left to finish.
   let sinkFault: DiskFault | undefined;
   const onSinkError = (path: string) => (e: NodeJS.ErrnoException) => {

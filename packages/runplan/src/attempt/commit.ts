@@ -17,7 +17,7 @@ export async function commitResult(a: Attempt, tree: string, baseCommit: string)
   if (!succeeded(add))
     return err(
       (await objectsFault(a, add)) ??
-        fail('task', 'commit_failed', 'commit', describeGitFailure(['add', '-A'], add), gitEvidence(a, add.stderr.toString('utf8'))),
+        fail('commit_failed', 'commit', describeGitFailure(['add', '-A'], add), gitEvidence(a, add.stderr.toString('utf8'))),
     );
   const staged = await git(tree, ['diff', '--cached', '--quiet']);
   if (staged.code === 1) {
@@ -28,23 +28,23 @@ export async function commitResult(a: Attempt, tree: string, baseCommit: string)
     if (!succeeded(commit))
       return err(
         (await objectsFault(a, commit)) ??
-          fail('task', 'commit_failed', 'commit', describeGitFailure(['commit'], commit), gitEvidence(a, commit.stderr.toString('utf8'))),
+          fail('commit_failed', 'commit', describeGitFailure(['commit'], commit), gitEvidence(a, commit.stderr.toString('utf8'))),
       );
   } else if (staged.code !== 0) {
-    return err(fail('task', 'commit_failed', 'commit', `git diff --cached: ${staged.stderr}`, gitEvidence(a, staged.stderr)));
+    return err(fail('commit_failed', 'commit', `git diff --cached: ${staged.stderr}`, gitEvidence(a, staged.stderr)));
   }
   // HEAD and its parents in one process: the usual result (one commit on top of the base)
   // has the base as a parent, which proves the ancestry; anything else asks merge-base.
   const resolved = await headWithParents(tree);
-  if (resolved === undefined) return err(fail('task', 'commit_failed', 'commit', 'the worktree has no HEAD commit'));
+  if (resolved === undefined) return err(fail('commit_failed', 'commit', 'the worktree has no HEAD commit'));
   const { head, parents } = resolved;
   if (head === baseCommit) {
     if (a.task.expect === 'none') return ok(undefined);
-    return err(fail('task', 'zero_diff', 'commit', `task ${a.task.id} changed nothing (expect = "commit")`));
+    return err(fail('zero_diff', 'commit', `task ${a.task.id} changed nothing (expect = "commit")`));
   }
   if (!parents.includes(baseCommit) && (await isAncestor(tree, baseCommit, head)) !== true) {
     const message = `the task's HEAD ${head.slice(0, 12)} does not descend from its base ${baseCommit.slice(0, 12)}`;
-    return err(fail('task', 'history_rewritten', 'commit', message));
+    return err(fail('history_rewritten', 'commit', message));
   }
   return ok(head);
 }

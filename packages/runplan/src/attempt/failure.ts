@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import { err, ok, type Result } from '@runplan/common';
-import type { Captured } from '@runplan/settle';
+import type { Captured, SettleReason } from '@runplan/settle';
 import { maskSecrets } from '../plan/secrets.js';
-import type { AttemptFailureData, FailureClass, Phase } from '../events/types.js';
+import type { AttemptFailureData } from '../events/types.js';
+import { failureOf } from '../events/failure.js';
 import { diskFailure, diskFaultInText, diskFaultOf, type DiskFault } from '../host/disk.js';
 import { commonDir } from '../host/git.js';
 import type { Attempt } from './record.js';
@@ -14,9 +15,8 @@ import type { Attempt } from './record.js';
  */
 export type StepResult<T> = Result<T, AttemptFailureData>;
 
-export function fail(cls: FailureClass, reason: string, phase: Phase, message: string, evidenceTail = ''): AttemptFailureData {
-  return { class: cls, reason, phase, message, evidenceTail };
-}
+// A failure of the attempt: the class is the one the reason table gives.
+export const fail = failureOf;
 
 // A write of this attempt the file system refused: the run stops (every attempt is torn
 // down) and this attempt fails as class environment, disk_full or io_error.
@@ -31,7 +31,7 @@ export function thrownFailure(a: Attempt, e: unknown, path?: string): AttemptFai
   const fault = diskFaultOf(e, path);
   if (fault !== undefined) return diskFault(a, fault);
   const message = e instanceof Error ? e.message : String(e);
-  return fail('engine', 'internal_error', a.rec.phase, maskSecrets(message, a.ctx.secrets));
+  return fail('internal_error', a.rec.phase, maskSecrets(message, a.ctx.secrets));
 }
 
 // One write of the attempt (evidence, its dirs): whatever the write throws becomes a failure.
@@ -59,7 +59,7 @@ export async function objectsFault(a: Attempt, c: Captured): Promise<AttemptFail
 }
 
 // An aborted run turns whatever a step saw into the one canonical interruption (undefined: not aborted).
-export function interruption(a: Attempt, reason: string): AttemptFailureData | undefined {
-  if (reason === 'interrupted' || a.ctx.signal.aborted) return fail('interrupted', 'interrupted', a.rec.phase, 'the run was interrupted');
+export function interruption(a: Attempt, reason: SettleReason): AttemptFailureData | undefined {
+  if (reason === 'interrupted' || a.ctx.signal.aborted) return fail('interrupted', a.rec.phase, 'the run was interrupted');
   return undefined;
 }

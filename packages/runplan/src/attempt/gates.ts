@@ -37,7 +37,7 @@ export async function runGates(
   for (const [i, template] of task.gates.entries()) {
     const argv = renderArgv(template, at.vars, 'pre_run');
     if (!argv.ok) {
-      failure = fail('environment', 'template_refused', phase, argv.error.message);
+      failure = fail('template_refused', phase, argv.error.message);
       break;
     }
     const gate = await check(a, argv.value, at.tree);
@@ -57,13 +57,7 @@ export async function runGates(
     const c = classifyGate(gate);
     if (c !== undefined) {
       const how = gate.reason === 'exited' ? `exited ${gate.exitCode}` : gate.reason;
-      failure = fail(
-        c.class,
-        c.reason,
-        phase,
-        `gate ${i + 1} (${argv.value.join(' ')}) ${how}`,
-        maskSecrets(textTail(output), ctx.secrets),
-      );
+      failure = fail(c.reason, phase, `gate ${i + 1} (${argv.value.join(' ')}) ${how}`, maskSecrets(textTail(output), ctx.secrets));
       break;
     }
   }

@@ -18,8 +18,8 @@ export async function preRun(a: Attempt, vars: TemplateVars, tree: string): Prom
   const decision = afterPreRun(hook);
   await a.ctx.emit('pre-run-done', hookData(a, hook, join(a.evidenceDir, 'pre_run.log')));
   if (decision.proceed) return undefined;
-  if (decision.outcome === 'interrupted') return fail('interrupted', 'interrupted', 'pre_run', 'the run was interrupted during pre_run');
-  return fail('environment', 'pre_run_failed', 'pre_run', `pre_run ${hook.reason}: ${hook.ok ? '' : hook.message}`, hook.stderrTail);
+  if (decision.outcome === 'interrupted') return fail('interrupted', 'pre_run', 'the run was interrupted during pre_run');
+  return fail('pre_run_failed', 'pre_run', `pre_run ${hook.reason}: ${hook.ok ? '' : hook.message}`, hook.stderrTail);
 }
 
 // post_run after the command and gates (whenever pre_run succeeded): it may demote, never promote.
@@ -33,7 +33,7 @@ export async function postRun(
   if (argv === undefined || argv.length === 0) return primary;
   // An interruption, a disk fault (it aborts the run) or the engine's own failure ends the attempt at once.
   if (primary?.class === 'interrupted' || primary?.reason === 'internal_error' || a.ctx.signal.aborted)
-    return primary ?? fail('interrupted', 'interrupted', 'post_run', 'the run was interrupted');
+    return primary ?? fail('interrupted', 'post_run', 'the run was interrupted');
   const run: { outcome: RunOutcome; reason: string } =
     primary === undefined
       ? { outcome: 'success', reason: 'ok' }
@@ -45,10 +45,9 @@ export async function postRun(
   const hook = ran.value;
   const after = afterPostRun(run, hook);
   await a.ctx.emit('post-run-done', { ...hookData(a, hook, join(a.evidenceDir, 'post_run.log')), demoted: after.demoted });
-  if (after.demoted)
-    return fail('gate', 'post_run_failed', 'post_run', `post_run ${hook.reason}: ${hook.ok ? '' : hook.message}`, hook.stderrTail);
+  if (after.demoted) return fail('post_run_failed', 'post_run', `post_run ${hook.reason}: ${hook.ok ? '' : hook.message}`, hook.stderrTail);
   if (hook.reason === 'interrupted' && primary === undefined)
-    return fail('interrupted', 'interrupted', 'post_run', 'the run was interrupted during post_run');
+    return fail('interrupted', 'post_run', 'the run was interrupted during post_run');
   return primary;
 }
 

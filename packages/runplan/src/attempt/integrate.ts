@@ -74,7 +74,7 @@ export async function integrate(a: Attempt, it: Integrand): Promise<StepResult<C
       const fault = toolFault(a, moved.error.message, ctx.repo);
       if (fault !== undefined) return err(fault);
       const message = `${ctx.integration.branchRef} is at ${moved.error.actual ?? 'nothing'}, expected ${onto}: someone else moved it`;
-      return err(fail('integration', 'branch_moved', 'integrate', message));
+      return err(fail('branch_moved', 'integrate', message));
     }
     ctx.integration.head = resultCommit;
     await ctx.emit('branch-updated', {
@@ -112,14 +112,13 @@ async function rebaseOnto(a: Attempt, it: Integrand, onto: string): Promise<Step
     a.rec.evidence.push(path);
     if (rebase.reason === 'exited') {
       const output = rebase.stdout.toString('utf8') + rebase.stderr.toString('utf8');
-      return err(
-        fail('integration', 'integration_conflict', 'integrate', `rebase onto ${onto.slice(0, 12)} conflicted: ${detail}`, output),
-      );
+      return err(fail('integration_conflict', 'integrate', `rebase onto ${onto.slice(0, 12)} conflicted: ${detail}`, output));
     }
-    return err(fail(rebase.reason === 'timed_out' ? 'timeout' : 'environment', rebase.reason, 'integrate', detail));
+    // A rebase that did not exit (killed, never started, stalled): the host's doing, not the task's.
+    return err(fail(rebase.reason === 'timed_out' ? 'timed_out' : 'rebase_failed', 'integrate', detail));
   }
   const head = await resolveCommit(it.tree, 'HEAD');
-  if (head === undefined) return err(fail('integration', 'integration_conflict', 'integrate', 'no HEAD after rebase'));
+  if (head === undefined) return err(fail('integration_conflict', 'integrate', 'no HEAD after rebase'));
   const gates = await runGates(a, { vars: it.vars, tree: it.tree, phase: 'integrate' });
   return gates !== undefined ? err(gates) : ok(head);
 }

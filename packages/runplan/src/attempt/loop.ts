@@ -32,7 +32,7 @@ export async function runLoop(
   const { ctx, task } = a;
   const { vars, tree, prompt, baseCommit } = at;
   const until = renderArgv(task.until ?? [], vars, 'pre_run');
-  if (!until.ok) return { execution: undefined, failure: fail('environment', 'template_refused', 'command', until.error.message) };
+  if (!until.ok) return { execution: undefined, failure: fail('template_refused', 'command', until.error.message) };
   const first = (ctx.roundsUsed.get(task.id) ?? 0) + 1;
   let previousFingerprint: string | undefined;
   let verifyTail = '';
@@ -91,12 +91,12 @@ export async function runLoop(
     if (decision.action === 'stop')
       return {
         execution: last,
-        failure: fail(decision.class, decision.reason, 'command', decision.detail, maskSecrets(verifyTail, ctx.secrets)),
+        failure: fail(decision.reason, 'command', decision.detail, maskSecrets(verifyTail, ctx.secrets)),
       };
     previousFingerprint = verifyFingerprint;
   }
   return {
     execution: last,
-    failure: fail('task', 'rounds_exhausted', 'command', `no rounds left of ${task.rounds}`, maskSecrets(verifyTail, ctx.secrets)),
+    failure: fail('rounds_exhausted', 'command', `no rounds left of ${task.rounds}`, maskSecrets(verifyTail, ctx.secrets)),
   };
 }

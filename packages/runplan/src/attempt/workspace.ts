@@ -26,8 +26,7 @@ export async function setUpWorkspace(
   const dir = await createRunDir(ctx.workdirTemplate, baseVars);
   if (!dir.ok)
     return err(
-      toolFault(a, dir.error.message, dir.error.path ?? '') ??
-        fail('environment', 'workdir_failed', 'setup', `${dir.error.reason}: ${dir.error.message}`),
+      toolFault(a, dir.error.message, dir.error.path ?? '') ?? fail('workdir_failed', 'setup', `${dir.error.reason}: ${dir.error.message}`),
     );
   const tree = join(dir.value.path, 'tree');
   const addTree = () =>
@@ -43,15 +42,14 @@ export async function setUpWorkspace(
   if (stopped !== undefined) return err(stopped);
   if (!succeeded(added))
     return err(
-      toolFault(a, added.stderr.toString('utf8'), tree) ??
-        fail('environment', 'worktree_failed', 'setup', describeGitFailure(['worktree', 'add'], added)),
+      toolFault(a, added.stderr.toString('utf8'), tree) ?? fail('worktree_failed', 'setup', describeGitFailure(['worktree', 'add'], added)),
     );
   a.rec.worktree = tree;
   const data = await createDataDir(dir.value.path, ctx.runId);
   if (!data.ok)
     return err(
       toolFault(a, data.error.message, data.error.path ?? dir.value.path) ??
-        fail('environment', 'datadir_failed', 'setup', `${data.error.reason}: ${data.error.message}`),
+        fail('datadir_failed', 'setup', `${data.error.reason}: ${data.error.message}`),
     );
 
   const vars = {

@@ -41,6 +41,7 @@ import {
 import { commonDir, git, identityEnv, readRef, registeredWorktrees, resolveCommit, toplevel, updateRef } from '../host/git.js';
 import { land } from './land.js';
 import { ReceiptGuard } from '../events/receipt.js';
+import { failureOf } from '../events/failure.js';
 import {
   attemptEvidenceDir,
   ensurePrivateDir,
@@ -590,17 +591,7 @@ class Coordinator {
     }
     if (engine !== undefined) {
       const survived = engine.detail.startsWith('processes');
-      return this.failed(
-        {
-          class: survived ? 'teardown' : 'engine',
-          reason: survived ? 'teardown_failed' : 'crash_cap_exhausted',
-          phase: 'run',
-          message: engine.detail,
-          evidenceTail: '',
-        },
-        engine.task,
-        [],
-      );
+      return this.failed(failureOf(survived ? 'teardown_failed' : 'crash_cap_exhausted', 'run', engine.detail), engine.task, []);
     }
     return undefined;
   }
@@ -727,9 +718,8 @@ class Coordinator {
     }
     // A repeat is its own reason (the run stopped because nothing changed); an exhausted
     // cap or a class never retried keeps the failure's reason, the detail says which.
-    const reason = decision.reason === 'repeated_failure' ? 'repeated_failure' : f.reason;
     const message = decision.reason === 'not_retryable' ? f.message : `${f.message} (${decision.detail})`;
-    return { stop: { ...f, reason, message } };
+    return { stop: decision.reason === 'repeated_failure' ? { ...f, reason: 'repeated_failure', message } : { ...f, message } };
   }
 
   // DAG dispatch up to `jobs` at once, in plan order among ready tasks. A failed attempt is

@@ -1,5 +1,6 @@
 import { totalTokens, type Usage } from '../agent/state.js';
 import type { Plan } from '../plan/types.js';
+import type { BudgetReason, ClassifiedAs } from '../events/reasons.js';
 
 /**
  * The slug's stop-loss: spent tokens (input + output + cache read + cache creation) and
@@ -9,7 +10,7 @@ import type { Plan } from '../plan/types.js';
 export function budgetExceeded(
   budget: Plan['budget'],
   spent: { usage: Usage; costUsd: number },
-): { class: 'budget'; reason: 'max_tokens' | 'max_cost_usd'; detail: string } | undefined {
+): ({ detail: string } & ClassifiedAs<BudgetReason>) | undefined {
   const tokens = totalTokens(spent.usage);
   if (budget.maxTokens !== undefined && tokens >= budget.maxTokens) {
     return { class: 'budget', reason: 'max_tokens', detail: `${tokens} tokens spent, budget.max_tokens = ${budget.maxTokens}` };

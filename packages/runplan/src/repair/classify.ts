@@ -1,13 +1,14 @@
 import type { SettleReason } from '@runplan/settle';
 import type { AgentState } from '../agent/state.js';
 import type { RepairCaps } from '../plan/types.js';
-import type { FailureClass } from '../events/types.js';
+import { unreachable } from '@runplan/common';
+import { classified, type ClassifiedAs, type SettlementReason } from '../events/reasons.js';
 
-/** A classified failure: the class and the reason slug for journal and receipt. */
-export interface Classified {
-  class: FailureClass;
-  reason: string;
-}
+/** The ways a command (or a gate) settles as a failure: settle's, or the agent's own. */
+export type CommandOutcome = SettlementReason | 'interrupted';
+
+/** A classified failure: the reason slug and the class the reason table gives it. */
+export type Classified = ClassifiedAs<CommandOutcome | 'gate_failed'>;
 
 /** What classifyCommand needs from settle's Execution. */
 export interface CommandSettlement {
@@ -28,36 +29,36 @@ export function classifyCommand(
   execution: CommandSettlement,
   agent: Pick<AgentState, 'blocked' | 'providerLimited' | 'isError'> | undefined,
   task: { blockedExit?: number; repair: Pick<RepairCaps, 'providerExitCodes'> },
-): Classified | undefined {
+): ClassifiedAs<CommandOutcome> | undefined {
   const code = execution.exitCode;
-  if (execution.reason === 'interrupted') return { class: 'interrupted', reason: 'interrupted' };
-  if (execution.reason === 'spawn_failed') return { class: 'environment', reason: 'spawn_failed' };
-  if (agent?.blocked !== undefined || (task.blockedExit !== undefined && code === task.blockedExit))
-    return { class: 'needs_human', reason: 'blocked' };
+  if (execution.reason === 'interrupted') return classified('interrupted');
+  if (execution.reason === 'spawn_failed') return classified('spawn_failed');
+  if (agent?.blocked !== undefined || (task.blockedExit !== undefined && code === task.blockedExit)) return classified('blocked');
   const failed = execution.reason !== 'exited' || code !== 0 || agent?.isError === true;
   if (!failed) return undefined;
-  if (agent?.providerLimited || (code !== null && task.repair.providerExitCodes.includes(code)))
-    return { class: 'provider', reason: 'provider_limited' };
-  if (execution.reason === 'timed_out') return { class: 'timeout', reason: 'timed_out' };
-  if (execution.reason === 'stalled') return { class: 'timeout', reason: 'stalled' };
-  if (agent?.isError) return { class: 'task', reason: 'agent_error' };
-  if (execution.reason === 'signaled') return { class: 'task', reason: 'signaled' };
-  return { class: 'task', reason: 'exited' };
+  if (agent?.providerLimited || (code !== null && task.repair.providerExitCodes.includes(code))) return classified('provider_limited');
+  if (execution.reason === 'timed_out') return classified('timed_out');
+  if (execution.reason === 'stalled') return classified('stalled');
+  if (agent?.isError) return classified('agent_error');
+  if (execution.reason === 'signaled') return classified('signaled');
+  return classified('exited');
 }
 
 // A gate's (or an until verify's) settlement: undefined when it passed.
 export function classifyGate(execution: CommandSettlement): Classified | undefined {
   switch (execution.reason) {
     case 'interrupted':
-      return { class: 'interrupted', reason: 'interrupted' };
+      return classified('interrupted');
     case 'spawn_failed':
-      return { class: 'environment', reason: 'spawn_failed' };
+      return classified('spawn_failed');
     case 'timed_out':
     case 'stalled':
-      return { class: 'timeout', reason: execution.reason };
+      return classified(execution.reason);
     case 'signaled':
-      return { class: 'gate', reason: 'gate_failed' };
+      return classified('gate_failed');
     case 'exited':
-      return execution.exitCode === 0 ? undefined : { class: 'gate', reason: 'gate_failed' };
+      return execution.exitCode === 0 ? undefined : classified('gate_failed');
+    default:
+      return unreachable(execution.reason);
   }
 }

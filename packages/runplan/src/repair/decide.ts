@@ -1,6 +1,7 @@
 import type { RepairCaps } from '../plan/types.js';
 import { DEFAULT_CAPS } from '../plan/types.js';
-import type { AttemptFailureData, FailureClass } from '../events/types.js';
+import type { AttemptFailureData, FailureClass, RepairStop } from '../events/types.js';
+import type { ClassifiedAs } from '../events/reasons.js';
 import { CRASH_CAP, MAX_BACKOFF_MS, NEVER_RETRIED_REASONS, TRANSITIONS, type ChangedInput } from './transitions.js';
 
 /** A task's failure history, counted from the journal (so a crash cannot reset it). */
@@ -19,11 +20,8 @@ export type RepairInput = Pick<AttemptFailureData, 'class' | 'reason' | 'resetAt
 
 export type RepairDecision =
   | { action: 'retry'; delayMs: number; changed: ChangedInput }
-  /**
-   * `repeated_failure`: same fingerprint as an earlier attempt; `cap_exhausted`: the
-   * class's cap of attempts is used up; `not_retryable`: the class (or reason) is never retried.
-   */
-  | { action: 'stop'; reason: 'repeated_failure' | 'cap_exhausted' | 'not_retryable'; detail: string };
+  /** See RepairStop. */
+  | { action: 'stop'; reason: RepairStop; detail: string };
 
 export function emptyHistory(): TaskHistory {
   return { attempts: 0, byClass: {}, fingerprints: [], crashes: 0 };
@@ -88,7 +86,7 @@ export function providerDelay(failure: Pick<AttemptFailureData, 'resetAtMs'>, hi
 // After a coordinator crash lost an attempt: retry it, or fail the task with class engine.
 export function decideAfterCrash(
   history: TaskHistory,
-): { action: 'retry' } | { action: 'stop'; class: 'engine'; reason: 'crash_cap_exhausted'; detail: string } {
+): { action: 'retry' } | ({ action: 'stop'; detail: string } & ClassifiedAs<'crash_cap_exhausted'>) {
   if (history.crashes + 1 > CRASH_CAP) {
     return {
       action: 'stop',

@@ -2,7 +2,7 @@
 export { DEFAULT_CAPS } from '../plan/types.js';
 export { FAILURE_CLASSES, type FailureClass } from '../events/types.js';
 export { budgetExceeded } from './budget.js';
-export { classifyCommand, classifyGate, type Classified, type CommandSettlement } from './classify.js';
+export { classifyCommand, classifyGate, type Classified, type CommandOutcome, type CommandSettlement } from './classify.js';
 export {
   decideAfterCrash,
   decideRepair,

@@ -1,3 +1,5 @@
+import type { ClassifiedAs, LoopReason } from '../events/reasons.js';
+
 /** One improve-verify round as the loop saw it. */
 export interface RoundOutcome {
   /** 1-based. */
@@ -12,11 +14,7 @@ export interface RoundOutcome {
   previousVerifyFingerprint?: string;
 }
 
-export type RoundDecision =
-  | { action: 'done' }
-  | { action: 'next_round' }
-  | { action: 'stop'; class: 'stagnation'; reason: 'no_change' | 'repeated_verify'; detail: string }
-  | { action: 'stop'; class: 'task'; reason: 'rounds_exhausted'; detail: string };
+export type RoundDecision = { action: 'done' } | { action: 'next_round' } | ({ action: 'stop'; detail: string } & ClassifiedAs<LoopReason>);
 
 /**
  * After each round of an `until` loop: green → done (gates follow); a round that changed

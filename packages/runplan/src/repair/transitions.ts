@@ -1,4 +1,4 @@
-import type { FailureClass } from '../events/types.js';
+import type { FailureClass, ReceiptReason } from '../events/types.js';
 
 /**
  * What the next attempt would change. `evidence`: the prompt carries the previous
@@ -52,7 +52,7 @@ export const TRANSITIONS: Readonly<Record<FailureClass, Transition>> = Object.fr
   abandoned: { repeatAllowed: false },
 });
 
-export const NEVER_RETRIED_REASONS: readonly string[] = ['rounds_exhausted', 'land_moved', 'branch_moved'];
+export const NEVER_RETRIED_REASONS: readonly ReceiptReason[] = ['rounds_exhausted', 'land_moved', 'branch_moved'];
 
 /** Coordinator crashes per task before the task fails with class `engine`. */
 export const CRASH_CAP = 2;
