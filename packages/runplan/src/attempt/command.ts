@@ -25,6 +25,7 @@ export function transcriptPath(evidenceDir: string, format: TaskSpec['format'], 
   return join(evidenceDir, `transcript${roundSuffix(round)}.${format === 'text' ? 'txt' : 'jsonl'}`);
 }
 
+// What a loop round adds to its evidence files' names (nothing outside a loop).
 function roundSuffix(round: number | undefined): string {
   return round === undefined ? '' : `.round-${round}`;
 }
