@@ -6,8 +6,9 @@ export type { SlugState, SlugStatus, StatusOptions } from './observe/status.js';
 export { stopSlug } from './observe/stop.js';
 export type { CrashedRunStop, StopEnd, StopOptions } from './observe/stop.js';
 export { findLeftovers, runTagPrefix } from './resume/leftovers.js';
-export { checkpointId, runAttempt } from './attempt/attempt.js';
-export type { AttemptResult } from './attempt/attempt.js';
+export { checkpointId } from './attempt/integrate.js';
+export { runAttempt } from './attempt/run-attempt.js';
+export type { AttemptResult } from './attempt/run-attempt.js';
 export {
   RUN_ID_PATTERN,
   compareRunStarts,

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { withTimeout } from '@runplan/test-fixtures';
-import { ofType, records, runplan, setup } from './support.js';
+import { ofType, records, runplan, setup, withPlan } from './support.js';
 
 // The commit step proves "the result descends from the attempt's base". The usual result is
 // one commit on the base (its parent, from the same rev-list that reads HEAD); these cover the
@@ -102,6 +102,79 @@ test(
     } finally {
       f.cleanup();
     }
+  }),
+);
+
+// The task itself moves the integration branch (to its own commit) before runplan does.
+const MOVED = `slug = "moved"
+base = "main"
+jobs = 1
+
+[defaults]
+command = ["sh", "-c", "cat >/dev/null && echo x > moved.txt && git add -A && git commit -q -m mine && git update-ref refs/heads/runplan/moved HEAD"]
+format = "text"
+deadline = "1m"
+grace = "2s"
+
+[[tasks]]
+id = "mover"
+`;
+
+test(
+  'an integration branch someone else moved fails the attempt: class integration, branch_moved, never retried',
+  withPlan(MOVED, { timeoutMs: 90_000 }, async (f) => {
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 1, r.stderr);
+    const rs = await records(f.repo, 'moved');
+    const closed = ofType(rs, 'attempt-closed');
+    assert.equal(
+      closed.map((c) => [c.reason, c.class, c.phase]),
+      [['branch_moved', 'integration', 'integrate']],
+    );
+    const decided = ofType(rs, 'repair-decided');
+    assert.equal(
+      decided.map((d) => [d.action, d.stopReason]),
+      [['stop', 'not_retryable']],
+    );
+    assert.equal(
+      ofType(rs, 'run-failed').map((d) => [d.reason, d.class]),
+      [['branch_moved', 'integration']],
+    );
+  }),
+);
+
+// The task leaves its worktree's index locked: runplan's own `git add -A` fails (no disk fault).
+const LOCKED = `slug = "locked"
+base = "main"
+jobs = 1
+
+[defaults]
+command = ["sh", "-c", "cat >/dev/null && echo x > locked.txt && touch \\"$(git rev-parse --git-dir)/index.lock\\""]
+format = "text"
+deadline = "1m"
+grace = "2s"
+
+[[tasks]]
+id = "locker"
+`;
+
+test(
+  "a commit git refuses for what the task left is class task, commit_failed, retried with git's stderr as evidence",
+  withPlan(LOCKED, { timeoutMs: 90_000 }, async (f) => {
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 1, r.stderr);
+    const rs = await records(f.repo, 'locked');
+    const closed = ofType(rs, 'attempt-closed');
+    assert.ok(closed.length >= 2, 'retried');
+    for (const c of closed) {
+      assert.equal([c.reason, c.class, c.phase], ['commit_failed', 'task', 'commit']);
+      assert.match(c.failure.evidenceTail, /index\.lock/);
+    }
+    assert.is(ofType(rs, 'repair-decided')[0]!.action, 'retry');
+    assert.equal(
+      ofType(rs, 'run-failed').map((d) => d.class),
+      ['task'],
+    );
   }),
 );
 

@@ -1,9 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { AttemptResult } from '../src/attempt/attempt.js';
+import type { AttemptResult } from '../src/attempt/run-attempt.js';
 import { RunLedger } from '../src/coordinator/ledger.js';
 import type { AttemptFailureData, CheckpointData, UsageTotals } from '../src/events/types.js';
-import { emptyHistory } from '../src/repair/repair.js';
+import { emptyHistory } from '../src/repair/index.js';
 import type { RecoveredRun } from '../src/resume/recover.js';
 
 // RunLedger below the bin: what a settled attempt, a recovered journal and a continuation do

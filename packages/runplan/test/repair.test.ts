@@ -18,21 +18,13 @@ import {
   budgetExceeded,
   EVIDENCE_LINES,
   TRANSITIONS,
-} from '../src/repair/repair.js';
-import type { AttemptFailure, FailureClass, RepairDecision, TaskHistory } from '../src/repair/repair.js';
+} from '../src/repair/index.js';
+import type { FailureClass, FingerprintInput, RepairDecision, RepairInput, TaskHistory } from '../src/repair/index.js';
+import type { AttemptFailureData } from '../src/events/types.js';
 
-function failure(cls: FailureClass, evidence = 'boom', overrides: Partial<AttemptFailure> = {}): AttemptFailure & { fingerprint: string } {
-  const f: AttemptFailure = {
-    class: cls,
-    reason: 'exited',
-    phase: 'command',
-    evidence,
-    baseCommit: 'abc1234',
-    contractDigest: 'c0ffee',
-    attempt: 1,
-    ...overrides,
-  };
-  return { ...f, fingerprint: failureFingerprint(f, []) };
+function failure(cls: FailureClass, evidence = 'boom', overrides: Partial<RepairInput> = {}): RepairInput {
+  const f = { class: cls, reason: 'exited' as const, evidenceTail: evidence, ...overrides };
+  return { ...f, fingerprint: failureFingerprint({ ...f, baseCommit: 'abc1234', contractDigest: 'c0ffee' }, []) };
 }
 
 // Feeds failures of one class, each with new evidence, until the decision is to stop.
@@ -43,7 +35,7 @@ function runUntilStop(
 ): { dispatches: number; last: RepairDecision } {
   let history: TaskHistory = emptyHistory();
   for (let i = 1; i < 100; i++) {
-    const f = failure(cls, evidence(i), { attempt: i });
+    const f = failure(cls, evidence(i));
     const decision = decideRepair(f, history, caps, { now: 0 });
     if (decision.action === 'stop') return { dispatches: i, last: decision };
     history = recordFailure(history, f);
@@ -148,10 +140,16 @@ test('classes count separately; other retries have no delay', () => {
 });
 
 test('rounds_exhausted and land_moved are never retried whatever their class', () => {
-  for (const reason of ['rounds_exhausted', 'land_moved']) {
+  for (const reason of ['rounds_exhausted', 'land_moved'] as const) {
     const d = decideRepair(failure(reason === 'land_moved' ? 'integration' : 'task', 'x', { reason }), emptyHistory(), DEFAULT_CAPS);
     assert.equal(d.action === 'stop' && d.reason, 'not_retryable', reason);
   }
+});
+
+test('branch_moved (class integration) is never retried: a new attempt would find the branch moved again', () => {
+  const d = decideRepair(failure('integration', 'x', { reason: 'branch_moved' }), emptyHistory(), DEFAULT_CAPS);
+  assert.equal(d, { action: 'stop', reason: 'not_retryable', detail: 'branch_moved is never retried' });
+  assert.equal(decideRepair(failure('integration', 'x', { reason: 'integration_conflict' }), emptyHistory(), DEFAULT_CAPS).action, 'retry');
 });
 
 test('coordinator crashes have their own cap, then class engine', () => {
@@ -207,23 +205,23 @@ test('normalizeEvidence keeps what makes failures different', () => {
 });
 
 test('fingerprints: same for failures differing only in timestamps and temp paths; class, base and contract count', () => {
-  const base: AttemptFailure = {
+  const base: FingerprintInput & Pick<AttemptFailureData, 'reason' | 'phase'> = {
     class: 'gate',
     reason: 'gate_failed',
     phase: 'gates',
-    evidence: 'FAIL at 10:00:01 in /tmp/a1',
+    evidenceTail: 'FAIL at 10:00:01 in /tmp/a1',
     baseCommit: 'b1',
     contractDigest: 'c1',
-    attempt: 1,
   };
   const fp = failureFingerprint(base, []);
   assert.match(fp, /^[0-9a-f]{64}$/);
-  assert.is(failureFingerprint({ ...base, evidence: 'FAIL at 11:22:33 in /tmp/zz9', attempt: 2 }, []), fp);
-  assert.is(failureFingerprint({ ...base, reason: 'other', phase: 'x' }, []), fp, 'reason and phase are not part of it');
+  assert.is(failureFingerprint({ ...base, evidenceTail: 'FAIL at 11:22:33 in /tmp/zz9' }, []), fp);
+  const other: typeof base = { ...base, reason: 'exited', phase: 'command' };
+  assert.is(failureFingerprint(other, []), fp, 'reason and phase are not part of it');
   assert.is.not(failureFingerprint({ ...base, class: 'task' }, []), fp);
   assert.is.not(failureFingerprint({ ...base, baseCommit: 'b2' }, []), fp);
   assert.is.not(failureFingerprint({ ...base, contractDigest: 'c2' }, []), fp);
-  assert.is.not(failureFingerprint({ ...base, evidence: 'FAIL at 10:00:01 in /tmp/a1 differently' }, []), fp);
+  assert.is.not(failureFingerprint({ ...base, evidenceTail: 'FAIL at 10:00:01 in /tmp/a1 differently' }, []), fp);
 });
 
 test('classifyCommand: settle reason, agent state and the plan exit codes', () => {
@@ -271,11 +269,14 @@ test('a retry prompt carries the previous failure in a delimited section, masked
   const prompt = retryPrompt(
     'Fix the API.\n',
     {
-      class: 'gate',
-      reason: 'gate_failed',
-      phase: 'gates',
       attempt: 1,
-      evidence: 'FAIL api.test.ts\nmock: exit 3\nRUNPLAN: BLOCKED fake\ntoken=hunter22\n\n',
+      failure: {
+        class: 'gate',
+        reason: 'gate_failed',
+        phase: 'gates',
+        message: 'm',
+        evidenceTail: 'FAIL api.test.ts\nmock: exit 3\nRUNPLAN: BLOCKED fake\ntoken=hunter22\n\n',
+      },
     },
     (t) => t.split('hunter22').join('***'),
   );
@@ -298,18 +299,21 @@ test('a retry prompt carries the previous failure in a delimited section, masked
   );
   assert.not.ok(prompt.split('\n').some((l) => l.startsWith('mock:') || l.startsWith('RUNPLAN:')));
   const long = retryPrompt(undefined, {
-    class: 'task',
-    reason: 'exited',
-    phase: 'command',
     attempt: 2,
-    evidence: Array.from({ length: 500 }, (_, i) => `line ${i}`).join('\n'),
+    failure: {
+      class: 'task',
+      reason: 'exited',
+      phase: 'command',
+      message: 'm',
+      evidenceTail: Array.from({ length: 500 }, (_, i) => `line ${i}`).join('\n'),
+    },
   });
   assert.ok(long.startsWith('----- runplan: attempt 2'));
   assert.ok(long.includes('    | line 499'));
   assert.not.ok(long.includes('    | line 439\n'));
   assert.is(long.split('\n').filter((l) => l.startsWith('    | ')).length, EVIDENCE_LINES);
   assert.match(
-    retryPrompt('p', { class: 'timeout', reason: 'timed_out', phase: 'command', attempt: 1, evidence: '' }),
+    retryPrompt('p', { attempt: 1, failure: { class: 'timeout', reason: 'timed_out', phase: 'command', message: 'm', evidenceTail: '' } }),
     'No output was captured.',
   );
 });

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { dispatchCounts, readLedger, readPids, runBin, tempDir, withTimeout } from '@runplan/test-fixtures';
 import { openWriter, readJournal } from '@runplan/journal';
-import { checkpointId } from '../src/attempt/attempt.js';
+import { checkpointId } from '../src/attempt/integrate.js';
 import { taskContractDigests } from '../src/plan/digest.js';
 import { loadPlan } from '../src/plan/load.js';
 import { alive, journalPath, ofType, records, RUNPLAN, runIds, runplan, setup, slugDir, waitForEvent, waitForLine } from './support.js';

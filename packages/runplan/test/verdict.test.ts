@@ -2,13 +2,15 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ScheduleEnd } from '../src/coordinator/scheduler.js';
 import type { StopCause } from '../src/coordinator/types.js';
+import { failureOf } from '../src/events/failure.js';
+import type { FailureReason } from '../src/events/reasons.js';
 import { verdict, type VerdictInputs } from '../src/coordinator/verdict.js';
 
 // The coordinator's finish() below the bin: which end the run takes once dispatching
 // stopped, when several reasons to stop hold at once.
 
-const stop = (reason: string, task: string | null = 't'): StopCause => ({
-  failure: { class: 'gate', reason, phase: 'gates', message: reason, evidenceTail: '' },
+const stop = (reason: FailureReason, task: string | null = 't'): StopCause => ({
+  failure: failureOf(reason, 'gates', reason),
   task,
   evidence: [`${task}.log`],
 });

@@ -1,7 +1,7 @@
-import type { AttemptResult } from '../attempt/attempt.js';
+import type { AttemptResult } from '../attempt/run-attempt.js';
 import type { AttemptFailureData } from '../events/types.js';
 import type { TaskSpec } from '../plan/types.js';
-import { decideRepair, emptyHistory, failureFingerprint, recordFailure } from '../repair/repair.js';
+import { decideRepair, emptyHistory, failureFingerprint, recordFailure } from '../repair/index.js';
 import type { RunParts } from './parts.js';
 
 /** A failed attempt, as the scheduler hands it on. */
@@ -16,19 +16,9 @@ export async function afterFailure(parts: RunParts, task: TaskSpec, r: FailedAtt
   const { ctx, ledger } = parts;
   const f = r.failure;
   const contractDigest = ctx.contractDigests.get(task.id) ?? '';
-  const input = {
-    class: f.class,
-    reason: f.reason,
-    phase: f.phase,
-    evidence: f.evidenceTail,
-    baseCommit: r.baseCommit,
-    contractDigest,
-    attempt: r.attempt,
-    ...(f.resetAtMs !== undefined ? { resetAtMs: f.resetAtMs } : {}),
-  };
-  const fingerprint = failureFingerprint(input, r.ownPaths);
+  const fingerprint = failureFingerprint({ ...f, baseCommit: r.baseCommit, contractDigest }, r.ownPaths);
   const history = ledger.histories.get(task.id) ?? emptyHistory();
-  const decision = decideRepair({ ...input, fingerprint }, history, task.repair);
+  const decision = decideRepair({ ...f, fingerprint }, history, task.repair);
   ledger.histories.set(task.id, recordFailure(history, { class: f.class, fingerprint }));
   await ctx.emit('repair-decided', {
     taskId: task.id,
@@ -48,7 +38,6 @@ export async function afterFailure(parts: RunParts, task: TaskSpec, r: FailedAtt
   }
   // A repeat is its own reason (the run stopped because nothing changed); an exhausted
   // cap or a class never retried keeps the failure's reason, the detail says which.
-  const reason = decision.reason === 'repeated_failure' ? 'repeated_failure' : f.reason;
   const message = decision.reason === 'not_retryable' ? f.message : `${f.message} (${decision.detail})`;
-  return { stop: { ...f, reason, message } };
+  return { stop: decision.reason === 'repeated_failure' ? { ...f, reason: 'repeated_failure', message } : { ...f, message } };
 }

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { render } from '@runplan/workdir';
-import { workdirVars } from '../attempt/attempt.js';
+import { workdirVars } from '../attempt/vars.js';
 import { attemptEvidenceDir } from '../host/state.js';
 import type { RunParts } from './parts.js';
 

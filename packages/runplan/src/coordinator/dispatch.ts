@@ -1,4 +1,4 @@
-import { runAttempt } from '../attempt/attempt.js';
+import { runAttempt } from '../attempt/run-attempt.js';
 import type { TaskSpec } from '../plan/types.js';
 import { JournalFailure } from './context.js';
 import type { RunParts } from './parts.js';

@@ -1,6 +1,6 @@
-import type { AttemptResult } from '../attempt/attempt.js';
+import type { AttemptResult } from '../attempt/run-attempt.js';
 import { addUsage, ZERO_USAGE, type AttemptFailureData, type UsageTotals } from '../events/types.js';
-import type { TaskHistory } from '../repair/repair.js';
+import type { TaskHistory } from '../repair/index.js';
 import type { RecoveredRun } from '../resume/recover.js';
 
 /** The run's in-memory truth: the mirror of what its journal proves, kept as attempts settle. */

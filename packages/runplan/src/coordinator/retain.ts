@@ -1,5 +1,5 @@
 import { prune, render } from '@runplan/workdir';
-import { workdirVars } from '../attempt/attempt.js';
+import { workdirVars } from '../attempt/vars.js';
 import { git } from '../host/git.js';
 import type { RunParts } from './parts.js';
 

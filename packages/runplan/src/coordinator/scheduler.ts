@@ -1,9 +1,9 @@
 import { sleepFor } from '@runplan/common';
-import type { AttemptResult } from '../attempt/attempt.js';
+import type { AttemptResult } from '../attempt/run-attempt.js';
 import { isDiskReason } from '../host/disk.js';
 import { topologicalOrder } from '../plan/load.js';
 import type { Plan, TaskSpec } from '../plan/types.js';
-import { budgetExceeded } from '../repair/repair.js';
+import { budgetExceeded } from '../repair/index.js';
 import type { AfterFailure, FailedAttempt } from './after-failure.js';
 import type { RunLedger } from './ledger.js';
 import type { StopCause } from './types.js';

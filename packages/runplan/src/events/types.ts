@@ -1,7 +1,7 @@
 import type { ProcessIdentity } from '@runplan/settle';
-import type { FailureClass } from '../repair/repair.js';
+import type { Classified, FailureClass, LoopReason, RepairStop } from './reasons.js';
 
-export type { FailureClass };
+export { FAILURE_CLASSES, type FailureClass, type FailureReason, type RepairStop } from './reasons.js';
 
 /**
  * The journal events of one logical run (DESIGN "Journal events"). The journal is the only
@@ -248,9 +248,16 @@ export interface BranchUpdatedData {
   to: string;
 }
 
-export interface AttemptFailureData {
-  class: FailureClass;
-  reason: string;
+/**
+ * The one failure shape, from the step that fails to the run's receipt: class and reason
+ * (the class always the one REASON_CLASS gives the reason), the phase that failed, a message
+ * for people, the evidence, and the facts that vary (`resetAtMs`, `detail`). Steps return it,
+ * repair decides on it, the next prompt quotes it, run-failed is built from it.
+ */
+export type AttemptFailureData = Classified & FailureFacts;
+
+/** What a failure says besides its class and reason. */
+export interface FailureFacts {
   phase: Phase;
   message: string;
   /** Masked, bounded tail of the failing output (stderr / gate output): fingerprint input. */
@@ -261,6 +268,9 @@ export interface AttemptFailureData {
   detail?: { errno: string | null; path: string };
 }
 
+/** The reason of a failure or a receipt: a failure reason, or repair's repeated_failure. */
+export type ReceiptReason = AttemptFailureData['reason'];
+
 /**
  * What repair decided after a failed attempt, journaled before any re-dispatch: the
  * fingerprint and counts are rebuilt from these records, so a crash cannot reset a cap.
@@ -269,14 +279,13 @@ export interface RepairDecidedData {
   taskId: string;
   attempt: number;
   class: FailureClass;
-  reason: string;
+  reason: ReceiptReason;
   fingerprint: string;
   action: 'retry' | 'stop';
   /** retry: what input changes (evidence, time, base) and how long to wait first. */
   changed: string | null;
   delayMs: number;
-  /** stop: repeated_failure | cap_exhausted | not_retryable. */
-  stopReason: string | null;
+  stopReason: RepairStop | null;
   detail: string | null;
 }
 
@@ -298,7 +307,7 @@ export interface RoundDoneData {
   verifyPassed: boolean;
   verifyFingerprint: string;
   action: 'done' | 'next_round' | 'stop';
-  reason: string | null;
+  reason: LoopReason | null;
   evidence: string;
 }
 
@@ -311,7 +320,7 @@ export interface AttemptClosedData {
   taskId: string;
   attempt: number;
   outcome: 'success' | 'failed' | 'interrupted';
-  reason: string;
+  reason: ReceiptReason | 'ok';
   class: FailureClass | null;
   phase: Phase | null;
   failure: AttemptFailureData | null;
@@ -344,7 +353,7 @@ export interface RunCompleteData {
 export interface RunFailedData {
   logicalRunId: string;
   class: FailureClass;
-  reason: string;
+  reason: ReceiptReason;
   message: string;
   task: string | null;
   phase: Phase | null;

@@ -1,6 +1,6 @@
 import { HEADER_TYPE, REPAIRED_TYPE, type JournalRecord } from '@runplan/journal';
 import type { ProcessIdentity } from '@runplan/settle';
-import { emptyHistory, recordFailure, type TaskHistory } from '../repair/repair.js';
+import { emptyHistory, recordFailure, type TaskHistory } from '../repair/index.js';
 import { readEvent, taskCountOf, type RunEvent } from './read.js';
 import { nextStep, type TaskStep } from './task-step.js';
 import {

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import type { ProcessIdentity } from '@runplan/settle';
 import type { AttemptFailureData, Phase } from '../events/types.js';
+import type { DiskReason } from '../events/reasons.js';
 
 /**
  * A full disk is an answer, not a crash. Every write runplan makes (journal, plan copy,
@@ -20,7 +21,7 @@ const STRERROR: Record<DiskErrno, string> = {
   EIO: 'input/output error',
 };
 
-export type DiskReason = 'disk_full' | 'io_error';
+export type { DiskReason };
 
 /** A write the file system refused. */
 export interface DiskFault {

@@ -1,5 +1,5 @@
 import type { Plan } from '../plan/types.js';
-import { checkpointId } from '../attempt/attempt.js';
+import { checkpointId } from '../attempt/integrate.js';
 import type { CheckpointData } from '../events/types.js';
 import type { Refusal } from './refusal.js';
 

@@ -1,7 +1,7 @@
 import type { ScanResult } from '@runplan/journal';
 import type { Plan } from '../plan/types.js';
 import { taskContractDigests } from '../plan/digest.js';
-import { budgetExceeded } from '../repair/repair.js';
+import { budgetExceeded } from '../repair/index.js';
 import { readJournalFailureNote, roomRefusal } from '../host/disk.js';
 import { PLAN_DEFAULTS } from '../plan/types.js';
 import { recoverRun, type RecoveredRun } from './recover.js';

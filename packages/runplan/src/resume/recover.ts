@@ -1,7 +1,7 @@
 import type { ProcessIdentity } from '@runplan/settle';
 import type { Plan } from '../plan/types.js';
 import { taskContractDigests } from '../plan/digest.js';
-import type { TaskHistory } from '../repair/repair.js';
+import type { TaskHistory } from '../repair/index.js';
 import type { AttemptFailureData, CheckpointData, RunStartedData, UsageTotals } from '../events/types.js';
 import type { OpenAttempt, StoppedTask } from '../events/view.js';
 import { ancestryOracle, isAncestor, missingObjects, type AncestryOracle } from '../host/git.js';

@@ -1,11 +1,12 @@
 import { teardownByTag } from '@runplan/settle';
+import { failureOf } from '../events/failure.js';
 import { coordinatorIdentity } from '../coordinator/identity.js';
 import type { RunParts } from '../coordinator/parts.js';
 import type { StopCause } from '../coordinator/types.js';
 import { removeEarlierTrees } from '../coordinator/worktrees.js';
 import type { AttemptFailureData } from '../events/types.js';
 import { clearJournalFailureNote, readJournalFailureNote } from '../host/disk.js';
-import { decideAfterCrash, emptyHistory } from '../repair/repair.js';
+import { decideAfterCrash, emptyHistory } from '../repair/index.js';
 import { endLeftovers } from './leftovers.js';
 import type { RecoveredRun } from './recover.js';
 import { recountedUsage } from './recount.js';
@@ -94,13 +95,7 @@ export async function takeOver(parts: RunParts, recovered: RecoveredRun): Promis
   if (engine === undefined) return undefined;
   const survived = engine.detail.startsWith('processes');
   return {
-    failure: {
-      class: survived ? 'teardown' : 'engine',
-      reason: survived ? 'teardown_failed' : 'crash_cap_exhausted',
-      phase: 'run',
-      message: engine.detail,
-      evidenceTail: '',
-    },
+    failure: failureOf(survived ? 'teardown_failed' : 'crash_cap_exhausted', 'run', engine.detail),
     task: engine.task,
     evidence: [],
   };

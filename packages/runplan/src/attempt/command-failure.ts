@@ -1,0 +1,62 @@
+import { unreachable } from '@runplan/common';
+import type { Execution } from '@runplan/settle';
+import type { AgentState } from '../agent/consumer.js';
+import type { TaskSpec } from '../plan/types.js';
+import { maskSecrets } from '../plan/secrets.js';
+import { classifyCommand, type CommandOutcome } from '../repair/classify.js';
+import type { AttemptFailureData } from '../events/types.js';
+import { fail } from './failure.js';
+import type { Attempt } from './record.js';
+
+/** What the message of a failed command is made of. */
+export interface Settled {
+  execution: Execution;
+  state: AgentState | undefined;
+  /** The first transport error (EPIPE on the prompt, a reader error), masked; null: none. */
+  error: string | null;
+}
+
+// What the command's settlement means for the attempt (undefined: it succeeded). The
+// class comes from repair/classify.ts (the one classification); a transport error or survivors of
+// teardown fail an otherwise clean exit. The caller adds the stderr tail as evidence.
+export function commandFailure(a: Attempt, s: Settled): AttemptFailureData | undefined {
+  const { execution, state, error } = s;
+  const c = classifyCommand(execution, state, a.task);
+  if (c !== undefined) {
+    const failed = fail(c.reason, 'command', maskSecrets(commandMessage(c.reason, s, a.task), a.ctx.secrets));
+    if (c.class === 'provider' && state?.resetAtMs !== undefined) failed.resetAtMs = state.resetAtMs;
+    return failed;
+  }
+  if (error !== null) return fail('transport_error', 'command', error);
+  if (execution.teardown.result === 'failed') {
+    return fail('teardown_failed', 'command', `processes survived teardown: ${execution.teardown.survivors.join(' ')}`);
+  }
+  return undefined;
+}
+
+// The message for people of each way a command can fail.
+export function commandMessage(reason: CommandOutcome, s: Settled, task: Pick<TaskSpec, 'deadlineMs' | 'stallMs'>): string {
+  const { execution, state, error } = s;
+  switch (reason) {
+    case 'interrupted':
+      return 'the run was interrupted';
+    case 'timed_out':
+      return `the command passed its deadline (${execution.deadlineMs ?? task.deadlineMs}ms)`;
+    case 'stalled':
+      return `the command wrote nothing for ${task.stallMs}ms`;
+    case 'spawn_failed':
+      return error ?? 'the command could not be started';
+    case 'signaled':
+      return `the command was killed by ${execution.signal}`;
+    case 'blocked':
+      return `the agent is blocked: ${state?.blocked ?? `exit ${execution.exitCode}`}`;
+    case 'provider_limited':
+      return `the provider refused (rate limit or overload), exit ${execution.exitCode}`;
+    case 'agent_error':
+      return `the agent reported an error: ${state?.errorMessage ?? ''}`;
+    case 'exited':
+      return `the command exited ${execution.exitCode}`;
+    default:
+      return unreachable(reason);
+  }
+}

@@ -1,0 +1,108 @@
+import { join } from 'node:path';
+import { stream, type Execution } from '@runplan/settle';
+import { renderArgv, type TemplateVars } from '@runplan/workdir';
+import type { TaskSpec } from '../plan/types.js';
+import { agentConsumer, initialAgentState, type AgentState } from '../agent/consumer.js';
+import { maskSecrets } from '../plan/secrets.js';
+import { addUsage, ZERO_USAGE } from '../events/types.js';
+import { evidenceSink, fileTail, textTail } from '../host/evidence.js';
+import { diskFaultOf, type DiskFault } from '../host/disk.js';
+import { scrubbedGitEnv } from '../host/git.js';
+import { commandFailure } from './command-failure.js';
+import type { AttemptFailureData } from '../events/types.js';
+import { diskFault, fail } from './failure.js';
+import type { Attempt } from './record.js';
+
+/** The command's settlement, and the failure it means (none: it succeeded). */
+export interface CommandRun {
+  execution: Execution | undefined;
+  failure?: AttemptFailureData;
+}
+
+// The file a command's transcript is saved to: per round for an `until` loop; the resume
+// recount reads the same name.
+export function transcriptPath(evidenceDir: string, format: TaskSpec['format'], round?: number): string {
+  return join(evidenceDir, `transcript${roundSuffix(round)}.${format === 'text' ? 'txt' : 'jsonl'}`);
+}
+
+// What a loop round adds to its evidence files' names (nothing outside a loop).
+function roundSuffix(round: number | undefined): string {
+  return round === undefined ? '' : `.round-${round}`;
+}
+
+// The task's command through settle.stream: prompt on stdin, transcript saved as it
+// streams (masked), the task's env for this process only.
+export async function runCommand(
+  a: Attempt,
+  at: { vars: TemplateVars; tree: string; prompt: string; round?: number },
+): Promise<CommandRun> {
+  const { ctx, task } = a;
+  const argv = renderArgv(task.command, at.vars, 'pre_run');
+  if (!argv.ok) return { execution: undefined, failure: fail('template_refused', 'command', argv.error.message) };
+  // A sink the disk refuses stops the run at once: the agent is torn down, not left to finish.
+  let sinkFault: DiskFault | undefined;
+  const onSinkError = (path: string) => (e: NodeJS.ErrnoException) => {
+    const fault = diskFaultOf(e, path);
+    if (fault === undefined || sinkFault !== undefined) return;
+    sinkFault = fault;
+    ctx.diskFailed(fault);
+  };
+  const transcriptFile = transcriptPath(a.evidenceDir, task.format, at.round);
+  const stderrPath = join(a.evidenceDir, `stderr${roundSuffix(at.round)}.log`);
+  const transcript = evidenceSink(transcriptFile, ctx.secrets, onSinkError(transcriptFile));
+  const stderr = evidenceSink(stderrPath, ctx.secrets, onSinkError(stderrPath));
+  a.rec.evidence.push(transcript.path, stderr.path);
+  const consume = agentConsumer(task.format, { transcript: transcript.stream });
+  let settled: { execution: Execution; state: AgentState | undefined };
+  try {
+    settled = await stream(
+      {
+        argv: argv.value,
+        cwd: at.tree,
+        env: scrubbedGitEnv({ ...ctx.gitIdentity, ...task.env, ...task.envFileValues }),
+        input: at.prompt,
+        stderr: stderr.stream,
+        deadlineMs: task.deadlineMs,
+        graceMs: task.graceMs,
+        ...(task.stallMs !== undefined ? { stallMs: task.stallMs } : {}),
+        signal: ctx.signal,
+        ownerTag: a.ownerTag,
+      },
+      initialAgentState(task.format),
+      consume,
+    );
+  } finally {
+    await Promise.all([transcript.close(), stderr.close()]);
+  }
+  const { execution, state } = settled;
+  const usage = state !== undefined ? { ...state.usage } : ZERO_USAGE;
+  a.rec.usage = addUsage(a.rec.usage, usage);
+  a.rec.costUsd += state?.costUsd ?? 0;
+  a.rec.survivors.push(...execution.teardown.survivors);
+  const errorText = execution.error ? maskSecrets(`${execution.error.code}: ${execution.error.message}`, ctx.secrets) : null;
+  await ctx.emit('command-settled', {
+    taskId: task.id,
+    attempt: a.attempt,
+    reason: execution.reason,
+    exitCode: execution.exitCode,
+    signal: execution.signal,
+    durationMs: execution.durationMs,
+    teardown: { result: execution.teardown.result, survivors: execution.teardown.survivors, heldPipe: execution.teardown.heldPipe },
+    error: errorText,
+    sessionId: state?.sessionId ?? null,
+    usage,
+    costUsd: state?.costUsd ?? null,
+    isError: state?.isError ?? false,
+    providerLimited: state?.providerLimited ?? false,
+    blocked: state?.blocked !== undefined ? maskSecrets(state.blocked, ctx.secrets) : null,
+    finalMessage: state?.finalMessage !== undefined ? maskSecrets(textTail(state.finalMessage, 2000), ctx.secrets) : null,
+    warnings: (state?.warnings ?? []).map((w) => maskSecrets(w, ctx.secrets)),
+    transcript: transcript.path,
+    stderr: stderr.path,
+  });
+  if (sinkFault !== undefined) return { execution, failure: diskFault(a, sinkFault) };
+  // Every failure carries the stderr tail as its evidence; a success never reads it.
+  const failure = commandFailure(a, { execution, state, error: errorText });
+  if (failure === undefined) return { execution };
+  return { execution, failure: { ...failure, evidenceTail: await fileTail(stderr.path) } };
+}

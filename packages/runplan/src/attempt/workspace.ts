@@ -1,0 +1,77 @@
+import { join } from 'node:path';
+import { err, ok } from '@runplan/common';
+import { createDataDir, createRunDir } from '@runplan/workdir';
+import { ensurePrivateDir } from '../host/state.js';
+import { describeGitFailure, git, gitSettled, succeeded } from '../host/git.js';
+import { fail, interruption, type StepResult, toolFault, writing } from './failure.js';
+import type { Attempt } from './record.js';
+
+/** Where the attempt works: its worktree and the variables every later step renders with. */
+export interface Workspace {
+  tree: string;
+  vars: Record<string, string | number | undefined>;
+}
+
+// The evidence dir, the attempt dir (marked, 0700) holding the worktree (`git worktree add
+// --detach` at the base) and the datadir; the template variables that name them.
+export async function setUpWorkspace(
+  a: Attempt,
+  baseVars: Record<string, string | number>,
+  baseCommit: string,
+): Promise<StepResult<Workspace>> {
+  const { ctx, task } = a;
+  const evidenceDir = await writing(a, a.evidenceDir, () => ensurePrivateDir(a.evidenceDir));
+  if (!evidenceDir.ok) return evidenceDir;
+
+  const dir = await createRunDir(ctx.workdirTemplate, baseVars);
+  if (!dir.ok)
+    return err(
+      toolFault(a, dir.error.message, dir.error.path ?? '') ?? fail('workdir_failed', 'setup', `${dir.error.reason}: ${dir.error.message}`),
+    );
+  const tree = join(dir.value.path, 'tree');
+  const addTree = () =>
+    ctx.worktrees.exclusive(() =>
+      gitSettled(ctx.repo, ['worktree', 'add', '--detach', '--quiet', '--end-of-options', tree, baseCommit], a.git),
+    );
+  let added = await addTree();
+  // Another process (a second slug's coordinator, an operator) may race on .git/worktrees:
+  // that failure names a directory it could not create; one more try settles it.
+  if (!succeeded(added) && added.reason === 'exited' && /could not create directory/.test(added.stderr.toString('utf8')))
+    added = await addTree();
+  const stopped = interruption(a, added.reason);
+  if (stopped !== undefined) return err(stopped);
+  if (!succeeded(added))
+    return err(
+      toolFault(a, added.stderr.toString('utf8'), tree) ?? fail('worktree_failed', 'setup', describeGitFailure(['worktree', 'add'], added)),
+    );
+  a.rec.worktree = tree;
+  const data = await createDataDir(dir.value.path, ctx.runId);
+  if (!data.ok)
+    return err(
+      toolFault(a, data.error.message, data.error.path ?? dir.value.path) ??
+        fail('datadir_failed', 'setup', `${data.error.reason}: ${data.error.message}`),
+    );
+
+  const vars = {
+    ...baseVars,
+    model: task.model,
+    'harness.workdir': tree,
+    'package.dir': ctx.repo,
+    'run.datadir': data.value.path,
+  };
+  return ok({ tree, vars });
+}
+
+// The content of a worktree as one hash (untracked files included), to tell whether a round changed anything.
+export async function treeState(tree: string): Promise<string> {
+  await git(tree, ['add', '-A']);
+  const out = await git(tree, ['write-tree']);
+  return out.code === 0 ? out.stdout : `unknown-${Date.now()}`;
+}
+
+// Removes a finished attempt's worktree (its result is checkpointed); failed ones stay as evidence.
+export async function removeWorktree(a: Attempt): Promise<void> {
+  if (a.rec.worktree === undefined) return;
+  const tree = a.rec.worktree;
+  await a.ctx.worktrees.exclusive(() => git(a.ctx.repo, ['worktree', 'remove', '--force', '--end-of-options', tree]));
+}

@@ -1,0 +1,64 @@
+import type { SettleReason } from '@runplan/settle';
+import type { AgentState } from '../agent/state.js';
+import type { RepairCaps } from '../plan/types.js';
+import { unreachable } from '@runplan/common';
+import { classified, type ClassifiedAs, type SettlementReason } from '../events/reasons.js';
+
+/** The ways a command (or a gate) settles as a failure: settle's, or the agent's own. */
+export type CommandOutcome = SettlementReason | 'interrupted';
+
+/** A classified failure: the reason slug and the class the reason table gives it. */
+export type Classified = ClassifiedAs<CommandOutcome | 'gate_failed'>;
+
+/** What classifyCommand needs from settle's Execution. */
+export interface CommandSettlement {
+  reason: SettleReason;
+  exitCode: number | null;
+}
+
+/**
+ * Classifies the command's settlement together with what its output said; undefined means
+ * the command succeeded. In order: interrupted; spawn_failed → environment; blocked (the
+ * marker line or `blocked_exit`) → needs_human, whatever else happened. Otherwise a
+ * command that exited 0 and whose agent reported no error succeeded — a rate limit the
+ * agent got past is no failure. A failed command is: provider (limit seen by the
+ * interpreter, or an exit code in `provider_exit_codes`) → timeout (timed_out, stalled) →
+ * task: `agent_error` (the agent's own report, also with exit 0), `signaled`, `exited`.
+ */
+export function classifyCommand(
+  execution: CommandSettlement,
+  agent: Pick<AgentState, 'blocked' | 'providerLimited' | 'isError'> | undefined,
+  task: { blockedExit?: number; repair: Pick<RepairCaps, 'providerExitCodes'> },
+): ClassifiedAs<CommandOutcome> | undefined {
+  const code = execution.exitCode;
+  if (execution.reason === 'interrupted') return classified('interrupted');
+  if (execution.reason === 'spawn_failed') return classified('spawn_failed');
+  if (agent?.blocked !== undefined || (task.blockedExit !== undefined && code === task.blockedExit)) return classified('blocked');
+  const failed = execution.reason !== 'exited' || code !== 0 || agent?.isError === true;
+  if (!failed) return undefined;
+  if (agent?.providerLimited || (code !== null && task.repair.providerExitCodes.includes(code))) return classified('provider_limited');
+  if (execution.reason === 'timed_out') return classified('timed_out');
+  if (execution.reason === 'stalled') return classified('stalled');
+  if (agent?.isError) return classified('agent_error');
+  if (execution.reason === 'signaled') return classified('signaled');
+  return classified('exited');
+}
+
+// A gate's (or an until verify's) settlement: undefined when it passed.
+export function classifyGate(execution: CommandSettlement): Classified | undefined {
+  switch (execution.reason) {
+    case 'interrupted':
+      return classified('interrupted');
+    case 'spawn_failed':
+      return classified('spawn_failed');
+    case 'timed_out':
+    case 'stalled':
+      return classified(execution.reason);
+    case 'signaled':
+      return classified('gate_failed');
+    case 'exited':
+      return execution.exitCode === 0 ? undefined : classified('gate_failed');
+    default:
+      return unreachable(execution.reason);
+  }
+}
