@@ -8,3 +8,4 @@ export { asTyped, typedValue, typedValues } from './options.js';
 export { isPlainObject } from './plain-object.js';
 export { TailBuffer, textTail, utf8Tail } from './tail.js';
 export { BreakableDestination } from './breakable.js';
+export { packageVersion } from './version.js';

@@ -5,7 +5,7 @@ import { drainRest, fdTarget, pipeHolders } from './drain.js';
 import { feedPrompt, type PromptFailure } from './input.js';
 import { findOwned, survey, type OwnedProcess, type Ownership, type Survey } from './owned.js';
 import { ChildOutputs } from './outputs.js';
-import { procSource } from './procfs.js';
+import { procMismatch, procSource } from './procfs.js';
 import { codeOf, messageOf, preflight, releasePrompt } from './preflight.js';
 import { childEnv, isOwnerTag, newOwnerTag } from './tag.js';
 import { endTree, noTeardown } from './teardown.js';
@@ -126,6 +126,8 @@ export async function runChild<R>(
       message: `killSignal ${JSON.stringify(killSignal)} is not a signal name (SIGTERM, SIGINT, ...)`,
     });
   }
+  const wrongProc = spec.proc === undefined ? procMismatch() : undefined;
+  if (wrongProc !== undefined) return unstarted('spawn_failed', { code: 'proc_mismatch', where: 'proc', message: wrongProc });
   if (spec.signal?.aborted) return unstarted('interrupted', undefined, signalOf(spec.signal.reason));
   const plan = preflight(spec);
   if (!plan.ok) return unstarted('spawn_failed', plan.error);

@@ -17,7 +17,7 @@ export interface TeardownReport {
 }
 
 /** Where a transport error happened, so a report can say "EPIPE writing the prompt". */
-export type TransportErrorSource = 'spawn' | 'cwd' | 'input' | 'stdin' | 'stdout' | 'stderr' | 'consumer' | 'spec';
+export type TransportErrorSource = 'spawn' | 'cwd' | 'input' | 'stdin' | 'stdout' | 'stderr' | 'consumer' | 'spec' | 'proc';
 
 /** The first I/O or startup failure of a call; later ones never replace it. */
 export interface TransportError {

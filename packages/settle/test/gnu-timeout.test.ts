@@ -229,4 +229,26 @@ test(
   }),
 );
 
+test(
+  'settle as PID 1 of a pid namespace that sees the host’s /proc refuses up front (125), nothing runs; with its own /proc it works',
+  withTimeout(60_000, async () => {
+    const dir = tempDir();
+    try {
+      const marker = join(dir.path, 'ran');
+      const started = Date.now();
+      const inside = (...flags: string[]) => [...flags, '--map-root-user', process.execPath, settleBin, '--deadline', '100ms', '--'];
+      const r = await runBin('unshare', [...inside('--pid', '--fork'), 'sh', '-c', `touch ${marker}; sleep 10`]);
+      assert.is(r.exitCode, 125, r.stderr);
+      assert.match(r.stderr, /^settle: spawn_failed: \/proc belongs to another pid namespace \(it names us \d+, we are 1\)/);
+      assert.ok(Date.now() - started < 5_000, 'refused at once, not after a teardown that cannot work');
+      assert.not.ok(existsSync(marker), 'nothing ran');
+      const own = await runBin('unshare', [...inside('--pid', '--fork', '--mount-proc'), 'sleep', '10']);
+      assert.is(own.exitCode, 124, own.stderr);
+      assert.match(own.stderr, /teardown clean/);
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
 test.run();
