@@ -284,8 +284,11 @@ export async function main(argv: string[]): Promise<number> {
       // the group is gone
     }
   };
+  // With --input FILE settle writes the command's stdin itself, and the SIGPIPE its own
+  // EPIPE raises there looks like one sent to settle: SIGPIPE stays ignored then (Limits).
+  const feedsStdin = inv.input !== undefined && inv.input !== '-';
   for (const s of teardownSignals) process.on(s, onSignal);
-  for (const s of relayedSignals) process.on(s, onRelayed);
+  for (const s of relayedSignals) if (!(feedsStdin && s === 'SIGPIPE')) process.on(s, onRelayed);
   const spec: SettleSpec = {
     argv: inv.command,
     env: inv.env,
