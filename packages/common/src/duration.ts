@@ -21,3 +21,25 @@ export function formatDuration(ms: number): string {
   if (ms % 1000 === 0) return `${ms / 1000}s`;
   return `${ms}ms`;
 }
+
+/** The longest wait a command-line duration names: larger ones (GNU's `1e60d`) saturate here, ~285,000 years. */
+export const maxDurationMs = Number.MAX_SAFE_INTEGER;
+
+const commandLineUnits: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+// The wider syntax settle's and run-hook's command lines accept, as GNU `timeout` does:
+// everything parseDuration reads, plus a bare number as seconds (`10`, `1.5`, `2.34e+5`) and
+// the `d` unit (`2d`). Too large to count saturates at maxDurationMs; a positive value too
+// small to count rounds up to 1 ms; negative, `NaN`, `42D` are undefined. Plans and the other
+// tools keep parseDuration.
+export function parseCommandLineDuration(text: string): number | undefined {
+  const strict = parseDuration(text);
+  if (strict !== undefined) return strict;
+  const match = /^(\d+(?:\.\d*)?|\.\d+)((?:[eE][+-]?\d+)?)(s|m|h|d)?$/.exec(text.trim());
+  if (!match) return undefined;
+  const ms = Number(match[1]! + match[2]!) * commandLineUnits[match[3] ?? 's']!;
+  if (Number.isNaN(ms)) return undefined;
+  if (ms >= maxDurationMs) return maxDurationMs;
+  if (ms === 0) return /[1-9]/.test(match[1]!) ? 1 : 0;
+  return ms < 1 ? 1 : Math.round(ms);
+}

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { formatDuration, parseDuration } from '../src/index.js';
+import { formatDuration, maxDurationMs, parseCommandLineDuration, parseDuration } from '../src/index.js';
 
 test('parseDuration accepts ms, s, m, h', () => {
   assert.is(parseDuration('500ms'), 500);
@@ -33,6 +33,33 @@ test('parseDuration refuses bare numbers, negatives and unknown units', () => {
 
 test('formatDuration round-trips', () => {
   for (const ms of [500, 30_000, 600_000, 7_200_000, 1500]) assert.is(parseDuration(formatDuration(ms)), ms);
+});
+
+test('parseCommandLineDuration reads GNU timeout’s forms: a bare number is seconds, and d is days', () => {
+  assert.is(parseCommandLineDuration('10'), 10_000);
+  assert.is(parseCommandLineDuration('10.34'), 10_340);
+  assert.is(parseCommandLineDuration('9.999999999'), 10_000);
+  assert.is(parseCommandLineDuration('.5'), 500);
+  assert.is(parseCommandLineDuration('2d'), 172_800_000);
+  assert.is(parseCommandLineDuration('1e3s'), 1_000_000);
+  assert.is(parseCommandLineDuration('2.34e+5d'), 234_000 * 86_400_000);
+  assert.is(parseCommandLineDuration('0'), 0);
+  assert.is(parseCommandLineDuration('0.0'), 0);
+  assert.is(parseCommandLineDuration('500ms'), 500);
+});
+
+test('parseCommandLineDuration saturates what is too large to count and rounds underflow up', () => {
+  assert.is(parseCommandLineDuration('4294967296'), 4_294_967_296_000);
+  assert.is(parseCommandLineDuration('9223372036854775808d'), maxDurationMs);
+  assert.is(parseCommandLineDuration(`1${'0'.repeat(4932)}`), maxDurationMs);
+  assert.is(parseCommandLineDuration('1e-5000'), 1);
+  assert.is(parseCommandLineDuration('0.0000001'), 1);
+});
+
+test('parseCommandLineDuration refuses what GNU refuses', () => {
+  for (const bad of ['invalid', '42D', '-1', '-1e4932', '1x', '', 'd', 'NaN', 'Infinity', '1 s']) {
+    assert.is(parseCommandLineDuration(bad), undefined, bad);
+  }
 });
 
 test.run();

@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 import { cac } from 'cac';
-import { parseDuration, typedValue, typedValues, unreachable } from '@runplan/common';
+import { packageVersion, parseDuration, typedValue, typedValues, unreachable } from '@runplan/common';
 import type { JournalError, JournalErrorReason } from './errors.js';
 import { JournalFailure } from './errors.js';
 import { isPlainObject, type JournalRecord } from './format.js';
@@ -362,6 +362,10 @@ async function holder(file: string): Promise<number> {
 
 export async function main(argv: string[]): Promise<number> {
   process.stdout.on('error', () => {}); // a closed stdout (| head -1) must not crash us
+  if (argv[0] === '--version') {
+    process.stdout.write(`journal ${packageVersion(import.meta.url)}\n`);
+    return 0;
+  }
   const cli = cac('journal');
   let exitCode = 0;
   const run =

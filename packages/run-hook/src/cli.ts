@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { cac } from 'cac';
-import { asTyped, parseDuration, unreachable } from '@runplan/common';
+import { asTyped, packageVersion, parseCommandLineDuration, unreachable } from '@runplan/common';
 import { exitCodeFor } from '@runplan/settle';
 import type { TemplateVars } from '@runplan/workdir';
 import type { HookOutcome, HookTier } from './outcome.js';
@@ -9,7 +9,8 @@ import { flattenVars, parseAssignment } from './vars.js';
 
 const EXIT_CODES = [
   '  N    the hook exited N (0 only when it succeeded)',
-  '  124  the hook passed its deadline (--timeout) and was torn down',
+  '  124  the hook passed its deadline (--timeout) and was torn down, even when KILL',
+  '       was needed (GNU timeout exits 137 then; --json says teardown escalated)',
   '  125  run-hook itself failed: a usage error, a refused template or variable,',
   '       or a teardown it could not verify (125 outranks 124)',
   '  126  the hook could not be executed (permission)',
@@ -42,13 +43,17 @@ interface Request {
 export async function main(argv: string[]): Promise<number> {
   process.stdout.on('error', () => {});
   process.stderr.on('error', () => {});
+  if (argv[0] === '--version') {
+    process.stdout.write(`run-hook ${packageVersion(import.meta.url)}\n`);
+    return 0;
+  }
   let request: Request | undefined;
   const cli = cac('run-hook');
   cli
     .command('[...template]', 'run a pre_run/post_run hook: render each argv element, exec it with the hook environment and a deadline')
     .usage('[options] -- ARGV_TEMPLATE...')
     .option('--tier <tier>', 'template tier and environment: pre_run or post_run', { default: 'pre_run' })
-    .option('--timeout <dur>', 'deadline for the hook (500ms, 30s, 10m, 2h; 0: none)', { default: '10m' })
+    .option('--timeout <dur>', 'deadline for the hook (500ms, 30s, 10m, 2h, 1d; a bare number is seconds; 0: none)', { default: '10m' })
     .option('--grace <dur>', 'after the deadline TERM, wait this long before KILL')
     .option('--cwd <dir>', 'working directory of the hook')
     .option('--var <name=value>', 'a template variable, e.g. --var run.id=r1 (repeatable; wins over --vars)')
@@ -206,8 +211,10 @@ function readVars(options: Record<string, unknown>): TemplateVars {
 function duration(name: string, value: unknown): number | undefined {
   const text = single(name, value);
   if (text === undefined) return undefined;
-  const ms = parseDuration(text);
-  if (ms === undefined) throw new UsageError('usage', `--${name} ${JSON.stringify(text)}: expected a duration like 500ms, 30s, 10m, 2h`);
+  const ms = parseCommandLineDuration(text);
+  if (ms === undefined) {
+    throw new UsageError('usage', `--${name} ${JSON.stringify(text)}: expected a duration like 500ms, 30s, 10m, 2h, 1d, or seconds`);
+  }
   return ms;
 }
 

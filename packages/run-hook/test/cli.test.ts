@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { waitForPid } from './support.js';
-import { isAlive, processIdentity, type ProcessIdentity } from '@runplan/settle';
+import { isAlive } from '@runplan/settle';
 import { binPath, parseJsonLines, runBin, shFixture, tempDir, withTimeout } from '@runplan/test-fixtures';
 
 const bin = binPath('run-hook');
@@ -264,6 +264,18 @@ test(
 );
 
 test(
+  'GNU timeout’s durations on the command line: a bare number is seconds, d is days',
+  withTimeout(60_000, async () => {
+    const timedOut = await runBin(bin, ['--timeout', '0.3', '--grace', '0.2', '--', 'sleep', '10']);
+    assert.is(timedOut.exitCode, 124, timedOut.stderr);
+    for (const timeout of ['1d', '4294967296', '2.34e+5d']) {
+      const result = await runBin(bin, ['--timeout', timeout, '--', 'sh', '-c', 'exit 3']);
+      assert.is(result.exitCode, 3, `--timeout ${timeout}: ${result.stderr}`);
+    }
+  }),
+);
+
+test(
   'usage errors exit 125 with one line and a hint, never a stack trace',
   withTimeout(90_000, async () => {
     const dir = tempDir();
@@ -273,7 +285,8 @@ test(
       const cases: [string[], RegExp][] = [
         [[], /^run-hook: usage: no hook argv/],
         [['--tier', 'workdir', '--', 'true'], /^run-hook: usage: --tier "workdir"/],
-        [['--timeout', '10', '--', 'true'], /^run-hook: usage: --timeout "10"/],
+        [['--timeout', '42D', '--', 'true'], /^run-hook: usage: --timeout "42D"/],
+        [['--timeout', '-1', '--', 'true'], /^run-hook: usage: /],
         [['--var', 'noequals', '--', 'true'], /^run-hook: bad_assignment: /],
         [['--vars', join(dir.path, 'missing.json'), '--', 'true'], /^run-hook: bad_vars_file: /],
         [['--vars', badJson, '--', 'true'], /^run-hook: bad_vars_file: .*run\.id is an array/],

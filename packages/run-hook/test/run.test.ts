@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { waitForPid } from './support.js';
-import { isAlive, newOwnerTag, processIdentity, tagVariable, type ProcessIdentity } from '@runplan/settle';
+import { isAlive, newOwnerTag, processIdentity, tagVariable } from '@runplan/settle';
 import { shFixture, tempDir, withTimeout } from '@runplan/test-fixtures';
 import { HOOK_TAIL_BYTES, runHook, type HookEvent } from '../src/index.js';
 

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { cac } from 'cac';
-import { asTyped, parseDuration, unreachable } from '@runplan/common';
+import { asTyped, packageVersion, parseDuration, unreachable } from '@runplan/common';
 import { loadPlan } from './plan/load.js';
 import type { PlanProblem } from './plan/types.js';
 import { runPlan } from './coordinator/run-plan.js';
@@ -36,6 +36,10 @@ export async function main(argv: string[]): Promise<number> {
   const stderr = new SafeOutput(process.stderr);
   const stdout = new SafeOutput(process.stdout);
   const say = (line: string) => stderr.write(line + '\n');
+  if (argv[0] === '--version') {
+    stdout.write(`runplan ${packageVersion(import.meta.url)}\n`);
+    return 0;
+  }
   let code: number | undefined;
   const cli = cac('runplan');
 

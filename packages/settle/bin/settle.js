@@ -6,6 +6,10 @@
 // The build emits dist/settle.cjs, the CLI and its dependencies as one CommonJS file
 // (esbuild); without it (only `tsc` ran) the shim falls back to the ES modules in dist/src.
 'use strict';
+// First statement: a SIGUSR1 listener keeps Node from starting its inspector (a debugger
+// port opened by a signal) on SIGUSR1. The CLI relays SIGUSR1 to the command once it runs;
+// one that arrives before that (while Node starts and this file loads) is dropped.
+process.on('SIGUSR1', () => {});
 const { existsSync } = require('node:fs');
 const { join } = require('node:path');
 

@@ -1,17 +1,20 @@
 import { existsSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { formatDuration, parseDuration, unreachable } from '@runplan/common';
+import { formatDuration, parseCommandLineDuration, unreachable } from '@runplan/common';
 import type { Readable, Writable } from 'node:stream';
 import { exitCodeFor } from './exit-code.js';
 import { isAlive, processIdentity, type ProcessIdentity } from './identity.js';
 import { passThrough } from './pass-through.js';
-import { reportOf, writeReport } from './report.js';
+import { reportOf, reportText, writeReport } from './report.js';
 import { stream } from './stream.js';
 import type { Execution, SettleSpec } from './types.js';
 
 const usageLine =
-  'settle [--deadline DUR] [--grace DUR] [--signal NAME] [--stall DUR] [--input FILE|-] [--report FILE] [--cwd DIR] [--env K=V]... -- CMD [ARGS...]';
+  'settle [--deadline DUR] [--grace DUR] [--kill-after DUR] [--signal NAME] [--stall DUR] [--preserve-status] [--input FILE|-] [--report FILE] [--cwd DIR] [--env K=V]... -- CMD [ARGS...]';
+
+/** Kept equal to package.json's version by a test (the bundle cannot read package.json cheaply). */
+export const settleVersion = '0.1.0';
 
 const helpText = `Run one command with a deadline, tear down everything it started, exit like GNU timeout.
 
@@ -19,11 +22,18 @@ Usage:
   ${usageLine}
 
 Options:
-  --deadline DUR   end the command after DUR (500ms, 30s, 10m, 2h); 0 or absent: none
+  --deadline DUR   end the command after DUR (500ms, 30s, 10m, 2h, 1d; a bare number is
+                   seconds, as in GNU timeout); 0 or absent: none
   --grace DUR      how long a signalled tree, or the output of an exited one, may take
-                   before KILL / before the pipes are abandoned; default 5s
-  --signal NAME    the first signal at the deadline (TERM, INT, HUP, ...); default TERM
+                   before KILL / before the pipes are abandoned; default 5s. It also bounds
+                   a pipe still held open after the command exited
+  -k, --kill-after DUR
+                   the wait between the first signal and KILL alone; default: --grace
+  -s, --signal NAME
+                   the first signal at the deadline (TERM, INT, HUP, ...); default TERM
   --stall DUR      no stdout for DUR ends the command like a deadline; 0: none
+  -p, --preserve-status
+                   exit with the command's own status even when it timed out
   --input FILE|-   write FILE to the command's stdin through a pipe; '-' (the default)
                    passes settle's own stdin
   --report FILE    write one JSON object (reason, exit codes, signal, duration, teardown,
@@ -31,13 +41,17 @@ Options:
   --cwd DIR        run the command in DIR
   --env K=V        set a variable for the command (repeatable)
   -h, --help       show this help
+  --version        print settle's version
 
 stdout and stderr pass through byte for byte. SIGINT/SIGTERM/SIGHUP to settle tear the
-command's tree down and exit 128+N.
+command's tree down and exit 128+N; SIGALRM is a timeout (124). SIGQUIT, SIGUSR1,
+SIGUSR2, SIGPIPE, SIGXCPU and SIGXFSZ are passed on to the command's process group and
+settle keeps waiting: the command's fate decides the exit code.
 
 Exit codes:
   N        the command's own exit code
-  124      the deadline expired, or the command stalled
+  124      the deadline expired, or the command stalled, even when KILL was needed
+           (GNU timeout exits 137 then; settle keeps 124 and --report says escalated)
   125      settle itself failed: usage error, missing --cwd or --input, report not
            written, or a teardown it could not verify (outranks 124)
   126      the command is not executable
@@ -49,8 +63,10 @@ interface Invocation {
   command: string[];
   deadlineMs?: number;
   graceMs?: number;
+  killAfterMs?: number;
   stallMs?: number;
   killSignal?: NodeJS.Signals;
+  preserveStatus: boolean;
   input?: string;
   report?: string;
   cwd?: string;
@@ -61,21 +77,42 @@ class UsageError extends Error {
   override name = 'UsageError';
 }
 
-const knownOptions = new Set(['--', 'deadline', 'grace', 'signal', 'stall', 'input', 'report', 'cwd', 'env', 'h', 'help']);
+const knownOptions = new Set([
+  '--',
+  'deadline',
+  'grace',
+  'killAfter',
+  'k',
+  'signal',
+  's',
+  'stall',
+  'preserveStatus',
+  'p',
+  'input',
+  'report',
+  'cwd',
+  'env',
+  'h',
+  'help',
+  'version',
+]);
 
 // Parses argv. The common `settle -- cmd` skips cac entirely (start-up time); anything
 // with options goes through cac.
-async function parse(argv: string[]): Promise<Invocation | 'help'> {
+async function parse(argv: string[]): Promise<Invocation | 'help' | 'version'> {
   if (argv[0] === '--') {
     if (argv.length < 2) throw new UsageError('no command after --');
-    return { command: argv.slice(1), env: {} };
+    return { command: argv.slice(1), env: {}, preserveStatus: false };
   }
   const { cac } = await import('cac');
   const cli = cac('settle');
   cli.option('--deadline <dur>', 'deadline');
   cli.option('--grace <dur>', 'grace');
-  cli.option('--signal <name>', 'first signal');
+  cli.option('-k, --kill-after <dur>', 'kill after');
+  cli.option('-s, --signal <name>', 'first signal');
   cli.option('--stall <dur>', 'stall');
+  cli.option('-p, --preserve-status', 'preserve status');
+  cli.option('--version', 'version');
   cli.option('--input <file>', 'input');
   cli.option('--report <file>', 'report');
   cli.option('--cwd <dir>', 'cwd');
@@ -94,19 +131,23 @@ async function parse(argv: string[]): Promise<Invocation | 'help'> {
   const parsed = cli.parse(['node', 'settle', ...rewritten, ...(cut < 0 ? [] : argv.slice(cut))], { run: false });
   const o = parsed.options as Record<string, unknown>;
   if (o.help || o.h) return 'help';
+  if (o.version) return 'version';
   for (const key of Object.keys(o)) {
     if (!knownOptions.has(key)) throw new UsageError(`unknown option --${key}`);
   }
   if (parsed.args.length > 0) throw new UsageError(`put -- before the command: settle [options] -- ${parsed.args.join(' ')}`);
   const command = (o['--'] as string[] | undefined) ?? [];
   if (command.length === 0) throw new UsageError('no command: settle [options] -- CMD [ARGS...]');
-  const invocation: Invocation = { command, env: {} };
-  const duration = (name: string): number | undefined => {
+  const invocation: Invocation = { command, env: {}, preserveStatus: o.preserveStatus === true };
+  if (o.preserveStatus !== undefined && typeof o.preserveStatus !== 'boolean') throw new UsageError('--preserve-status takes no value');
+  const duration = (name: string, flag = name): number | undefined => {
     const value = o[name];
     if (value === undefined) return undefined;
-    if (typeof value !== 'string' && typeof value !== 'number') throw new UsageError(`--${name} takes one duration`);
-    const ms = parseDuration(String(value));
-    if (ms === undefined) throw new UsageError(`--${name} ${String(value)} is not a duration (500ms, 30s, 10m, 2h)`);
+    if (typeof value !== 'string' && typeof value !== 'number') throw new UsageError(`--${flag} takes one duration`);
+    // mri turns `4294967296` into a number (and `1e-5000` into 0): read what was typed.
+    const typed = typedValue(own, flag) ?? String(value);
+    const ms = parseCommandLineDuration(typed);
+    if (ms === undefined) throw new UsageError(`--${flag} ${typed} is not a duration (500ms, 30s, 10m, 2h, 1d, or seconds)`);
     return ms;
   };
   const text = (name: string): string | undefined => {
@@ -117,10 +158,12 @@ async function parse(argv: string[]): Promise<Invocation | 'help'> {
   };
   const deadlineMs = duration('deadline');
   const graceMs = duration('grace');
+  const killAfterMs = duration('killAfter', 'kill-after');
   const stallMs = duration('stall');
   // As in GNU timeout, a zero deadline or stall means none.
   if (deadlineMs) invocation.deadlineMs = deadlineMs;
   if (graceMs !== undefined) invocation.graceMs = graceMs;
+  if (killAfterMs !== undefined) invocation.killAfterMs = killAfterMs;
   if (stallMs) invocation.stallMs = stallMs;
   const signal = text('signal');
   if (signal !== undefined) invocation.killSignal = signalNamed(signal);
@@ -138,6 +181,19 @@ async function parse(argv: string[]): Promise<Invocation | 'help'> {
   return invocation;
 }
 
+// The text given to `--flag V`, `--flag=V` (or `-k V` for kill-after), the last one if repeated.
+function typedValue(own: readonly string[], flag: string): string | undefined {
+  const names = flag === 'kill-after' ? ['--kill-after', '-k'] : [`--${flag}`];
+  let found: string | undefined;
+  for (let i = 0; i < own.length; i++) {
+    const arg = own[i]!;
+    const name = names.find((n) => arg === n || arg.startsWith(`${n}=`));
+    if (name === undefined) continue;
+    found = arg === name ? own[++i] : arg.slice(name.length + 1);
+  }
+  return found;
+}
+
 // TERM, SIGTERM, term or 15 → SIGTERM.
 function signalNamed(text: string): NodeJS.Signals {
   const signals = constants.signals as Record<string, number>;
@@ -153,7 +209,7 @@ function signalNamed(text: string): NodeJS.Signals {
 }
 
 // The one line settle prints about an outcome that is not the command's own doing.
-function outcomeLine(inv: Invocation, e: Execution): string | undefined {
+function outcomeLine(inv: Invocation, e: Execution, alarmed: boolean): string | undefined {
   const t = e.teardown;
   const tail = t.result === 'none' ? '' : `; teardown ${t.result} (signalled ${t.signalled.join(' ') || 'none'})`;
   if (t.result === 'failed') return `settle: teardown_failed: pids ${t.survivors.join(' ')} survived SIGKILL`;
@@ -162,6 +218,7 @@ function outcomeLine(inv: Invocation, e: Execution): string | undefined {
     case 'signaled':
       return undefined;
     case 'timed_out':
+      if (alarmed) return `settle: timed_out: SIGALRM received${tail}`;
       return `settle: timed_out: ${inv.command[0]} still running at the --deadline of ${formatDuration(e.deadlineMs ?? 0)}${tail}`;
     case 'stalled':
       return `settle: stalled: ${inv.command[0]} wrote no stdout for ${formatDuration(e.stallMs ?? 0)}${tail}`;
@@ -181,30 +238,57 @@ function outcomeLine(inv: Invocation, e: Execution): string | undefined {
   }
 }
 
+// Signals to settle that tear the command's tree down; settle then exits 128+N (SIGALRM: 124, a timeout).
+const teardownSignals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGALRM'];
+// Signals to settle passed on to the command's process group while settle keeps waiting, as
+// GNU timeout does: the command's fate decides the exit code. SEGV, BUS, FPE and ILL are not
+// safe to handle in Node; PROF and VTALRM belong to the profiler (README, Limits).
+const relayedSignals: NodeJS.Signals[] = ['SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGPIPE', 'SIGXCPU', 'SIGXFSZ'];
+
+// Writes to one of settle's own streams. A closed reader (`settle … 2>&1 | head -1`) must
+// never change settle's exit code or lose its report, so the write's EPIPE is dropped.
+function say(stream: NodeJS.WriteStream, text: string): void {
+  if (stream.listenerCount('error') === 0) stream.on('error', () => {});
+  stream.write(text);
+}
+
 export async function main(argv: string[]): Promise<number> {
-  let inv: Invocation | 'help';
+  let inv: Invocation | 'help' | 'version';
   try {
     inv = await parse(argv);
   } catch (error) {
     if (error instanceof UsageError || (error instanceof Error && error.name === 'CACError')) {
-      process.stderr.write(`settle: usage: ${error.message}\n  hint: ${usageLine}\n`);
+      say(process.stderr, `settle: usage: ${error.message}\n  hint: ${usageLine}\n`);
       return 125;
     }
     throw error;
   }
-  if (inv === 'help') {
-    process.stdout.write(helpText);
+  if (inv === 'help' || inv === 'version') {
+    say(process.stdout, inv === 'help' ? helpText : `settle ${settleVersion}\n`);
     return 0;
   }
   if (inv.report !== undefined && !isDirectory(dirname(resolve(inv.report)))) {
-    process.stderr.write(`settle: report_unwritable: --report ${inv.report}: directory ${dirname(resolve(inv.report))} does not exist\n`);
+    say(process.stderr, `settle: report_unwritable: --report ${inv.report}: directory ${dirname(resolve(inv.report))} does not exist\n`);
     return 125;
   }
 
   const controller = new AbortController();
+  let child: ProcessIdentity | undefined;
   const onSignal = (signal: NodeJS.Signals) => controller.abort(signal);
-  const forwarded: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-  for (const s of forwarded) process.on(s, onSignal);
+  // Relayed only while our child is the leader we recorded: the group is never a stranger's.
+  const onRelayed = (signal: NodeJS.Signals) => {
+    if (!child || !isAlive(child)) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // the group is gone
+    }
+  };
+  // With --input FILE settle writes the command's stdin itself, and the SIGPIPE its own
+  // EPIPE raises there looks like one sent to settle: SIGPIPE stays ignored then (Limits).
+  const feedsStdin = inv.input !== undefined && inv.input !== '-';
+  for (const s of teardownSignals) process.on(s, onSignal);
+  for (const s of relayedSignals) if (!(feedsStdin && s === 'SIGPIPE')) process.on(s, onRelayed);
   const spec: SettleSpec = {
     argv: inv.command,
     env: inv.env,
@@ -214,12 +298,12 @@ export async function main(argv: string[]): Promise<number> {
     ...(inv.cwd !== undefined ? { cwd: inv.cwd } : {}),
     ...(inv.deadlineMs !== undefined ? { deadlineMs: inv.deadlineMs } : {}),
     ...(inv.graceMs !== undefined ? { graceMs: inv.graceMs } : {}),
+    ...(inv.killAfterMs !== undefined ? { killAfterMs: inv.killAfterMs } : {}),
     ...(inv.stallMs !== undefined ? { stallMs: inv.stallMs } : {}),
     ...(inv.killSignal !== undefined ? { killSignal: inv.killSignal } : {}),
   };
   // A broken stdout surfaces here only when the child wrote more, and that write would have
   // earned it SIGPIPE on a real pipe; our pipe to it is a socket, so we deliver the SIGPIPE.
-  let child: ProcessIdentity | undefined;
   spec.onEvent = (event) => {
     if (event.type === 'spawned') child = processIdentity(event.pid);
   };
@@ -236,16 +320,31 @@ export async function main(argv: string[]): Promise<number> {
   try {
     ({ execution } = await stream(spec, undefined, consume));
   } finally {
-    for (const s of forwarded) process.off(s, onSignal);
+    for (const s of teardownSignals) process.off(s, onSignal);
+    // The relay stays: removing the last SIGPIPE listener restores SIGPIPE's default action
+    // (not the ignore Node starts with), and settle's own write to a closed stderr would kill it.
   }
-  let code = exitCodeFor(execution);
-  const line = outcomeLine(inv, execution);
-  if (line) process.stderr.write(`${line}\n`);
-  if (inv.report !== undefined) {
+  const alarmed = execution.reason === 'interrupted' && execution.interruptSignal === 'SIGALRM';
+  if (alarmed) execution = alarmAsTimeout(execution);
+  let code = inv.preserveStatus ? preservedStatus(execution) : exitCodeFor(execution);
+  const line = outcomeLine(inv, execution, alarmed);
+  if (line) say(process.stderr, `${line}\n`);
+  const ownStream = inv.report === undefined ? undefined : settleStreamNamed(inv.report);
+  if (ownStream) {
+    // settle's own stdout or stderr (maybe a socket, which cannot be opened by name): the
+    // report goes after what the command wrote there, through the same stream.
+    if (ownStream.destroyed || ownStream.writableEnded) {
+      say(process.stderr, `settle: report_unwritable: --report ${inv.report}: the stream is closed\n`);
+      code = 125;
+    } else {
+      say(ownStream, reportText(reportOf(inv.command, execution, code)));
+      if (ownStream === process.stdout) out = ownStream;
+    }
+  } else if (inv.report !== undefined) {
     try {
       await writeReport(inv.report, reportOf(inv.command, execution, code));
     } catch (error) {
-      process.stderr.write(`settle: report_unwritable: --report ${inv.report}: ${(error as Error).message}\n`);
+      say(process.stderr, `settle: report_unwritable: --report ${inv.report}: ${(error as Error).message}\n`);
       code = 125;
     }
   }
@@ -257,6 +356,28 @@ export async function main(argv: string[]): Promise<number> {
   const flushMs = normal ? Math.max(deadlineLeft, execution.graceMs) : execution.graceMs;
   if (out && !(await flushStdout(out, flushMs))) process.exit(code);
   return code;
+}
+
+// SIGALRM to settle is a timeout, as in GNU timeout: the teardown it caused reads as timed_out.
+function alarmAsTimeout(e: Execution): Execution {
+  const { interruptSignal: _alarm, ...rest } = e;
+  return { ...rest, reason: 'timed_out' };
+}
+
+// --preserve-status: the command's own status even when it timed out or stalled (128+N when
+// a signal ended it); settle's own failures keep their codes.
+function preservedStatus(e: Execution): number {
+  if ((e.reason !== 'timed_out' && e.reason !== 'stalled') || e.teardown.result === 'failed') return exitCodeFor(e);
+  if (e.signal) return exitCodeFor({ ...e, reason: 'signaled' });
+  return e.exitCode ?? 125;
+}
+
+// process.stdout for `/dev/stdout`, `/dev/fd/1` or `/proc/self/fd/1` (stderr for 2); undefined for any other path.
+function settleStreamNamed(path: string): NodeJS.WriteStream | undefined {
+  const fd = /^\/dev\/std(out|err)$/.exec(path)?.[1] ?? /^\/(?:dev|proc\/self)\/fd\/([12])$/.exec(path)?.[1];
+  if (fd === 'out' || fd === '1') return process.stdout;
+  if (fd === 'err' || fd === '2') return process.stderr;
+  return undefined;
 }
 
 function isDirectory(path: string): boolean {

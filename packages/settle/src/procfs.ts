@@ -81,3 +81,17 @@ export const realProc: ProcSource = { listPids, readStat: readProcStat, readEnvi
 export function procSource(overrides: Partial<ProcSource> | undefined): ProcSource {
   return overrides ? { ...realProc, ...overrides } : realProc;
 }
+
+// Why the /proc we read does not name our processes, or undefined when it does. In a pid
+// namespace whose /proc is still the host's (`unshare --pid --fork` without `--mount-proc`),
+// our children's pids mean other processes there: every ownership check would be wrong.
+export function procMismatch(): string | undefined {
+  let self: string;
+  try {
+    self = readlinkSync('/proc/self');
+  } catch {
+    return undefined; // no /proc at all: nothing we read could name a stranger
+  }
+  if (self === String(process.pid)) return undefined;
+  return `/proc belongs to another pid namespace (it names us ${self}, we are ${process.pid}); mount a /proc of this namespace (unshare --mount-proc) or run settle outside it`;
+}

@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Execution } from './types.js';
 
@@ -44,14 +44,32 @@ export function reportOf(argv: readonly string[], e: Execution, settleExitCode: 
   };
 }
 
-// Writes the report whole or not at all (write-file-atomic, loaded only when asked), then fsyncs the directory.
+export const reportText = (report: SettleReport): string => JSON.stringify(report, null, 2) + '\n';
+
+// Writes the report whole or not at all (write-file-atomic, loaded only when asked), then
+// fsyncs the directory. A path that names a pipe or a device (`--report /dev/stdout | jq`)
+// cannot be renamed over: the JSON is written into it directly.
 export async function writeReport(path: string, report: SettleReport): Promise<void> {
+  if (isStreamTarget(path)) {
+    writeFileSync(path, reportText(report));
+    return;
+  }
   const { default: writeFileAtomic } = await import('write-file-atomic');
-  await writeFileAtomic(path, JSON.stringify(report, null, 2) + '\n', { mode: 0o644 });
+  await writeFileAtomic(path, reportText(report), { mode: 0o644 });
   const dir = openSync(dirname(path), 'r');
   try {
     fsyncSync(dir);
   } finally {
     closeSync(dir);
+  }
+}
+
+// Whether the path exists and is something other than a regular file (a FIFO, a character device, a socket).
+function isStreamTarget(path: string): boolean {
+  try {
+    const stat = statSync(path);
+    return !stat.isFile() && !stat.isDirectory();
+  } catch {
+    return false;
   }
 }

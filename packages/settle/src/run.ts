@@ -5,7 +5,7 @@ import { drainRest, fdTarget, pipeHolders } from './drain.js';
 import { feedPrompt, type PromptFailure } from './input.js';
 import { findOwned, survey, type OwnedProcess, type Ownership, type Survey } from './owned.js';
 import { ChildOutputs } from './outputs.js';
-import { procSource } from './procfs.js';
+import { procMismatch, procSource } from './procfs.js';
 import { codeOf, messageOf, preflight, releasePrompt } from './preflight.js';
 import { childEnv, isOwnerTag, newOwnerTag } from './tag.js';
 import { endTree, noTeardown } from './teardown.js';
@@ -67,6 +67,7 @@ export async function runChild<R>(
   const deadlineMs = spec.deadlineMs || undefined;
   const stallMs = spec.stallMs || undefined;
   const killSignal = spec.killSignal ?? 'SIGTERM';
+  const killAfterMs = spec.killAfterMs ?? graceMs;
   const proc = procSource(spec.proc);
   const emit = (event: SettleEvent) => {
     try {
@@ -108,7 +109,7 @@ export async function runChild<R>(
       message: `ownerTag ${JSON.stringify(spec.ownerTag)} is not [A-Za-z0-9_]{1,64}`,
     });
   }
-  for (const key of ['deadlineMs', 'graceMs', 'stallMs'] as const) {
+  for (const key of ['deadlineMs', 'graceMs', 'killAfterMs', 'stallMs'] as const) {
     const value: unknown = spec[key];
     if (value !== undefined && !isMilliseconds(value)) {
       return unstarted('spawn_failed', {
@@ -118,6 +119,15 @@ export async function runChild<R>(
       });
     }
   }
+  if (!isSignalName(killSignal)) {
+    return unstarted('spawn_failed', {
+      code: 'EINVAL',
+      where: 'spec',
+      message: `killSignal ${JSON.stringify(killSignal)} is not a signal name (SIGTERM, SIGINT, ...)`,
+    });
+  }
+  const wrongProc = spec.proc === undefined ? procMismatch() : undefined;
+  if (wrongProc !== undefined) return unstarted('spawn_failed', { code: 'proc_mismatch', where: 'proc', message: wrongProc });
   if (spec.signal?.aborted) return unstarted('interrupted', undefined, signalOf(spec.signal.reason));
   const plan = preflight(spec);
   if (!plan.ok) return unstarted('spawn_failed', plan.error);
@@ -309,7 +319,7 @@ export async function runChild<R>(
             ownership,
             proc,
             signal: killSignal,
-            graceMs,
+            graceMs: killAfterMs,
             onEvent: emit,
             why: requested ?? 'leftovers',
             hurry: termination,
@@ -326,7 +336,7 @@ export async function runChild<R>(
   stallTimer?.cancel();
   let teardown: TeardownReport;
   if (first === 'terminate' && !exitInfo) {
-    teardown = await endTree({ ownership, proc, signal: killSignal, graceMs, onEvent: emit, why: requested!, exited });
+    teardown = await endTree({ ownership, proc, signal: killSignal, graceMs: killAfterMs, onEvent: emit, why: requested!, exited });
     await within(exited, exitTrailMs);
     const late = exitNow();
     if (late) emit({ type: 'exited', exitCode: late.code, signal: late.signal });
@@ -400,6 +410,11 @@ function promptError(failure: PromptFailure, childExited: boolean): TransportErr
     };
   }
   return { code, where: 'stdin', message: `writing the prompt: ${messageOf(failure.error)}`, cause: failure.error };
+}
+
+// A signal Node can send: its exact name (`SIGTERM`), never a number or another spelling.
+function isSignalName(value: unknown): value is NodeJS.Signals {
+  return typeof value === 'string' && Object.hasOwn(constants.signals, value);
 }
 
 // A duration a caller may pass: a finite number of milliseconds, 0 or more (any length).

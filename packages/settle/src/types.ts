@@ -17,7 +17,7 @@ export interface TeardownReport {
 }
 
 /** Where a transport error happened, so a report can say "EPIPE writing the prompt". */
-export type TransportErrorSource = 'spawn' | 'cwd' | 'input' | 'stdin' | 'stdout' | 'stderr' | 'consumer' | 'spec';
+export type TransportErrorSource = 'spawn' | 'cwd' | 'input' | 'stdin' | 'stdout' | 'stderr' | 'consumer' | 'spec' | 'proc';
 
 /** The first I/O or startup failure of a call; later ones never replace it. */
 export interface TransportError {
@@ -80,9 +80,11 @@ export interface SettleSpec {
   deadlineMs?: number;
   /** How long a signalled tree (or a post-exit drain) may take before escalation. Default 5000. */
   graceMs?: number;
+  /** The wait between a teardown's first signal and KILL alone (GNU `--kill-after`); default graceMs. */
+  killAfterMs?: number;
   /** No stdout for this long is torn down like a deadline, reason `stalled`; 0 or absent: none. */
   stallMs?: number;
-  /** First signal of a teardown. Default SIGTERM. */
+  /** First signal of a teardown, a name Node knows (`'SIGTERM'`, not `'sigterm'`); default SIGTERM. */
   killSignal?: NodeJS.Signals;
   /** Aborting it yields the canonical `interrupted` outcome after owned teardown. */
   signal?: AbortSignal;

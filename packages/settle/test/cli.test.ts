@@ -406,7 +406,7 @@ test(
       const marker = join(dir.path, 'ran');
       const cases: [string[], RegExp][] = [
         [['--deadline', '5x', '--', 'touch', marker], /^settle: usage: --deadline 5x is not a duration/],
-        [['--grace', '5', '--', 'touch', marker], /^settle: usage: --grace 5 is not a duration/],
+        [['--grace', '5D', '--', 'touch', marker], /^settle: usage: --grace 5D is not a duration/],
         [['--bogus', '--', 'touch', marker], /^settle: usage: unknown option --bogus/],
         [['--signal', 'NOPE', '--', 'touch', marker], /^settle: usage: --signal NOPE is not a signal/],
         [['--env', 'NOEQUALS', '--', 'touch', marker], /^settle: usage: --env NOEQUALS is not K=V/],

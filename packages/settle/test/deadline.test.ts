@@ -259,12 +259,12 @@ test(
 );
 
 test(
-  'a deadlineMs, graceMs or stallMs that is not a number of ms >= 0 is refused before spawning (spawn_failed, where spec)',
+  'a deadlineMs, graceMs, killAfterMs or stallMs that is not a number of ms >= 0 is refused before spawning (spawn_failed, where spec)',
   withTimeout(20_000, async () => {
     const dir = tempDir();
     try {
       const marker = join(dir.path, 'ran');
-      for (const key of ['deadlineMs', 'graceMs', 'stallMs'] as const) {
+      for (const key of ['deadlineMs', 'graceMs', 'killAfterMs', 'stallMs'] as const) {
         for (const value of [-1, Number.NaN, Number.POSITIVE_INFINITY, '100']) {
           const spec = { argv: ['touch', marker], [key]: value } as unknown as SettleSpec;
           const r = await capture(spec);
@@ -279,6 +279,37 @@ test(
     } finally {
       dir.cleanup();
     }
+  }),
+);
+
+test(
+  'a killSignal Node cannot send (SIGOTHER, sigterm, 200) is refused before spawning (spawn_failed, where spec)',
+  withTimeout(20_000, async () => {
+    const dir = tempDir();
+    try {
+      const marker = join(dir.path, 'ran');
+      for (const value of ['SIGOTHER', 'sigterm', 'TERM', 200, '']) {
+        const r = await capture({ argv: ['touch', marker], deadlineMs: 100, killSignal: value } as unknown as SettleSpec);
+        assert.is(r.reason, 'spawn_failed', String(value));
+        assert.is(r.error?.where, 'spec');
+        assert.match(r.error?.message ?? '', 'killSignal');
+        assert.is(exitCodeFor(r), 125);
+      }
+      assert.not.ok(existsSync(marker), 'a refused spec spawned its command');
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'killAfterMs alone sets the wait between the first signal and KILL (graceMs still bounds the pipes)',
+  withTimeout(30_000, async () => {
+    const r = await capture({ argv: [sh('ignore-term.sh')], deadlineMs: 100, graceMs: 20_000, killAfterMs: 100 });
+    assert.is(r.reason, 'timed_out');
+    assert.is(r.teardown.result, 'escalated');
+    assert.ok(r.durationMs < 10_000, `settled in ${r.durationMs}ms, not after the 20s grace`);
+    assert.is(r.graceMs, 20_000);
   }),
 );
 

@@ -1,5 +1,5 @@
 import { cac } from 'cac';
-import { typedValue, typedValues, unreachable } from '@runplan/common';
+import { packageVersion, typedValue, typedValues, unreachable } from '@runplan/common';
 import { createDataDir } from './datadir.js';
 import type { WorkdirError, WorkdirErrorReason } from './errors.js';
 import { holdingDirectory } from './path-template.js';
@@ -37,6 +37,10 @@ interface Io {
 export async function main(argv: string[]): Promise<number> {
   // A closed stdout (`workdir prune --json | head -1`) must not turn done work into a crash.
   process.stdout.on('error', () => {});
+  if (argv[0] === '--version') {
+    process.stdout.write(`workdir ${packageVersion(import.meta.url)}\n`);
+    return 0;
+  }
   const io: Io = {
     out: (line) => void process.stdout.write(`${line}\n`),
     err: (line) => void process.stderr.write(`${line}\n`),

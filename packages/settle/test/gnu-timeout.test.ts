@@ -1,0 +1,254 @@
+// Cases ported from GNU coreutils' tests/timeout/*.sh (and the signal, pipe and option
+// behaviour GNU timeout users expect), run through the real bin.
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { runBin, tempDir, withTimeout } from '@runplan/test-fixtures';
+import type { SettleReport } from '../src/report.js';
+import { alive, killQuietly, settleBin, sh, startSettle } from './support.js';
+
+const settle = (args: string[]) => runBin(settleBin, args);
+
+// Everything a stream yields, as text.
+async function readAll(stream: Readable): Promise<string> {
+  let text = '';
+  for await (const chunk of stream) text += String(chunk);
+  return text;
+}
+// dist/test/gnu-timeout.test.js → packages/settle
+const packageDir = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+
+test(
+  'QUIT, USR1, USR2, PIPE, XCPU and XFSZ to settle reach the command’s group; settle keeps waiting and exits with its code',
+  withTimeout(60_000, async () => {
+    for (const name of ['QUIT', 'USR1', 'USR2', 'PIPE', 'XCPU', 'XFSZ'] as const) {
+      const run = startSettle(['--', sh('trap-signal.sh'), name]);
+      const pid = Number(await run.firstLine);
+      run.child.kill(`SIG${name}`);
+      const exit = await run.exit;
+      killQuietly(pid);
+      assert.is(exit.code, 3, `SIG${name}: the command trapped it and exited 3`);
+      // SIGUSR1 never opens Node's inspector ("Debugger listening on ws://…"), and settle
+      // reports no outcome of its own (the shell may say its sleep was killed).
+      assert.not.match(exit.stderr, /Debugger|inspector|^settle:/m, `SIG${name}: ${exit.stderr}`);
+      assert.not.ok(alive(pid), `SIG${name}: the command is gone`);
+    }
+  }),
+);
+
+test(
+  'a relayed signal that kills the command: settle exits 128+N, as the command did',
+  withTimeout(30_000, async () => {
+    for (const [signal, code] of [
+      ['SIGQUIT', 131],
+      ['SIGUSR2', 140],
+    ] as const) {
+      const run = startSettle(['--', sh('sleeper.sh')]);
+      const pid = Number(await run.firstLine);
+      run.child.kill(signal);
+      const exit = await run.exit;
+      killQuietly(pid);
+      assert.is(exit.code, code, signal);
+      assert.is(exit.stderr, '');
+    }
+  }),
+);
+
+test(
+  'SIGALRM to settle is a timeout: the tree is torn down, exit 124, the report says timed_out',
+  withTimeout(30_000, async () => {
+    const dir = tempDir();
+    try {
+      const report = join(dir.path, 'r.json');
+      const run = startSettle(['--report', report, '--', sh('sleeper.sh')]);
+      const pid = Number(await run.firstLine);
+      run.child.kill('SIGALRM');
+      const exit = await run.exit;
+      killQuietly(pid);
+      assert.is(exit.code, 124);
+      assert.match(exit.stderr, /^settle: timed_out: SIGALRM received; teardown clean/);
+      const r = JSON.parse(readFileSync(report, 'utf8')) as SettleReport;
+      assert.is(r.reason, 'timed_out');
+      assert.is(r.settleExitCode, 124);
+      assert.not.ok(alive(pid));
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'settle’s stderr closed by its reader: the timed_out line is lost, the exit code (124) and the report are not',
+  withTimeout(30_000, async () => {
+    const dir = tempDir();
+    try {
+      const report = join(dir.path, 'r.json');
+      const child = spawn(process.execPath, [settleBin, '--report', report, '--deadline', '300ms', '--', 'sleep', '10'], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      child.stderr.destroy(); // `settle … 2>&1 | :`
+      const [code] = (await once(child, 'exit')) as [number | null];
+      assert.is(code, 124);
+      assert.is((JSON.parse(readFileSync(report, 'utf8')) as SettleReport).reason, 'timed_out');
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  '--report to a pipe (/dev/stdout | jq) or a device: written into it, the command’s exit code kept',
+  withTimeout(30_000, async () => {
+    const r = await settle(['--report', '/dev/stdout', '--', 'sh', '-c', 'echo hi; exit 3']);
+    assert.is(r.exitCode, 3, r.stderr);
+    assert.ok(r.stdout.startsWith('hi\n'), r.stdout);
+    const report = JSON.parse(r.stdout.slice(3)) as SettleReport;
+    assert.is(report.settleExitCode, 3);
+    assert.is(report.reason, 'exited');
+    const toNull = await settle(['--report', '/dev/null', '--', 'sh', '-c', 'exit 4']);
+    assert.is(toNull.exitCode, 4, toNull.stderr);
+    assert.ok(statSync('/dev/null').isCharacterDevice(), '/dev/null was not renamed over');
+    const dir = tempDir();
+    try {
+      const fifo = join(dir.path, 'report.fifo');
+      execFileSync('mkfifo', [fifo]);
+      const reader = readAll(createReadStream(fifo));
+      const piped = await settle(['--report', fifo, '--', 'sh', '-c', 'exit 5']);
+      assert.is(piped.exitCode, 5, piped.stderr);
+      assert.is((JSON.parse(await reader) as SettleReport).settleExitCode, 5);
+      assert.ok(statSync(fifo).isFIFO(), 'the FIFO was not renamed over');
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  '--version prints settle’s version from package.json',
+  withTimeout(20_000, async () => {
+    const { version } = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { version: string };
+    const r = await settle(['--version']);
+    assert.is(r.exitCode, 0);
+    assert.is(r.stdout, `settle ${version}\n`);
+  }),
+);
+
+test(
+  '--preserve-status (-p): the command’s own status even when it timed out',
+  withTimeout(30_000, async () => {
+    const killed = await settle(['--preserve-status', '--deadline', '200ms', '--', sh('sleeper.sh')]);
+    assert.is(killed.exitCode, 143, killed.stderr);
+    const clean = await settle(['-p', '--deadline', '200ms', '--', sh('exit0-on-term.sh')]);
+    assert.is(clean.exitCode, 0, clean.stderr);
+    const plain = await settle(['--deadline', '200ms', '--', sh('exit0-on-term.sh')]);
+    assert.is(plain.exitCode, 124, 'without it a timeout is 124');
+  }),
+);
+
+test(
+  '--kill-after (-k) alone sets the TERM→KILL wait; --grace stays for the pipes',
+  withTimeout(30_000, async () => {
+    const dir = tempDir();
+    try {
+      const report = join(dir.path, 'r.json');
+      const started = Date.now();
+      const r = await settle([
+        '--report',
+        report,
+        '--grace',
+        '20s',
+        '--kill-after',
+        '200ms',
+        '--deadline',
+        '200ms',
+        '--',
+        sh('ignore-term.sh'),
+      ]);
+      assert.is(r.exitCode, 124, r.stderr);
+      assert.ok(Date.now() - started < 10_000, 'KILL came after 200ms, not after the 20s grace');
+      const parsed = JSON.parse(readFileSync(report, 'utf8')) as SettleReport;
+      assert.is(parsed.teardown.result, 'escalated');
+      const short = await settle(['-k', '0.2', '--deadline', '0.2', '--', sh('ignore-term.sh')]);
+      assert.is(short.exitCode, 124, short.stderr);
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+// timeout-large-parameters.sh and timeout-parameters.sh
+test(
+  'GNU’s large and odd durations: 2^32 s, 2^63 d, 2.34e+5d, LDBL_MAX and 10.34 run the command normally',
+  withTimeout(30_000, async () => {
+    for (const duration of ['4294967296', '9223372036854775808d', '2.34e+5d', `1${'0'.repeat(4932)}`, '10.34', '9.999999999', '1d']) {
+      const r = await settle(['--deadline', duration, '--', 'sleep', '0']);
+      assert.is(r.exitCode, 0, `--deadline ${duration.slice(0, 30)}: ${r.stderr}`);
+    }
+    const killAfter = await settle(['--kill-after', '4294967296', '--deadline', '0', '--', 'sleep', '0']);
+    assert.is(killAfter.exitCode, 0, killAfter.stderr);
+  }),
+);
+
+test(
+  'GNU’s underflow rounds up: --deadline 1e-5000 times out at once',
+  withTimeout(20_000, async () => {
+    const r = await settle(['--deadline', '1e-5000', '--', 'sleep', '10']);
+    assert.is(r.exitCode, 124, r.stderr);
+  }),
+);
+
+test(
+  'GNU’s refusals are 125 and the command never runs: invalid, 42D, a negative LDBL_MAX, --kill-after invalid, --signal invalid',
+  withTimeout(30_000, async () => {
+    const dir = tempDir();
+    try {
+      const marker = join(dir.path, 'ran');
+      const touch = ['--', 'sh', '-c', `touch ${marker}`];
+      for (const args of [
+        ['--deadline', 'invalid'],
+        ['--deadline', '42D'],
+        [`--deadline=-1${'0'.repeat(4932)}`],
+        ['--kill-after', 'invalid', '--deadline', '1'],
+        ['--signal', 'invalid', '--deadline', '1'],
+      ]) {
+        const r = await settle([...args, ...touch]);
+        assert.is(r.exitCode, 125, args.join(' ').slice(0, 40));
+        assert.match(r.stderr, /^settle: usage: /);
+      }
+      assert.not.ok(existsSync(marker), 'nothing ran');
+      assert.is((await settle(['--deadline', '10', '--', '.'])).exitCode, 126);
+      assert.is((await settle(['--deadline', '10', '--', 'no_such_command_here'])).exitCode, 127);
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'settle as PID 1 of a pid namespace that sees the host’s /proc refuses up front (125), nothing runs; with its own /proc it works',
+  withTimeout(60_000, async () => {
+    const dir = tempDir();
+    try {
+      const marker = join(dir.path, 'ran');
+      const started = Date.now();
+      const inside = (...flags: string[]) => [...flags, '--map-root-user', process.execPath, settleBin, '--deadline', '100ms', '--'];
+      const r = await runBin('unshare', [...inside('--pid', '--fork'), 'sh', '-c', `touch ${marker}; sleep 10`]);
+      assert.is(r.exitCode, 125, r.stderr);
+      assert.match(r.stderr, /^settle: spawn_failed: \/proc belongs to another pid namespace \(it names us \d+, we are 1\)/);
+      assert.ok(Date.now() - started < 5_000, 'refused at once, not after a teardown that cannot work');
+      assert.not.ok(existsSync(marker), 'nothing ran');
+      const own = await runBin('unshare', [...inside('--pid', '--fork', '--mount-proc'), 'sleep', '10']);
+      assert.is(own.exitCode, 124, own.stderr);
+      assert.match(own.stderr, /teardown clean/);
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test.run();
