@@ -123,7 +123,12 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
   const defaults = readTaskKeys(r, defaultsTable, 'defaults', files);
 
   const formats: { path: string; id: string; format: AgentFormat }[] = [];
-  const tasks = readTasks(r, raw['tasks'], defaults, repair, files, formats, defaultsTable['command'] !== undefined);
+  const tasks = readTasks(
+    r,
+    raw['tasks'],
+    { defaults, repair, files, defaultsGiveCommand: defaultsTable['command'] !== undefined },
+    formats,
+  );
 
   // Every task's format, also of tasks with other problems: the list is complete.
   for (const { path, id, format } of formats) {
