@@ -14,10 +14,9 @@ import {
   formatBytes,
   freeSpace,
   parseSize,
-  readJournalFailureNote,
   roomRefusal,
-  writeJournalFailureNote,
 } from '../src/host/disk.js';
+import { readJournalFailureNote, writeJournalFailureNote } from '../src/host/disk-reserve.js';
 import { evidenceSink } from '../src/host/evidence.js';
 import { agentConsumer, initialAgentState } from '../src/agent/consumer.js';
 import { loadPlan } from '../src/plan/load.js';

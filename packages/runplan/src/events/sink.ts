@@ -5,7 +5,8 @@ import { JournalFailure, type Emit } from '../coordinator/context.js';
 import { failPoint, hits, type FailPoint } from './failpoint.js';
 import { ReceiptGuard } from './receipt.js';
 import type { EventMap, EventType, RunCompleteData, RunFailedData } from './types.js';
-import { diskFaultOf, diskReason, releaseReserve, writeJournalFailureNote, type DiskFault } from '../host/disk.js';
+import { diskFaultOf, diskReason, type DiskFault } from '../host/disk.js';
+import { releaseReserve, writeJournalFailureNote } from '../host/disk-reserve.js';
 
 /** What the run's journal writer is built from. */
 export interface RunJournalInit {

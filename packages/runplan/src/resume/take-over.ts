@@ -5,7 +5,7 @@ import type { RunParts } from '../coordinator/parts.js';
 import type { StopCause } from '../coordinator/types.js';
 import { removeEarlierTrees } from '../coordinator/worktrees.js';
 import type { AttemptFailureData } from '../events/types.js';
-import { clearJournalFailureNote, readJournalFailureNote } from '../host/disk.js';
+import { clearJournalFailureNote, readJournalFailureNote } from '../host/disk-reserve.js';
 import { decideAfterCrash, emptyHistory } from '../repair/index.js';
 import { endLeftovers } from './leftovers.js';
 import type { RecoveredRun } from './recover.js';
