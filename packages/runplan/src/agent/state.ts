@@ -1,4 +1,4 @@
-import { utf8Tail } from '@runplan/common';
+import { isPlainObject, utf8Tail } from '@runplan/common';
 import type { AgentFormat } from '../plan/types.js';
 
 /** Tokens as the providers count them; budgets count all four. */
@@ -120,9 +120,8 @@ export function jsonEvent(state: AgentState, text: string): Record<string, unkno
   return isRecord(event) ? event : undefined;
 }
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+// A JSON object as the agent's JSON lines hold them (@runplan/common's guard).
+export const isRecord = isPlainObject;
 
 export function count(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;

@@ -20,7 +20,8 @@ interface Crashed {
 }
 
 /** Why the take-over ends the run: the task (null for the run) and what happened. */
-type Engine = { task: string | null; detail: string };
+/** Why a take-over ends the run: processes survived their teardown, or crashes used up the cap. */
+type Engine = { task: string | null; detail: string; reason: 'teardown_failed' | 'crash_cap_exhausted' };
 
 /** The journal-failed note the coordinator that exited 5 left (undefined after a crash). */
 type Note = Awaited<ReturnType<typeof readJournalFailureNote>>;
@@ -88,14 +89,17 @@ export async function takeOver(parts: RunParts, recovered: RecoveredRun): Promis
   }
   for (const taskId of ledger.checkpoints.keys()) await removeEarlierTrees(parts, taskId);
   if (strays.survivors.length > 0)
-    engine ??= { task: null, detail: `processes of the crashed run survived teardown: ${strays.survivors.join(' ')}` };
+    engine ??= {
+      task: null,
+      detail: `processes of the crashed run survived teardown: ${strays.survivors.join(' ')}`,
+      reason: 'teardown_failed',
+    };
   if (recovered.planDigest !== ctx.planDigest) {
     await ctx.emit('plan-amended', { from: recovered.planDigest, to: ctx.planDigest, ...parts.tasks, jobs: parts.jobs });
   }
   if (engine === undefined) return undefined;
-  const survived = engine.detail.startsWith('processes');
   return {
-    failure: failureOf(survived ? 'teardown_failed' : 'crash_cap_exhausted', 'run', engine.detail),
+    failure: failureOf(engine.reason, 'run', engine.detail),
     task: engine.task,
     evidence: [],
   };
@@ -122,7 +126,7 @@ async function closeCrashed(parts: RunParts, at: { a: Crashed; recovered: Recove
       survivors: a.survivors,
       durationMs: 0,
     });
-    return survived !== undefined ? { task: a.taskId, detail: survived } : undefined;
+    return survived !== undefined ? { task: a.taskId, detail: survived, reason: 'teardown_failed' } : undefined;
   }
   const crashes = recovered.crashes.get(a.taskId) ?? 0;
   const decision = note !== undefined ? ({ action: 'retry' } as const) : decideAfterCrash({ ...emptyHistory(), crashes });
@@ -155,6 +159,7 @@ async function closeCrashed(parts: RunParts, at: { a: Crashed; recovered: Recove
     survivors: a.survivors,
     durationMs: 0,
   });
-  if (decision.action === 'stop' && !parts.ledger.checkpoints.has(a.taskId)) return { task: a.taskId, detail: decision.detail };
-  return survived !== undefined ? { task: a.taskId, detail: survived } : undefined;
+  if (decision.action === 'stop' && !parts.ledger.checkpoints.has(a.taskId))
+    return { task: a.taskId, detail: decision.detail, reason: 'crash_cap_exhausted' };
+  return survived !== undefined ? { task: a.taskId, detail: survived, reason: 'teardown_failed' } : undefined;
 }
