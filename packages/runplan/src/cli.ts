@@ -52,6 +52,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--repo <dir>', 'The git repository (default: the one containing the plan)')
     .option('--state-dir <dir>', 'State root (default: <git common dir>/runplan)')
     .option('--break-lock', 'Take over a slug lock whose holder is on another host')
+    .option('--allow-background', 'Start even as a background job of an interactive shell (journaled)')
     .action(async (plan: string, o: Record<string, unknown>) => {
       code = await runCommand(resolve(plan), asTyped(argv, o, STRING_OPTIONS), stdout, stderr);
     });
@@ -251,6 +252,7 @@ async function runCommand(planFile: string, o: Record<string, unknown>, stdout: 
       ...(o.run !== undefined ? { run: String(o.run) } : {}),
       ...(o.retry !== undefined ? { retry: ([] as unknown[]).concat(o.retry).map(String) } : {}),
       breakLock: o.breakLock === true,
+      allowBackground: o.allowBackground === true,
       signal: controller.signal,
       onRecord: (r) => progress.record(r),
       onNotice: (line) => progress.notice(line),
