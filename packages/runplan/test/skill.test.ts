@@ -46,7 +46,13 @@ test(
       const bin = mkdtempSync(join(tmpdir(), 'runplan-skill-bin-'));
       symlinkSync(RUNPLAN, join(bin, 'runplan'));
       const dirs = [bin];
-      return { bin, dirs, cleanup: () => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })) };
+      return {
+        bin,
+        dirs,
+        cleanup: () => {
+          for (const d of dirs) rmSync(d, { recursive: true, force: true });
+        },
+      };
     },
     async (f) => {
       const demo = await prepareDemo();
