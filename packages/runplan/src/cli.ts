@@ -13,6 +13,7 @@ import { commonDir, toplevel } from './host/git.js';
 import { stateRootFor } from './host/state.js';
 import type { RunCompleteData, RunFailedData } from './events/types.js';
 import type { JournalRecord } from '@runplan/journal';
+import { gateMain } from './gate/cli.js';
 
 const EXIT_CODES = `Exit codes:
   run, demo   0 complete; 1 failed (class on stderr); 2 usage or invalid plan;
@@ -25,7 +26,9 @@ const EXIT_CODES = `Exit codes:
               1 nothing running and no incomplete run; 3 did not exit within --wait,
               or leftovers survived SIGKILL (pids named); 4 another stop holds the slug
               (or a holder on another host); 5 the crashed run's journal cannot be
-              written (its leftovers are ended all the same, pids printed)`;
+              written (its leftovers are ended all the same, pids printed)
+  gate claude 0 allow; 2 deny (reason on stderr; any error is a denial)
+  gate claude --install   0 merged or printed; 2 usage, or settings unreadable (untouched)`;
 
 /** Thrown for a bad flag value: a usage error, exit 2. */
 class UsageError extends Error {
@@ -53,6 +56,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--repo <dir>', 'The git repository (default: the one containing the plan)')
     .option('--state-dir <dir>', 'State root (default: <git common dir>/runplan)')
     .option('--break-lock', 'Take over a slug lock whose holder is on another host')
+    .option('--allow-background', 'Start even as a background job of an interactive shell (journaled)')
     .action(async (plan: string, o: Record<string, unknown>) => {
       code = await runCommand(resolve(plan), asTyped(argv, o, STRING_OPTIONS), stdout, stderr);
     });
@@ -163,6 +167,17 @@ export async function main(argv: string[]): Promise<number> {
       say(`  hint: git -C ${demo.value.repo} log --oneline runplan/thirteen; runplan status --repo ${demo.value.repo}`);
     });
 
+  cli
+    .command('gate <agent>', 'Claude Code PreToolUse hook: deny background launches and state polling while a run is live')
+    .option('--install', 'Merge the hook and the Bash timeouts into .claude/settings.json (print them without --project/--user)')
+    .option('--project <dir>', 'With --install: DIR/.claude/settings.json')
+    .option('--user', 'With --install: ~/.claude/settings.json')
+    .option('--bash-timeout <duration>', "With --install: the Bash tool's default and maximum timeout (default 24h)")
+    .action(async (agent: string, typed: Record<string, unknown>) => {
+      const o = asTyped(argv, typed, STRING_OPTIONS);
+      code = await gateMain(agent, o, { stdin: process.stdin, say, print: (l) => stdout.write(l + '\n'), bin: process.argv[1] ?? '' });
+    });
+
   cli.help((sections) => {
     sections.push({ body: EXIT_CODES });
   });
@@ -172,7 +187,7 @@ export async function main(argv: string[]): Promise<number> {
     if (parsed.options.help === true || parsed.options.h === true) return 0;
     if (cli.matchedCommand === undefined) {
       say(
-        `runplan: usage: ${argv.length === 0 ? 'a command is required' : `unknown command "${argv[0]}"`} (run, validate, status, stop, demo)\n  hint: runplan --help`,
+        `runplan: usage: ${argv.length === 0 ? 'a command is required' : `unknown command "${argv[0]}"`} (run, validate, status, stop, demo, gate)\n  hint: runplan --help`,
       );
       return 2;
     }
@@ -213,6 +228,8 @@ const STRING_OPTIONS = {
   jobs: 'jobs',
   wait: 'wait',
   grace: 'grace',
+  project: 'project',
+  bashTimeout: 'bash-timeout',
 } as const;
 
 // `runplan run` (and demo): signals become one AbortSignal; progress observes; the end
@@ -239,6 +256,7 @@ async function runCommand(planFile: string, o: Record<string, unknown>, stdout: 
       ...(o.run !== undefined ? { run: String(o.run) } : {}),
       ...(o.retry !== undefined ? { retry: ([] as unknown[]).concat(o.retry).map(String) } : {}),
       breakLock: o.breakLock === true,
+      allowBackground: o.allowBackground === true,
       signal: controller.signal,
       onRecord: (r) => progress.record(r),
       onNotice: (line) => progress.notice(line),

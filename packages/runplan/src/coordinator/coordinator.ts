@@ -83,7 +83,10 @@ export class Coordinator {
       } else {
         // The journal holds only its header here: the never-started crash point.
         this.journal.killAfter(HEADER_TYPE, {});
-        await this.journal.emit('run-started', runStarted(parts, { start, baseCommit: this.init.baseCommit }));
+        await this.journal.emit(
+          'run-started',
+          runStarted(parts, { start, baseCommit: this.init.baseCommit, allowBackground: req.allowBackground }),
+        );
         if (start.mode === 'continue') await adopt(parts, start.origin, start.recovered);
       }
       await operatorRetries(parts, req.retry ?? []);

@@ -13,11 +13,14 @@ import { describeFault, diskFaultOf, diskReason, type DiskFault } from '../host/
 import { makeReserve, releaseReserve, reservePath } from '../host/disk-reserve.js';
 import { Coordinator } from './coordinator.js';
 import { coordinatorIdentity } from './identity.js';
+import { isBackgroundJob, ownJobControl } from './foreground.js';
 import type { RunEnd, RunRequest } from './types.js';
 
 // `runplan run`: validate, take the slug lock, start one logical run and drive it to its
 // one receipt. Everything before `run-started` is a refusal that writes nothing.
 export async function runPlan(req: RunRequest): Promise<RunEnd> {
+  const background = refuseBackground(req);
+  if (background !== undefined) return background;
   // Which repository (and its git dir) does not depend on what the plan says, only on where
   // it is (plan.dir is the plan file's directory): git is asked while the plan loads, and
   // the answers are read in the same order as before, after the plan is known to be valid.
@@ -90,6 +93,20 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
   } finally {
     await lock.value.release();
   }
+}
+
+// A coordinator started as a background job (`runplan run … &` at a prompt) would leave
+// whoever started it without the exit code: refused before anything is read or locked.
+function refuseBackground(req: RunRequest): RunEnd | undefined {
+  if (req.allowBackground === true) return undefined;
+  const job = ownJobControl();
+  if (job === undefined || !isBackgroundJob(job)) return undefined;
+  return {
+    kind: 'refused',
+    reason: 'background_launch',
+    message: `runplan run must not be a background job (its process group ${job.pgrp} is not the terminal's foreground group ${job.tpgid}); nothing was started`,
+    hint: 'run it in the foreground (no `&`): it blocks until the run ends and its exit code is the answer; --allow-background if you really mean it',
+  };
 }
 
 // A disk failure before run-started: a refusal (exit 3) that names the errno and the path.

@@ -5,7 +5,10 @@ import type { RunParts } from './parts.js';
 
 // run-started's data for a clean start or a continuation: the plan, where the run lives,
 // its base and branch, this coordinator, and what a continuation carries over.
-export function runStarted(parts: RunParts, at: { start: Exclude<Start, { mode: 'resume' }>; baseCommit: string }): RunStartedData {
+export function runStarted(
+  parts: RunParts,
+  at: { start: Exclude<Start, { mode: 'resume' }>; baseCommit: string; allowBackground?: boolean },
+): RunStartedData {
   const { plan, run, slug, repo, planDigest, integration, workdirTemplate } = parts.ctx;
   const { start } = at;
   return {
@@ -28,5 +31,6 @@ export function runStarted(parts: RunParts, at: { start: Exclude<Start, { mode: 
     continues: start.mode === 'continue' ? start.origin : null,
     usageCarried: start.mode === 'continue' ? start.recovered.usage : ZERO_USAGE,
     costCarried: start.mode === 'continue' ? start.recovered.costUsd : 0,
+    ...(at.allowBackground === true ? { allowBackground: true as const } : {}),
   };
 }

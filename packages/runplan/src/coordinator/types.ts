@@ -14,6 +14,8 @@ export interface RunRequest {
   /** `--retry TASK`: tasks whose failure history starts over (the operator says the cause changed). */
   retry?: string[];
   breakLock?: boolean;
+  /** `--allow-background`: start even as a background job of an interactive shell (journaled in run-started). */
+  allowBackground?: boolean;
   /** Aborted by the CLI on SIGINT/SIGTERM; its `reason` is the signal name. */
   signal: AbortSignal;
   /** Every journal record, once it is durable (progress, `--json`). Must not throw. */

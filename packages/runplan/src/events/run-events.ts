@@ -49,6 +49,8 @@ export interface RunStartedData {
   /** Usage of the runs this one continues (budgets are slug-wide across continuations). */
   usageCarried: UsageTotals;
   costCarried: number;
+  /** Present (true) only when the operator passed `--allow-background`: the run may have been a background job. */
+  allowBackground?: true;
 }
 
 /** A resumed coordinator took over an incomplete run whose coordinator died. */

@@ -1,0 +1,83 @@
+import { classify, FORENSIC, flagValues, launches, type Classified } from './classify.js';
+import type { HookInput } from './input.js';
+import { liveRuns, stateRoots, touchesRoot, type LiveRun } from './live.js';
+import { ShellSyntaxError } from './shell.js';
+
+/** The gate's answer: allow (exit 0) or deny with a reason slug and what to do instead (exit 2). */
+export type Decision = { kind: 'allow' } | { kind: 'deny'; reason: GateReason; message: string; hint: string };
+
+export type GateReason = 'background_launch' | 'coordinator_live' | 'unreadable_command';
+
+const FOREGROUND_HINT =
+  'run `runplan run PLAN` in the foreground; it blocks until the run ends and its exit code is the answer ' +
+  "(raise the Bash tool's timeout for long plans: `runplan gate claude --install` sets BASH_DEFAULT_TIMEOUT_MS/BASH_MAX_TIMEOUT_MS)";
+
+/** Test-only: `RUNPLAN_GATE_FAILPOINT=throw` makes the gate fail mid-decision (it must deny). */
+export const GATE_FAILPOINT = 'RUNPLAN_GATE_FAILPOINT';
+
+// Decides one PreToolUse call: background launches are denied; while a coordinator of the
+// repository is live, status/log/report and reads of its state are denied; the rest allowed.
+export async function decide(input: HookInput): Promise<Decision> {
+  if (process.env[GATE_FAILPOINT] === 'throw') throw new Error(`${GATE_FAILPOINT}=throw`);
+  let found: Classified | undefined;
+  if (input.command !== undefined) {
+    try {
+      found = classify(input.command);
+    } catch (e) {
+      if (!(e instanceof ShellSyntaxError)) throw e;
+      // Text the reader cannot take apart is denied only where it could hide a runplan call.
+      if (/runplan/.test(input.command))
+        return deny('unreadable_command', `cannot read the command (${e.message}) and it names runplan`, 'write it plainly');
+      return { kind: 'allow' };
+    }
+    const background = backgroundOf(found, input);
+    if (background !== undefined)
+      return deny('background_launch', `${background} would start a runplan coordinator detached from this call`, FOREGROUND_HINT);
+  }
+  const invocations = found?.invocations ?? [];
+  const roots = await stateRoots({
+    cwd: input.cwd,
+    repos: flagValues(invocations, '--repo'),
+    stateDirs: flagValues(invocations, '--state-dir'),
+  });
+  const live = await liveRuns(roots);
+  if (live.length === 0) return { kind: 'allow' };
+  const liveRoots = [...new Set(live.map((l) => l.stateRoot))];
+  const probe = invocations.find((inv) => inv.sub !== undefined && FORENSIC.has(inv.sub));
+  if (probe !== undefined) return denyLive(live, `\`runplan ${probe.sub}\``);
+  const reads = [
+    ...input.paths,
+    ...(found?.others ?? []).flatMap((c) => [...c.words.slice(1), ...c.targets, ...(c.words[0] !== undefined ? [c.words[0]] : [])]),
+  ];
+  const read = reads.find((word) => touchesRoot(word, input.cwd, liveRoots));
+  if (read !== undefined) return denyLive(live, `reading ${read}`);
+  return { kind: 'allow' };
+}
+
+// Why the call would run a coordinator in the background, or undefined.
+function backgroundOf(found: Classified, input: HookInput): string | undefined {
+  const launch = found.invocations.filter(launches);
+  if (found.detacher === 'at' || found.detacher === 'batch') {
+    if (launch.length > 0 || /runplan/.test(input.command ?? '')) return `\`${found.detacher}\``;
+  }
+  if (launch.length === 0) return undefined;
+  if (input.runInBackground) return 'run_in_background: true';
+  const detached = launch.find((inv) => inv.background !== undefined);
+  if (detached !== undefined) return detached.background!.startsWith('`') ? detached.background : `\`${detached.background}\``;
+  if (found.detacher === 'disown') return '`disown`';
+  return undefined;
+}
+
+function deny(reason: GateReason, message: string, hint: string): Decision {
+  return { kind: 'deny', reason, message, hint };
+}
+
+function denyLive(live: LiveRun[], what: string): Decision {
+  const runs = live.map((l) => `${l.slug} (pid ${l.holder.pid}, since ${l.holder.acquiredAt})`).join(', ');
+  return deny(
+    'coordinator_live',
+    `${what} while a coordinator is live: ${runs}`,
+    "wait for the blocking `runplan run` command's exit code; its receipt is on that command's stderr " +
+      '(`runplan stop SLUG` ends a run; status and the state dir open again once no coordinator is live)',
+  );
+}

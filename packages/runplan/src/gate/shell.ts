@@ -1,0 +1,124 @@
+// A small POSIX shell reader for the gate: enough of the grammar to find every simple
+// command in a Bash tool call and whether it runs as a background job. Quotes, escapes,
+// `&&`, `||`, `;`, `|`, `&`, `( … )`, `{ … }`, `$( … )`, backquotes, process substitution,
+// here-documents, redirections (`2>&1` and `&>` are not backgrounds) and comments are
+// understood; nothing is expanded or run. Text it cannot read (an open quote) throws.
+
+import { HEREDOC_MARK, tokenize, type Token } from './tokens.js';
+
+export { ShellSyntaxError } from './tokens.js';
+
+/** One simple command as the shell would run it: its words with quotes removed. */
+export interface SimpleCommand {
+  /** The words, quotes and escapes removed; leading assignments and reserved words kept. */
+  words: string[];
+  /** Redirection targets (`> file`, `< file`, a here-string's word): files the command touches. */
+  targets: string[];
+  /** Here-document bodies fed to the command (what `at` or `sh` would read). */
+  heredocs: string[];
+  /** True when the command runs in a background job: `&` after it or after a group around it. */
+  background: boolean;
+}
+
+// Every simple command in a script, in order, with commands of substitutions after their own.
+export function parseScript(text: string): SimpleCommand[] {
+  const out: SimpleCommand[] = [];
+  const tokens = tokenize(text);
+  new Reader(tokens, out).list(undefined);
+  return out;
+}
+
+/** Reserved words that may open a command without being its program. */
+const RESERVED_OPENERS = new Set(['if', 'then', 'else', 'elif', 'do', 'while', 'until', '!']);
+
+// Walks the tokens as lists of and-or lists of pipelines; records commands into `out`.
+class Reader {
+  private at = 0;
+  constructor(
+    private readonly tokens: Token[],
+    private readonly out: SimpleCommand[],
+  ) {}
+
+  // A list up to its closer (`)` of a subshell, `}` of a brace group) or the end.
+  list(closer: ')' | '}' | undefined): void {
+    for (;;) {
+      const first = this.out.length;
+      const ended = this.andOr(closer);
+      const next = this.tokens[this.at];
+      if (next?.kind === 'op' && next.value === '&') {
+        for (let k = first; k < this.out.length; k++) this.out[k]!.background = true;
+      }
+      if (ended === 'close' || next === undefined) return;
+      this.at++;
+    }
+  }
+
+  // Pipelines joined by && / || / |; stops before `;`, `&`, newline, `)`, `}` or the end.
+  private andOr(closer: ')' | '}' | undefined): 'close' | 'sep' {
+    let current: SimpleCommand | undefined;
+    for (;;) {
+      const t = this.tokens[this.at];
+      if (t === undefined) return 'sep';
+      if (t.kind === 'op') {
+        if (t.value === ')') {
+          if (closer === ')') {
+            this.at++;
+            return 'close';
+          }
+          // A `case` pattern's `)`: a separator here.
+          this.at++;
+          current = undefined;
+          continue;
+        }
+        if (t.value === '(') {
+          this.at++;
+          this.list(')');
+          current = undefined;
+          continue;
+        }
+        if (t.value === '&' || t.value === ';' || t.value === '\n' || t.value === ';;') return 'sep';
+        // && || | |& start a new simple command.
+        this.at++;
+        current = undefined;
+        continue;
+      }
+      if (t.kind === 'redir') {
+        this.at++;
+        const target = this.tokens[this.at];
+        if (target?.kind === 'word') {
+          this.at++;
+          current ??= this.push();
+          if (target.value.startsWith(HEREDOC_MARK)) current.heredocs.push(target.value.slice(HEREDOC_MARK.length));
+          else {
+            current.targets.push(target.value);
+            this.substitutions(target.subs);
+          }
+        }
+        continue;
+      }
+      this.at++;
+      if (current === undefined && t.value === '}') {
+        if (closer === '}') return 'close';
+        continue;
+      }
+      if (current === undefined && t.value === '{') {
+        this.list('}');
+        continue;
+      }
+      if (current === undefined && RESERVED_OPENERS.has(t.value)) continue;
+      current ??= this.push();
+      current.words.push(t.value);
+      this.substitutions(t.subs);
+    }
+  }
+
+  private push(): SimpleCommand {
+    const command: SimpleCommand = { words: [], targets: [], heredocs: [], background: false };
+    this.out.push(command);
+    return command;
+  }
+
+  private substitutions(subs: string[]): void {
+    for (const sub of subs) this.out.push(...parseScript(sub));
+  }
+}

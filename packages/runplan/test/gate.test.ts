@@ -1,0 +1,340 @@
+// `runplan gate claude`: real Claude Code PreToolUse hook JSON on stdin of the real bin.
+// Every deny path is made to fire, every allow case is shown to pass, and the exit code is
+// only ever 0 or 2 (any other code would let the tool call through).
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { runBin, tempDir, withCleanup, withTimeout } from '@runplan/test-fixtures';
+import { alive, RUNPLAN, slugDir, waitForHolding, waitUntil, withPlan } from './support.js';
+
+interface Call {
+  tool?: string;
+  command?: string;
+  background?: boolean;
+  cwd: string;
+  toolInput?: Record<string, unknown>;
+}
+
+// The PreToolUse input Claude Code sends (common fields + tool_name, tool_input, tool_use_id).
+function hookJson(c: Call): string {
+  const toolInput = c.toolInput ?? { command: c.command, description: 'test', ...(c.background ? { run_in_background: true } : {}) };
+  return JSON.stringify({
+    session_id: 'd1b5c0de-0000-4000-8000-000000000000',
+    transcript_path: '/tmp/transcript.jsonl',
+    cwd: c.cwd,
+    permission_mode: 'default',
+    hook_event_name: 'PreToolUse',
+    tool_name: c.tool ?? 'Bash',
+    tool_input: toolInput,
+    tool_use_id: 'toolu_01TEST',
+  });
+}
+
+// The real bin as Claude Code runs it: the input on stdin, the answer in the exit code.
+async function gate(input: string, failpoint?: string) {
+  const env = { ...process.env };
+  delete env.RUNPLAN_GATE_FAILPOINT;
+  if (failpoint !== undefined) env.RUNPLAN_GATE_FAILPOINT = failpoint;
+  const r = await runBin(RUNPLAN, ['gate', 'claude'], { input, env, timeoutMs: 30_000 });
+  assert.ok(r.exitCode === 0 || r.exitCode === 2, `exit ${r.exitCode} (only 0 or 2 allowed): ${r.stderr}`);
+  return r;
+}
+
+async function expectDeny(c: Call, reason: RegExp): Promise<string> {
+  const r = await gate(hookJson(c));
+  assert.is(r.exitCode, 2, `${c.command ?? JSON.stringify(c.toolInput)}: should be denied; stderr: ${r.stderr}`);
+  assert.match(r.stderr, reason);
+  return r.stderr;
+}
+
+async function expectAllow(c: Call): Promise<void> {
+  const r = await gate(hookJson(c));
+  assert.is(r.exitCode, 0, `${c.command ?? JSON.stringify(c.toolInput)}: should be allowed; stderr: ${r.stderr}`);
+  assert.is(r.stderr, '');
+}
+
+const BACKGROUND: string[] = [
+  'runplan run plan.toml &',
+  'runplan run plan.toml & echo started',
+  'cd /tmp && runplan run plan.toml &',
+  'nohup runplan run plan.toml',
+  'nohup runplan run plan.toml > run.log 2>&1 &',
+  'setsid -f runplan run plan.toml',
+  'runplan run plan.toml & disown',
+  'screen -dmS plan runplan run plan.toml',
+  "tmux new -d 'runplan run plan.toml'",
+  'tmux new-session -d -s plan runplan demo',
+  '( cd sub && runplan run plan.toml ) &',
+  '{ runplan run plan.toml; } &',
+  'systemd-run --user --scope runplan run plan.toml',
+  'echo "runplan run plan.toml" | at now',
+  'batch <<EOF\nrunplan run plan.toml\nEOF',
+  'npx -y runplan run plan.toml &',
+  'npx runplan demo &',
+  'node /opt/runplan/packages/runplan/bin/runplan.js run plan.toml &',
+  '/opt/runplan/bin/runplan run plan.toml &',
+  "sh -c 'runplan run plan.toml &'",
+  'bash -lc "nohup runplan run plan.toml"',
+  'timeout 2h runplan run plan.toml &',
+  'RUNPLAN_X=1 env FOO=bar runplan run plan.toml &',
+  'x=$(runplan run plan.toml &)',
+  'bash <<EOF\nrunplan run plan.toml &\nEOF',
+];
+
+test(
+  'every background spelling of runplan run/demo is denied with the foreground instruction',
+  withCleanup(
+    120_000,
+    () => tempDir('runplan-gate-'),
+    async (dir) => {
+      for (const command of BACKGROUND) {
+        const stderr = await expectDeny({ command, cwd: dir.path }, /^runplan gate: background_launch: /);
+        assert.match(stderr, /run `runplan run PLAN` in the foreground; it blocks until the run ends and its exit code is the answer/);
+      }
+    },
+  ),
+);
+
+test(
+  "the Bash tool's own run_in_background is denied for a launch, allowed for anything else",
+  withCleanup(
+    60_000,
+    () => tempDir('runplan-gate-'),
+    async (dir) => {
+      const stderr = await expectDeny(
+        { command: 'runplan run plan.toml', background: true, cwd: dir.path },
+        /background_launch: run_in_background: true/,
+      );
+      assert.match(stderr, /hint: run `runplan run PLAN` in the foreground/);
+      await expectAllow({ command: 'npm test', background: true, cwd: dir.path });
+      await expectAllow({ command: 'runplan status', background: true, cwd: dir.path });
+    },
+  ),
+);
+
+const ALLOWED: string[] = [
+  'runplan run plan.toml',
+  'runplan run plan.toml && echo done',
+  'true && runplan run plan.toml || echo failed $?',
+  'echo "x & y" && runplan run plan.toml',
+  'echo "runplan run plan.toml &"',
+  "git commit -m 'do not run runplan run & in the background'",
+  'runplan run plan.toml 2>&1 | tee run.log',
+  'runplan run plan.toml &> run.log',
+  'runplan run plan.toml >&2',
+  'timeout 2h runplan run plan.toml',
+  'settle --deadline 2h -- runplan run plan.toml',
+  'npx -y runplan run plan.toml',
+  'node packages/runplan/bin/runplan.js run plan.toml',
+  'runplan run plan.toml --dry-run &',
+  'sleep 1 & runplan run plan.toml',
+  'cat <<EOF\nrunplan run plan.toml &\nEOF',
+  'runplan status',
+  'runplan stop thirteen',
+  'ls -la && npm test &',
+  'case x in a) echo a;; esac',
+  'echo "an open quote',
+];
+
+test(
+  'foreground launches, quoted ampersands, redirections and unrelated commands are allowed',
+  withCleanup(
+    120_000,
+    () => tempDir('runplan-gate-'),
+    async (dir) => {
+      for (const command of ALLOWED) await expectAllow({ command, cwd: dir.path });
+      await expectAllow({ tool: 'Read', toolInput: { file_path: join(dir.path, 'README.md') }, cwd: dir.path });
+    },
+  ),
+);
+
+test(
+  'unparseable input and an internal error are denials (exit 2), never exit 1',
+  withCleanup(
+    60_000,
+    () => tempDir('runplan-gate-'),
+    async (dir) => {
+      for (const input of ['', 'not json', '[]', '{"tool_input":{}}', '{"tool_name":"Bash","tool_input":{"command":7}}']) {
+        const r = await gate(input);
+        assert.is(r.exitCode, 2, `input ${JSON.stringify(input)}: ${r.stderr}`);
+        assert.match(r.stderr, /^runplan gate: bad_input: .*the call is denied \(the gate fails closed\)/);
+      }
+      const thrown = await gate(hookJson({ command: 'ls', cwd: dir.path }), 'throw');
+      assert.is(thrown.exitCode, 2);
+      assert.match(thrown.stderr, /^runplan gate: gate_error: RUNPLAN_GATE_FAILPOINT=throw; the call is denied/);
+      const unread = await gate(hookJson({ command: 'echo "open runplan run', cwd: dir.path }));
+      assert.is(unread.exitCode, 2);
+      assert.match(unread.stderr, /unreadable_command: cannot read the command \(unterminated " at offset 5\) and it names runplan/);
+    },
+  ),
+);
+
+test(
+  'while a coordinator is live: status/log/report and reads of its state are denied; stop and a foreground run are not; after it dies they are allowed again',
+  withPlan('single', { env: { MOCK_HOLD: 'only', MOCK_HOLD_SECONDS: '120' }, timeoutMs: 150_000 }, async (f) => {
+    const cwd = f.repo.path;
+    const state = join(cwd, '.git', 'runplan');
+    const other = tempDir('runplan-gate-other-');
+    let coordinator = 0;
+    const run = runBin(RUNPLAN, ['run', f.plan], { env: f.env, cwd, timeoutMs: 140_000, onSpawn: (pid) => (coordinator = pid) });
+    try {
+      const journal = await waitForHolding(f.repo, 'single', 'only');
+      const probes: Call[] = [
+        { command: 'runplan status', cwd },
+        { command: 'runplan status single --json', cwd },
+        { command: 'npx runplan log single', cwd },
+        { command: 'runplan report', cwd },
+        { command: `runplan status --repo ${cwd}`, cwd: other.path },
+        { command: `tail -f ${journal}`, cwd },
+        { command: 'cat .git/runplan/single/*/journal.jsonl', cwd },
+        { command: 'grep -r attempt-failed .git/runplan', cwd },
+        { command: 'ls .git/runplan/', cwd },
+        { command: `cd ${slugDir(f.repo, 'single')} && tail journal.jsonl`, cwd },
+        { command: `wc -l < ${journal}`, cwd },
+        { command: 'cat $(ls .git/runplan/single/*/journal.jsonl)', cwd },
+        { tool: 'Read', toolInput: { file_path: journal }, cwd },
+        { tool: 'Grep', toolInput: { pattern: 'failed', path: state }, cwd },
+        { tool: 'Glob', toolInput: { pattern: `${state}/**/evidence/*` }, cwd },
+      ];
+      for (const call of probes) {
+        const stderr = await expectDeny(call, /^runplan gate: coordinator_live: .* while a coordinator is live: single \(pid \d+/);
+        assert.match(stderr, /hint: wait for the blocking `runplan run` command's exit code/);
+      }
+      for (const call of [
+        { command: 'runplan stop single', cwd },
+        { command: `runplan run ${f.plan}`, cwd },
+        { command: `runplan run ${f.plan} --dry-run`, cwd },
+        { command: 'git log --oneline', cwd },
+        { command: 'cat .git/HEAD', cwd },
+        { command: 'runplan status', cwd: other.path },
+      ])
+        await expectAllow(call);
+
+      process.kill(coordinator, 'SIGKILL');
+      await run.catch(() => undefined);
+      await waitUntil('the coordinator is gone', () => !alive(coordinator));
+      for (const call of probes) await expectAllow(call);
+      await expectAllow({ command: 'runplan status', cwd });
+    } finally {
+      if (coordinator > 0 && alive(coordinator)) process.kill(coordinator, 'SIGKILL');
+      await run.catch(() => undefined);
+      other.cleanup();
+    }
+  }),
+);
+
+test(
+  'a live coordinator under a --state-dir the command names is found',
+  withPlan('single', { env: { MOCK_HOLD: 'only', MOCK_HOLD_SECONDS: '120' }, timeoutMs: 150_000 }, async (f) => {
+    const scratch = tempDir('runplan-gate-state-');
+    const stateDir = join(scratch.path, 'state');
+    let coordinator = 0;
+    const run = runBin(RUNPLAN, ['run', f.plan, '--state-dir', stateDir], {
+      env: f.env,
+      cwd: f.repo.path,
+      timeoutMs: 140_000,
+      onSpawn: (pid) => (coordinator = pid),
+    });
+    try {
+      await waitUntil('the run holds its slug', () => existsSync(join(stateDir, 'single', 'coordinator.json')));
+      await waitUntil(
+        'the lock answers',
+        async () => (await gate(hookJson({ command: `runplan status --state-dir ${stateDir}`, cwd: scratch.path }))).exitCode === 2,
+      );
+      await expectDeny({ command: `runplan status --state-dir=${stateDir}`, cwd: scratch.path }, /coordinator_live/);
+      await expectAllow({ command: 'runplan status', cwd: scratch.path });
+    } finally {
+      if (coordinator > 0 && alive(coordinator)) process.kill(coordinator, 'SIGKILL');
+      await run.catch(() => undefined);
+      scratch.cleanup();
+    }
+  }),
+);
+
+test(
+  '--install merges the hook and the Bash timeouts, keeps other keys, is idempotent, and leaves an unreadable file untouched',
+  withCleanup(
+    60_000,
+    () => tempDir('runplan-gate-install-'),
+    async (dir) => {
+      const file = join(dir.path, '.claude', 'settings.json');
+      mkdirSync(join(dir.path, '.claude'));
+      const before = {
+        model: 'opus',
+        env: { FOO: 'bar' },
+        hooks: { PreToolUse: [{ matcher: 'Write', hooks: [{ type: 'command', command: 'lint' }] }] },
+      };
+      writeFileSync(file, JSON.stringify(before));
+      const first = await runBin(RUNPLAN, ['gate', 'claude', '--install', '--project', dir.path, '--bash-timeout', '3h'], {
+        timeoutMs: 30_000,
+      });
+      assert.is(first.exitCode, 0, first.stderr);
+      assert.match(first.stderr, /runplan gate: installed: .*settings\.json/);
+      const after = JSON.parse(readFileSync(file, 'utf8'));
+      assert.is(after.model, 'opus');
+      assert.equal(after.env, { FOO: 'bar', BASH_DEFAULT_TIMEOUT_MS: '10800000', BASH_MAX_TIMEOUT_MS: '10800000' });
+      assert.is(after.hooks.PreToolUse.length, 2);
+      assert.equal(after.hooks.PreToolUse[0], before.hooks.PreToolUse[0]);
+      const entry = after.hooks.PreToolUse[1];
+      assert.is(entry.matcher, 'Bash|Read|Grep|Glob');
+      assert.is(entry.hooks[0].type, 'command');
+      assert.is(entry.hooks[0].command, `${process.execPath} ${RUNPLAN} gate claude`);
+      const text = readFileSync(file, 'utf8');
+      const again = await runBin(RUNPLAN, ['gate', 'claude', '--install', '--project', dir.path, '--bash-timeout', '3h'], {
+        timeoutMs: 30_000,
+      });
+      assert.is(again.exitCode, 0, again.stderr);
+      assert.match(again.stderr, /already installed/);
+      assert.is(readFileSync(file, 'utf8'), text, 'a second install changes nothing');
+
+      // The installed command is a working hook.
+      const hooked = await runBin('sh', ['-c', entry.hooks[0].command], {
+        input: hookJson({ command: 'runplan run p.toml &', cwd: dir.path }),
+        timeoutMs: 30_000,
+      });
+      assert.is(hooked.exitCode, 2, hooked.stderr);
+
+      for (const bad of ['{"hooks": ', '[1]', '{"hooks": []}', '{"hooks": {"PreToolUse": {}}}', '{"env": "x"}']) {
+        writeFileSync(file, bad);
+        const r = await runBin(RUNPLAN, ['gate', 'claude', '--install', '--project', dir.path], { timeoutMs: 30_000 });
+        assert.is(r.exitCode, 2, `${bad}: ${r.stderr}`);
+        assert.match(r.stderr, /runplan gate: settings_unreadable: .*settings\.json: .*; left untouched/);
+        assert.is(readFileSync(file, 'utf8'), bad, 'left untouched');
+      }
+    },
+  ),
+);
+
+test(
+  '--install without --project/--user prints the entry (24h by default) and writes nothing; --user writes under HOME',
+  withTimeout(60_000, async () => {
+    const home = tempDir('runplan-gate-home-');
+    try {
+      const printed = await runBin(RUNPLAN, ['gate', 'claude', '--install'], {
+        env: { ...process.env, HOME: home.path },
+        timeoutMs: 30_000,
+      });
+      assert.is(printed.exitCode, 0, printed.stderr);
+      const fragment = JSON.parse(printed.stdout);
+      assert.is(fragment.env.BASH_DEFAULT_TIMEOUT_MS, String(24 * 3600_000));
+      assert.is(fragment.hooks.PreToolUse[0].hooks[0].command, `${process.execPath} ${RUNPLAN} gate claude`);
+      assert.not.ok(existsSync(join(home.path, '.claude')));
+      const user = await runBin(RUNPLAN, ['gate', 'claude', '--install', '--user'], {
+        env: { ...process.env, HOME: home.path },
+        timeoutMs: 30_000,
+      });
+      assert.is(user.exitCode, 0, user.stderr);
+      assert.ok(existsSync(join(home.path, '.claude', 'settings.json')));
+      const bad = await runBin(RUNPLAN, ['gate', 'claude', '--install', '--bash-timeout', 'soon'], { timeoutMs: 30_000 });
+      assert.is(bad.exitCode, 2);
+      assert.match(bad.stderr, /--bash-timeout soon: not a duration/);
+      const codex = await runBin(RUNPLAN, ['gate', 'codex'], { input: '{}', timeoutMs: 30_000 });
+      assert.is(codex.exitCode, 2);
+    } finally {
+      home.cleanup();
+    }
+  }),
+);
+
+test.run();
