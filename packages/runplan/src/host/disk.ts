@@ -1,7 +1,5 @@
-import { open, readFile, stat, statfs, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
-import type { ProcessIdentity } from '@runplan/settle';
+import { statfs } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { AttemptFailureData, Phase } from '../events/types.js';
 import type { DiskReason } from '../events/reasons.js';
 

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { isIdentifier } from '@runplan/workdir';
 import { isEnvName, parseEnvFile } from './env-file.js';
 import type { PlanFiles } from './files.js';
-import { isTable, keyPath, type PlanReader, type Table } from './reader.js';
+import { keyPath, type PlanReader, type Table } from './reader.js';
 import { AGENT_FORMATS } from './types.js';
 import type { AgentFormat, RepairCaps } from './types.js';
 
