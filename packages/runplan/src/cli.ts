@@ -1,19 +1,19 @@
 import { resolve } from 'node:path';
 import { cac } from 'cac';
-import { asTyped, packageVersion, parseDuration, unreachable } from '@runplan/common';
+import { asTyped, packageVersion, parseDuration } from '@runplan/common';
 import { loadPlan } from './plan/load.js';
-import type { PlanProblem } from './plan/types.js';
-import { runPlan } from './coordinator/run-plan.js';
-import type { RunEnd } from './coordinator/types.js';
-import { Progress, SafeOutput } from './observe/progress.js';
-import { receiptSummary } from './events/receipt.js';
+import { SafeOutput } from './observe/progress.js';
 import { collectStatus, statusTable } from './observe/status.js';
-import { stopSlug, type StopEnd } from './observe/stop.js';
+import { stopSlug } from './observe/stop.js';
 import { commonDir, toplevel } from './host/git.js';
 import { stateRootFor } from './host/state.js';
-import type { RunCompleteData, RunFailedData } from './events/types.js';
-import type { JournalRecord } from '@runplan/journal';
 import { gateMain } from './gate/cli.js';
+import { printProblems, UsageError } from './cli-support.js';
+import { runCommand } from './cli-run.js';
+import { reportStop, stopExitCode, clockTime } from './cli-stop.js';
+
+export { exitCodeOf } from './cli-run.js';
+export { stopExitCode } from './cli-stop.js';
 
 const EXIT_CODES = `Exit codes:
   run, demo   0 complete; 1 failed (class on stderr); 2 usage or invalid plan;
@@ -29,11 +29,6 @@ const EXIT_CODES = `Exit codes:
               written (its leftovers are ended all the same, pids printed)
   gate claude 0 allow; 2 deny (reason on stderr; any error is a denial)
   gate claude --install   0 merged or printed; 2 usage, or settings unreadable (untouched)`;
-
-/** Thrown for a bad flag value: a usage error, exit 2. */
-class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
 
 export async function main(argv: string[]): Promise<number> {
   const stderr = new SafeOutput(process.stderr);
@@ -214,11 +209,6 @@ async function stateRoot(o: Record<string, unknown>): Promise<{ ok: true; value:
     : { ok: false, message: `${dir} is not inside a git work tree (pass --repo or --state-dir)` };
 }
 
-function printProblems(file: string, problems: PlanProblem[], say: (line: string) => void): void {
-  for (const p of problems) say(`runplan: ${p.reason}: ${file}: ${p.path}: ${p.message}`);
-  say(`runplan: invalid_plan: ${file}: ${problems.length} problem(s); nothing was run`);
-}
-
 /** Options whose values are strings as typed (camelCase key → flag name; @runplan/common's asTyped). */
 const STRING_OPTIONS = {
   repo: 'repo',
@@ -231,171 +221,3 @@ const STRING_OPTIONS = {
   project: 'project',
   bashTimeout: 'bash-timeout',
 } as const;
-
-// `runplan run` (and demo): signals become one AbortSignal; progress observes; the end
-// becomes one exit code.
-async function runCommand(planFile: string, o: Record<string, unknown>, stdout: SafeOutput, stderr: SafeOutput): Promise<number> {
-  let jobs: number | undefined;
-  if (o.jobs !== undefined) {
-    jobs = Number(o.jobs);
-    if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError(`--jobs ${String(o.jobs)}: not a positive integer`);
-  }
-  const controller = new AbortController();
-  const onSigint = () => controller.abort('SIGINT');
-  const onSigterm = () => controller.abort('SIGTERM');
-  process.on('SIGINT', onSigint);
-  process.on('SIGTERM', onSigterm);
-  const progress = new Progress({ stderr, stdout, json: o.json === true, table: process.stderr.isTTY === true });
-  try {
-    const end = await runPlan({
-      planFile,
-      ...(typeof o.repo === 'string' ? { repo: resolve(o.repo) } : {}),
-      ...(typeof o.stateDir === 'string' ? { stateDir: resolve(o.stateDir) } : {}),
-      ...(jobs !== undefined ? { jobs } : {}),
-      fresh: o.fresh === true,
-      ...(o.run !== undefined ? { run: String(o.run) } : {}),
-      ...(o.retry !== undefined ? { retry: ([] as unknown[]).concat(o.retry).map(String) } : {}),
-      breakLock: o.breakLock === true,
-      allowBackground: o.allowBackground === true,
-      signal: controller.signal,
-      onRecord: (r) => progress.record(r),
-      onNotice: (line) => progress.notice(line),
-      onStart: (info) => progress.tasks(info.tasks),
-    });
-    progress.close();
-    for (const line of describeEnd(end)) stderr.write(line + '\n');
-    return exitCodeOf(end);
-  } finally {
-    progress.close();
-    process.off('SIGINT', onSigint);
-    process.off('SIGTERM', onSigterm);
-  }
-}
-
-// What people read on stderr when `run` ends.
-function describeEnd(end: RunEnd): string[] {
-  switch (end.kind) {
-    case 'invalid_plan': {
-      const lines: string[] = [];
-      printProblems(end.file, end.problems, (l) => lines.push(l));
-      return lines;
-    }
-    case 'refused':
-      return [`runplan: ${end.reason}: ${end.message}`, ...(end.hint !== undefined ? [`  hint: ${end.hint}`] : [])];
-    case 'locked':
-      return [`runplan: lock_held: ${end.message}`, '  hint: runplan status; runplan stop SLUG'];
-    case 'journal_failed':
-      return [
-        `runplan: journal_failed: ${end.message}`,
-        '  hint: the run is left incomplete; fix the disk, then run the same command again',
-      ];
-    case 'complete':
-      return receiptSummary('run-complete', end.receipt, end.journal);
-    case 'failed':
-      return receiptSummary('run-failed', end.receipt, end.journal);
-    default:
-      unreachable(end);
-  }
-}
-
-// The one mapping from how a run ended to its exit code.
-export function exitCodeOf(end: RunEnd): number {
-  switch (end.kind) {
-    case 'complete':
-      return 0;
-    case 'failed':
-      if (end.receipt.class !== 'interrupted') return 1;
-      return end.receipt.signal === 'SIGINT' ? 130 : 143;
-    case 'invalid_plan':
-      return 2;
-    case 'refused':
-      return 3;
-    case 'locked':
-      return 4;
-    case 'journal_failed':
-      return 5;
-    default:
-      return unreachable(end);
-  }
-}
-
-// What people (stderr) and scripts (stdout: the receipt as JSON) read when `stop` ends.
-function reportStop(end: StopEnd, stdout: SafeOutput, say: (line: string) => void): void {
-  const printReceipt = (receipt: JournalRecord, journal: string) => {
-    stdout.write(JSON.stringify(receipt) + '\n');
-    for (const line of receiptSummary(
-      receipt.type as 'run-complete' | 'run-failed',
-      receipt.data as unknown as RunCompleteData & RunFailedData,
-      journal,
-    ))
-      say(line);
-  };
-  switch (end.kind) {
-    case 'not_running':
-      say(`runplan: not_running: no live coordinator and no incomplete run for slug ${end.slug}`);
-      return;
-    case 'still_running':
-      say(`runplan: still_running: pid ${end.holder.pid} did not exit within ${Math.round(end.waitedMs / 1000)}s of SIGTERM`);
-      return;
-    case 'stopped':
-      if (end.receipt === undefined)
-        say(`runplan: stopped: pid ${end.holder.pid} exited without a receipt (${end.journal ?? 'no journal'})`);
-      else printReceipt(end.receipt, end.journal ?? '');
-      return;
-    case 'locked':
-      say(`runplan: lock_held: ${end.message}`);
-      return;
-    case 'lock_failed':
-      say(`runplan: ${end.reason}: cannot take the lock of slug ${end.slug}: ${end.message}; nothing was touched`);
-      return;
-    case 'after_crash':
-      for (const run of end.runs) {
-        const ended =
-          run.ended.length > 0
-            ? `ended ${run.ended.length} process(es) its crashed coordinator left running: ${run.ended.join(' ')}`
-            : 'no process of it was alive';
-        say(`runplan: stopped_after_crash: run ${run.runId}: ${ended}`);
-        if (run.survivors.length > 0)
-          say(
-            `runplan: teardown_failed: run ${run.runId}: still alive after SIGKILL: ${run.survivors.join(' ')}; the run is left incomplete`,
-          );
-        if (run.error !== undefined)
-          say(
-            `runplan: ${run.error.reason}: ${run.error.message}\n  hint: the run is left incomplete; runplan run PLAN --fresh abandons it`,
-          );
-        if (run.receipt !== undefined) printReceipt(run.receipt, run.journal);
-      }
-      return;
-    default:
-      unreachable(end);
-  }
-}
-
-// The one mapping from how `stop` ended to its exit code. After a crash, survivors outrank
-// a journal that could not be written: processes still spending are the graver news.
-export function stopExitCode(end: StopEnd): number {
-  switch (end.kind) {
-    case 'stopped':
-      return 0;
-    case 'not_running':
-      return 1;
-    case 'still_running':
-      return 3;
-    case 'locked':
-      return 4;
-    case 'lock_failed':
-      return 5;
-    case 'after_crash':
-      if (end.runs.some((r) => r.survivors.length > 0)) return 3;
-      if (end.runs.some((r) => r.error !== undefined)) return 5;
-      return 0;
-    default:
-      return unreachable(end);
-  }
-}
-
-// `14:02:11` (local time) for an ISO time: when a run was last heard from.
-function clockTime(iso: string): string {
-  const at = new Date(iso);
-  return Number.isNaN(at.getTime()) ? iso : at.toTimeString().slice(0, 8);
-}

@@ -1,0 +1,96 @@
+import { printProblems, UsageError } from './cli-support.js';
+import { resolve } from 'node:path';
+import { unreachable } from '@runplan/common';
+import { runPlan } from './coordinator/run-plan.js';
+import type { RunEnd } from './coordinator/types.js';
+import { Progress, type SafeOutput } from './observe/progress.js';
+import { receiptSummary } from './events/receipt.js';
+
+// `runplan run` and `demo` at the terminal: signals, progress, the end as one exit code.
+
+// `runplan run` (and demo): signals become one AbortSignal; progress observes; the end
+// becomes one exit code.
+export async function runCommand(planFile: string, o: Record<string, unknown>, stdout: SafeOutput, stderr: SafeOutput): Promise<number> {
+  let jobs: number | undefined;
+  if (o.jobs !== undefined) {
+    jobs = Number(o.jobs);
+    if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError(`--jobs ${String(o.jobs)}: not a positive integer`);
+  }
+  const controller = new AbortController();
+  const onSigint = () => controller.abort('SIGINT');
+  const onSigterm = () => controller.abort('SIGTERM');
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigterm);
+  const progress = new Progress({ stderr, stdout, json: o.json === true, table: process.stderr.isTTY === true });
+  try {
+    const end = await runPlan({
+      planFile,
+      ...(typeof o.repo === 'string' ? { repo: resolve(o.repo) } : {}),
+      ...(typeof o.stateDir === 'string' ? { stateDir: resolve(o.stateDir) } : {}),
+      ...(jobs !== undefined ? { jobs } : {}),
+      fresh: o.fresh === true,
+      ...(o.run !== undefined ? { run: String(o.run) } : {}),
+      ...(o.retry !== undefined ? { retry: ([] as unknown[]).concat(o.retry).map(String) } : {}),
+      breakLock: o.breakLock === true,
+      allowBackground: o.allowBackground === true,
+      signal: controller.signal,
+      onRecord: (r) => progress.record(r),
+      onNotice: (line) => progress.notice(line),
+      onStart: (info) => progress.tasks(info.tasks),
+    });
+    progress.close();
+    for (const line of describeEnd(end)) stderr.write(line + '\n');
+    return exitCodeOf(end);
+  } finally {
+    progress.close();
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigterm);
+  }
+}
+
+// What people read on stderr when `run` ends.
+export function describeEnd(end: RunEnd): string[] {
+  switch (end.kind) {
+    case 'invalid_plan': {
+      const lines: string[] = [];
+      printProblems(end.file, end.problems, (l) => lines.push(l));
+      return lines;
+    }
+    case 'refused':
+      return [`runplan: ${end.reason}: ${end.message}`, ...(end.hint !== undefined ? [`  hint: ${end.hint}`] : [])];
+    case 'locked':
+      return [`runplan: lock_held: ${end.message}`, '  hint: runplan status; runplan stop SLUG'];
+    case 'journal_failed':
+      return [
+        `runplan: journal_failed: ${end.message}`,
+        '  hint: the run is left incomplete; fix the disk, then run the same command again',
+      ];
+    case 'complete':
+      return receiptSummary('run-complete', end.receipt, end.journal);
+    case 'failed':
+      return receiptSummary('run-failed', end.receipt, end.journal);
+    default:
+      unreachable(end);
+  }
+}
+
+// The one mapping from how a run ended to its exit code.
+export function exitCodeOf(end: RunEnd): number {
+  switch (end.kind) {
+    case 'complete':
+      return 0;
+    case 'failed':
+      if (end.receipt.class !== 'interrupted') return 1;
+      return end.receipt.signal === 'SIGINT' ? 130 : 143;
+    case 'invalid_plan':
+      return 2;
+    case 'refused':
+      return 3;
+    case 'locked':
+      return 4;
+    case 'journal_failed':
+      return 5;
+    default:
+      return unreachable(end);
+  }
+}
