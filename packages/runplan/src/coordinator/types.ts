@@ -1,3 +1,4 @@
+import type { RefusalReason } from '../resume/refusal.js';
 import type { JournalFs, JournalRecord, LockHolder } from '@runplan/journal';
 import type { AttemptFailureData, RunCompleteData, RunFailedData } from '../events/types.js';
 import type { PlanProblem } from '../plan/types.js';
@@ -31,7 +32,7 @@ export interface RunRequest {
 /** How `runplan run` ended; the CLI maps each kind to one exit code. */
 export type RunEnd =
   | { kind: 'invalid_plan'; file: string; problems: PlanProblem[] }
-  | { kind: 'refused'; reason: string; message: string; hint?: string }
+  | { kind: 'refused'; reason: RefusalReason; message: string; hint?: string }
   | { kind: 'locked'; message: string; holder?: LockHolder }
   | { kind: 'journal_failed'; message: string; journal: string }
   | { kind: 'complete'; receipt: RunCompleteData; journal: string }

@@ -7,7 +7,7 @@ import type { OpenAttempt, StoppedTask } from '../events/view.js';
 import { ancestryOracle, isAncestor, missingObjects, type AncestryOracle } from '../host/git.js';
 import { checkpointProblem } from './checkpoint-check.js';
 import type { PriorRun } from './inspect.js';
-import type { Refusal } from './refusal.js';
+import type { Refusal, RefusalReason } from './refusal.js';
 
 /**
  * What a resume or a continuation takes over from an earlier run: its journal's RunView
@@ -68,7 +68,7 @@ export async function recoverRun(
 ): Promise<{ ok: true; value: RecoveredRun } | { ok: false; error: Refusal }> {
   const id = prior.paths.runId;
   const fresh = `runplan run ${plan.file} --fresh`;
-  const refuse = (reason: string, message: string, hint = fresh) => ({ ok: false as const, error: { reason, message, hint } });
+  const refuse = (reason: RefusalReason, message: string, hint = fresh) => ({ ok: false as const, error: { reason, message, hint } });
   if (prior.status.kind === 'corrupt') {
     const s = prior.status;
     return refuse(
