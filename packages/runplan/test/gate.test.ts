@@ -80,6 +80,10 @@ const BACKGROUND: string[] = [
   'RUNPLAN_X=1 env FOO=bar runplan run plan.toml &',
   'x=$(runplan run plan.toml &)',
   'bash <<EOF\nrunplan run plan.toml &\nEOF',
+  'if true; then runplan run plan.toml; fi &',
+  'for i in 1; do runplan run plan.toml; done &',
+  'while true; do if true; then runplan run plan.toml; fi; break; done &',
+  'until false; do runplan demo; done > demo.log 2>&1 &',
 ];
 
 test(
@@ -134,6 +138,10 @@ const ALLOWED: string[] = [
   'runplan stop thirteen',
   'ls -la && npm test &',
   'case x in a) echo a;; esac',
+  'if true; then runplan run plan.toml; fi',
+  'for i in 1 2; do echo $i; done & runplan run plan.toml',
+  'while false; do sleep 1; done; runplan run plan.toml',
+  'if true; then sleep 5 & fi; runplan run plan.toml',
   'echo "an open quote',
 ];
 

@@ -29,11 +29,18 @@ export function parseScript(text: string): SimpleCommand[] {
 }
 
 /** Reserved words that may open a command without being its program. */
-const RESERVED_OPENERS = new Set(['if', 'then', 'else', 'elif', 'do', 'while', 'until', '!']);
+const RESERVED_OPENERS = new Set(['then', 'else', 'elif', 'do', '!']);
+/** Reserved words that open a compound command, and those that close one: `if … fi &` backgrounds all of it. */
+const COMPOUND_OPENERS = new Set(['if', 'while', 'until', 'for', 'select', 'case']);
+const COMPOUND_CLOSERS = new Set(['fi', 'done', 'esac']);
 
 // Walks the tokens as lists of and-or lists of pipelines; records commands into `out`.
 class Reader {
   private at = 0;
+  /** Where in `out` each open compound command (`if`, `while`, …) began. */
+  private readonly compounds: number[] = [];
+  /** Where the compound command closed in the current and-or list began: a `&` after it backgrounds all of it. */
+  private closedFrom: number | undefined;
   constructor(
     private readonly tokens: Token[],
     private readonly out: SimpleCommand[],
@@ -43,10 +50,11 @@ class Reader {
   list(closer: ')' | '}' | undefined): void {
     for (;;) {
       const first = this.out.length;
+      this.closedFrom = undefined;
       const ended = this.andOr(closer);
       const next = this.tokens[this.at];
       if (next?.kind === 'op' && next.value === '&') {
-        for (let k = first; k < this.out.length; k++) this.out[k]!.background = true;
+        for (let k = Math.min(first, this.closedFrom ?? first); k < this.out.length; k++) this.out[k]!.background = true;
       }
       if (ended === 'close' || next === undefined) return;
       this.at++;
@@ -103,6 +111,16 @@ class Reader {
       }
       if (current === undefined && t.value === '{') {
         this.list('}');
+        continue;
+      }
+      if (current === undefined && COMPOUND_OPENERS.has(t.value)) {
+        this.compounds.push(this.out.length);
+        if (t.value === 'for' || t.value === 'select' || t.value === 'case') current = this.push();
+        continue;
+      }
+      if (current === undefined && COMPOUND_CLOSERS.has(t.value)) {
+        const from = this.compounds.pop();
+        if (from !== undefined) this.closedFrom = Math.min(this.closedFrom ?? from, from);
         continue;
       }
       if (current === undefined && RESERVED_OPENERS.has(t.value)) continue;
