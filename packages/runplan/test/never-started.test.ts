@@ -7,30 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { dispatchCounts, readLedger, runBin, withTimeout } from '@runplan/test-fixtures';
 import { openWriter, readJournal } from '@runplan/journal';
-import { journalPath, ofType, RUNPLAN, runIds, runplan, setup, slugDir, waitForLine } from './support.js';
-
-// Two tasks in a chain, landing on main.
-const CHAIN = `slug = "chain"
-base = "main"
-land = "main"
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-grace = "1s"
-[[tasks]]
-id = "a"
-prompt = """
-First part.
-mock: write out/a.txt a
-"""
-[[tasks]]
-id = "b"
-needs = ["a"]
-prompt = """
-Second part.
-mock: write out/b.txt b
-"""
-`;
+import { journalPath, ofType, RUNPLAN, runIds, runplan, setup, slugDir, waitForLine, withPlan } from './support.js';
 
 type Fixture = ReturnType<typeof setup>;
 
@@ -79,82 +56,67 @@ async function assertCompleted(f: Fixture, runId: string | undefined): Promise<v
 
 test(
   'the crash state: the journal holds only its header, nothing was dispatched',
-  withTimeout(60_000, async () => {
-    const f = setup(CHAIN);
-    try {
-      const id = await crashBeforeRunStarted(f);
-      const { records: rs, status } = await readJournal(journalOf(f, id));
-      assert.is(status.kind, 'clean');
-      assert.equal(
-        rs.map((r) => r.type),
-        ['journal-header'],
-      );
-      assert.is((rs[0]!.data as { runId: string }).runId, id);
-      assert.is(readLedger(f.ledger).length, 0, 'no agent ran');
-    } finally {
-      f.cleanup();
-    }
+  withPlan('chain', { timeoutMs: 60_000 }, async (f) => {
+    const id = await crashBeforeRunStarted(f);
+    const { records: rs, status } = await readJournal(journalOf(f, id));
+    assert.is(status.kind, 'clean');
+    assert.equal(
+      rs.map((r) => r.type),
+      ['journal-header'],
+    );
+    assert.is((rs[0]!.data as { runId: string }).runId, id);
+    assert.is(readLedger(f.ledger).length, 0, 'no agent ran');
   }),
 );
 
 test(
   'crash before run-started, then run: exit 0, every task done, stderr names the never-started run, status not degraded',
-  withTimeout(120_000, async () => {
-    const f = setup(CHAIN);
-    try {
-      const id = await crashBeforeRunStarted(f);
-      const { r, id: next } = await runNew(f);
-      assert.is(r.exitCode, 0, r.stderr);
-      const lines = r.stderr.split('\n').filter((l) => l.includes('never_started'));
-      assert.equal(lines, [`runplan: never_started: run ${id} was created but never started (crash before run-started); closing it`]);
-      await assertCompleted(f, next);
-      assert.equal([...dispatchCounts(f.ledger).values()], [1, 1]);
+  withPlan('chain', { timeoutMs: 120_000 }, async (f) => {
+    const id = await crashBeforeRunStarted(f);
+    const { r, id: next } = await runNew(f);
+    assert.is(r.exitCode, 0, r.stderr);
+    const lines = r.stderr.split('\n').filter((l) => l.includes('never_started'));
+    assert.equal(lines, [`runplan: never_started: run ${id} was created but never started (crash before run-started); closing it`]);
+    await assertCompleted(f, next);
+    assert.equal([...dispatchCounts(f.ledger).values()], [1, 1]);
 
-      // The never-started run got the receipt --fresh gives an abandoned run, reason never_started.
-      const closed = (await readJournal(journalOf(f, id))).records;
-      assert.equal(
-        closed.map((x) => x.type),
-        ['journal-header', 'run-failed'],
-      );
-      assert.is(closed[1]!.terminal, true);
-      assert.is((closed[1]!.data as { class: string }).class, 'abandoned');
-      assert.is((closed[1]!.data as { reason: string }).reason, 'never_started');
-      const started = ofType(await recordsOf(f, next), 'run-started')[0]!;
-      assert.equal(started.abandoned, [`${id} (never started)`]);
-      assert.is(started.continues, null);
+    // The never-started run got the receipt --fresh gives an abandoned run, reason never_started.
+    const closed = (await readJournal(journalOf(f, id))).records;
+    assert.equal(
+      closed.map((x) => x.type),
+      ['journal-header', 'run-failed'],
+    );
+    assert.is(closed[1]!.terminal, true);
+    assert.is((closed[1]!.data as { class: string }).class, 'abandoned');
+    assert.is((closed[1]!.data as { reason: string }).reason, 'never_started');
+    const started = ofType(await recordsOf(f, next), 'run-started')[0]!;
+    assert.equal(started.abandoned, [`${id} (never started)`]);
+    assert.is(started.continues, null);
 
-      const status = await runplan(['status', '--json'], f);
-      assert.is(status.exitCode, 0);
-      const row = JSON.parse(status.stdout.trim());
-      // Not 'complete' exactly: status shows the newest run id, and two ids minted in the same
-      // second order by their random suffix, so the closed run can be the one it shows.
-      assert.ok(row.state === 'complete' || (row.state === 'failed' && row.failedClass === 'abandoned'), row.state);
-      assert.is(row.runs, 2);
-      assert.not.match(status.stderr, /degraded/);
-    } finally {
-      f.cleanup();
-    }
+    const status = await runplan(['status', '--json'], f);
+    assert.is(status.exitCode, 0);
+    const row = JSON.parse(status.stdout.trim());
+    // Not 'complete' exactly: status shows the newest run id, and two ids minted in the same
+    // second order by their random suffix, so the closed run can be the one it shows.
+    assert.ok(row.state === 'complete' || (row.state === 'failed' && row.failedClass === 'abandoned'), row.state);
+    assert.is(row.runs, 2);
+    assert.not.match(status.stderr, /degraded/);
   }),
 );
 
 test(
   'a torn run-started line after the header: repaired (journaled), closed as never started, the run proceeds',
-  withTimeout(120_000, async () => {
-    const f = setup(CHAIN);
-    try {
-      const id = await crashBeforeRunStarted(f);
-      appendFileSync(journalOf(f, id), '0badc0de {"seq":1,"prev":"');
-      const { r, id: next } = await runNew(f);
-      assert.is(r.exitCode, 0, r.stderr);
-      assert.match(r.stderr, new RegExp(`never_started: run ${id} was created but never started`));
-      assert.equal(
-        (await readJournal(journalOf(f, id))).records.map((x) => x.type),
-        ['journal-header', 'journal-repaired', 'run-failed'],
-      );
-      await assertCompleted(f, next);
-    } finally {
-      f.cleanup();
-    }
+  withPlan('chain', { timeoutMs: 120_000 }, async (f) => {
+    const id = await crashBeforeRunStarted(f);
+    appendFileSync(journalOf(f, id), '0badc0de {"seq":1,"prev":"');
+    const { r, id: next } = await runNew(f);
+    assert.is(r.exitCode, 0, r.stderr);
+    assert.match(r.stderr, new RegExp(`never_started: run ${id} was created but never started`));
+    assert.equal(
+      (await readJournal(journalOf(f, id))).records.map((x) => x.type),
+      ['journal-header', 'journal-repaired', 'run-failed'],
+    );
+    await assertCompleted(f, next);
   }),
 );
 
@@ -162,7 +124,7 @@ test(
   'a journal with no whole record (zero bytes, or a torn header): nothing written into it, its directory moved aside, the run proceeds',
   withTimeout(120_000, async () => {
     for (const tear of ['empty', 'torn header'] as const) {
-      const f = setup(CHAIN);
+      const f = setup('chain');
       try {
         const id = await crashBeforeRunStarted(f);
         const journal = journalOf(f, id);
@@ -191,150 +153,120 @@ test(
 
 test(
   '--fresh closes a never-started run the same way (an empty journal no longer stops it)',
-  withTimeout(120_000, async () => {
-    const f = setup(CHAIN);
-    try {
-      const id = await crashBeforeRunStarted(f);
-      truncateSync(journalOf(f, id), 0);
-      const before = runIds(f.repo, 'chain');
-      const r = await runplan(['run', f.plan, '--fresh'], f);
-      assert.is(r.exitCode, 0, r.stderr);
-      assert.match(r.stderr, new RegExp(`never_started: run ${id} was created but never started`));
-      await assertCompleted(
-        f,
-        runIds(f.repo, 'chain').find((x) => !before.includes(x)),
-      );
-    } finally {
-      f.cleanup();
-    }
+  withPlan('chain', { timeoutMs: 120_000 }, async (f) => {
+    const id = await crashBeforeRunStarted(f);
+    truncateSync(journalOf(f, id), 0);
+    const before = runIds(f.repo, 'chain');
+    const r = await runplan(['run', f.plan, '--fresh'], f);
+    assert.is(r.exitCode, 0, r.stderr);
+    assert.match(r.stderr, new RegExp(`never_started: run ${id} was created but never started`));
+    await assertCompleted(
+      f,
+      runIds(f.repo, 'chain').find((x) => !before.includes(x)),
+    );
   }),
 );
 
 test(
   'run-started failing to append (exit 5) leaves a header-only run: the next run closes it and proceeds',
-  withTimeout(120_000, async () => {
-    const f = setup(CHAIN);
-    try {
-      const failed = await runplan(['run', f.plan], { env: { ...f.env, RUNPLAN_FAILPOINT: 'journal-error:run-started' } });
-      assert.is(failed.exitCode, 5, failed.stderr);
-      const id = runIds(f.repo, 'chain')[0]!;
-      const { r, id: next } = await runNew(f);
-      assert.is(r.exitCode, 0, r.stderr);
-      assert.match(r.stderr, new RegExp(`never_started: run ${id} `));
-      await assertCompleted(f, next);
-    } finally {
-      f.cleanup();
-    }
+  withPlan('chain', { timeoutMs: 120_000 }, async (f) => {
+    const failed = await runplan(['run', f.plan], { env: { ...f.env, RUNPLAN_FAILPOINT: 'journal-error:run-started' } });
+    assert.is(failed.exitCode, 5, failed.stderr);
+    const id = runIds(f.repo, 'chain')[0]!;
+    const { r, id: next } = await runNew(f);
+    assert.is(r.exitCode, 0, r.stderr);
+    assert.match(r.stderr, new RegExp(`never_started: run ${id} `));
+    await assertCompleted(f, next);
   }),
 );
 
 test(
   'never-started continuations do not hide the failed run: after a stop, two crashes before run-started, the next run still continues it',
-  withTimeout(180_000, async () => {
-    const f = setup(CHAIN, {}, { MOCK_HOLD: 'b', MOCK_HOLD_SECONDS: '100' });
-    try {
-      const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000 });
-      await waitForLine(f.ledger, (l) => l.startsWith('b '));
-      const stop = await runplan(['stop', 'chain'], f);
-      assert.is(stop.exitCode, 0, stop.stderr);
-      assert.is((await running).exitCode, 143);
-      const stopped = runIds(f.repo, 'chain')[0]!;
-      const env = { ...f.env, MOCK_HOLD: '' };
-      const first = await crashBeforeRunStarted({ ...f, env });
-      // The second crash closes the first never-started run on its way, then dies itself.
-      const second = await crashBeforeRunStarted({ ...f, env });
-      assert.is.not(first, second);
-      const { r, id: next } = await runNew(f, env);
-      assert.is(r.exitCode, 0, r.stderr);
-      const rs = await recordsOf(f, next);
-      const started = ofType(rs, 'run-started')[0]!;
-      assert.is(started.continues, stopped, 'continues the stopped run');
-      assert.equal(started.abandoned, [`${second} (never started)`]);
-      assert.is((await recordsOf(f, first)).at(-1)!.type, 'run-failed');
-      assert.equal(
-        ofType(rs, 'checkpoint-adopted').map((c) => c.taskId),
-        ['a'],
-      );
-      assert.is(dispatchCounts(f.ledger).get('a'), 1, 'a was adopted, not redispatched');
-    } finally {
-      f.cleanup();
-    }
+  withPlan('chain', { timeoutMs: 180_000, env: { MOCK_HOLD: 'b', MOCK_HOLD_SECONDS: '100' } }, async (f) => {
+    const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000 });
+    await waitForLine(f.ledger, (l) => l.startsWith('b '));
+    const stop = await runplan(['stop', 'chain'], f);
+    assert.is(stop.exitCode, 0, stop.stderr);
+    assert.is((await running).exitCode, 143);
+    const stopped = runIds(f.repo, 'chain')[0]!;
+    const env = { ...f.env, MOCK_HOLD: '' };
+    const first = await crashBeforeRunStarted({ ...f, env });
+    // The second crash closes the first never-started run on its way, then dies itself.
+    const second = await crashBeforeRunStarted({ ...f, env });
+    assert.is.not(first, second);
+    const { r, id: next } = await runNew(f, env);
+    assert.is(r.exitCode, 0, r.stderr);
+    const rs = await recordsOf(f, next);
+    const started = ofType(rs, 'run-started')[0]!;
+    assert.is(started.continues, stopped, 'continues the stopped run');
+    assert.equal(started.abandoned, [`${second} (never started)`]);
+    assert.is((await recordsOf(f, first)).at(-1)!.type, 'run-failed');
+    assert.equal(
+      ofType(rs, 'checkpoint-adopted').map((c) => c.taskId),
+      ['a'],
+    );
+    assert.is(dispatchCounts(f.ledger).get('a'), 1, 'a was adopted, not redispatched');
   }),
 );
 
 test(
   'a header plus another record but no run-started still refuses: exit 3, run_unreadable naming seq and offset, nothing written',
-  withTimeout(60_000, async () => {
-    const f = setup(CHAIN);
-    try {
-      const id = await crashBeforeRunStarted(f);
-      const journal = journalOf(f, id);
-      const writer = await openWriter(journal, { create: false });
-      assert.ok(writer.ok);
-      if (writer.ok) {
-        await writer.value.append('note', { text: 'not run-started' });
-        await writer.value.close();
-      }
-      const before = readFileSync(journal);
-      const r = await runplan(['run', f.plan], f);
-      assert.is(r.exitCode, 3, r.stderr);
-      assert.match(
-        r.stderr,
-        new RegExp(
-          `run_unreadable: run ${id} has no run-started record \\(seq 1, a note record at offset ${before.indexOf('\n') + 1}, comes before it\\)`,
-        ),
-      );
-      assert.match(r.stderr, /hint: .*--fresh/);
-      assert.not.match(r.stderr, /never_started/);
-      assert.ok(readFileSync(journal).equals(before), 'the journal is untouched');
-      assert.is(readLedger(f.ledger).length, 0, 'nothing dispatched');
-    } finally {
-      f.cleanup();
+  withPlan('chain', { timeoutMs: 60_000 }, async (f) => {
+    const id = await crashBeforeRunStarted(f);
+    const journal = journalOf(f, id);
+    const writer = await openWriter(journal, { create: false });
+    assert.ok(writer.ok);
+    if (writer.ok) {
+      await writer.value.append('note', { text: 'not run-started' });
+      await writer.value.close();
     }
+    const before = readFileSync(journal);
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 3, r.stderr);
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `run_unreadable: run ${id} has no run-started record \\(seq 1, a note record at offset ${before.indexOf('\n') + 1}, comes before it\\)`,
+      ),
+    );
+    assert.match(r.stderr, /hint: .*--fresh/);
+    assert.not.match(r.stderr, /never_started/);
+    assert.ok(readFileSync(journal).equals(before), 'the journal is untouched');
+    assert.is(readLedger(f.ledger).length, 0, 'nothing dispatched');
   }),
 );
 
 test(
   'a header naming another run still refuses (exit 3)',
-  withTimeout(60_000, async () => {
-    const f = setup(CHAIN);
-    try {
-      const id = await crashBeforeRunStarted(f);
-      const journal = journalOf(f, id);
-      const other = join(slugDir(f.repo, 'chain'), 'other.jsonl');
-      const writer = await openWriter(other, { create: true, runId: '20000101T000000Z-abcd' });
-      assert.ok(writer.ok);
-      if (writer.ok) await writer.value.close();
-      writeFileSync(journal, readFileSync(other));
-      const r = await runplan(['run', f.plan], f);
-      assert.is(r.exitCode, 3, r.stderr);
-      assert.match(r.stderr, new RegExp(`run_unreadable: run ${id} has no run-started record:`));
-      assert.is(readLedger(f.ledger).length, 0);
-    } finally {
-      f.cleanup();
-    }
+  withPlan('chain', { timeoutMs: 60_000 }, async (f) => {
+    const id = await crashBeforeRunStarted(f);
+    const journal = journalOf(f, id);
+    const other = join(slugDir(f.repo, 'chain'), 'other.jsonl');
+    const writer = await openWriter(other, { create: true, runId: '20000101T000000Z-abcd' });
+    assert.ok(writer.ok);
+    if (writer.ok) await writer.value.close();
+    writeFileSync(journal, readFileSync(other));
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 3, r.stderr);
+    assert.match(r.stderr, new RegExp(`run_unreadable: run ${id} has no run-started record:`));
+    assert.is(readLedger(f.ledger).length, 0);
   }),
 );
 
 test(
   'a corrupt header still refuses: exit 3, journal_corrupt at offset 0, nothing written or dispatched',
-  withTimeout(60_000, async () => {
-    const f = setup(CHAIN);
-    try {
-      const id = await crashBeforeRunStarted(f);
-      const journal = journalOf(f, id);
-      writeFileSync(journal, readFileSync(journal, 'utf8').replace('"salt":"', '"salt":"0'));
-      const before = readFileSync(journal);
-      const r = await runplan(['run', f.plan], f);
-      assert.is(r.exitCode, 3, r.stderr);
-      assert.match(r.stderr, new RegExp(`journal_corrupt: the journal of run ${id} is corrupt at offset 0 \\(seq 0\\): crc_mismatch`));
-      assert.not.match(r.stderr, /never_started/);
-      assert.ok(readFileSync(journal).equals(before));
-      assert.is(readLedger(f.ledger).length, 0);
-      assert.ok(existsSync(journalPath(f.repo, 'chain')));
-    } finally {
-      f.cleanup();
-    }
+  withPlan('chain', { timeoutMs: 60_000 }, async (f) => {
+    const id = await crashBeforeRunStarted(f);
+    const journal = journalOf(f, id);
+    writeFileSync(journal, readFileSync(journal, 'utf8').replace('"salt":"', '"salt":"0'));
+    const before = readFileSync(journal);
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 3, r.stderr);
+    assert.match(r.stderr, new RegExp(`journal_corrupt: the journal of run ${id} is corrupt at offset 0 \\(seq 0\\): crc_mismatch`));
+    assert.not.match(r.stderr, /never_started/);
+    assert.ok(readFileSync(journal).equals(before));
+    assert.is(readLedger(f.ledger).length, 0);
+    assert.ok(existsSync(journalPath(f.repo, 'chain')));
   }),
 );
 

@@ -7,32 +7,20 @@ import { openWriter, readJournal } from '@runplan/journal';
 import { checkpointId } from '../src/attempt/integrate.js';
 import { taskContractDigests } from '../src/plan/digest.js';
 import { loadPlan } from '../src/plan/load.js';
-import { alive, journalPath, ofType, records, RUNPLAN, runIds, runplan, setup, slugDir, waitForEvent, waitForLine } from './support.js';
-
-// Two tasks in a chain, a gate on the second, landing on main: every kind of event.
-const CHAIN = `slug = "chain"
-base = "main"
-land = "main"
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-grace = "1s"
-[[tasks]]
-id = "a"
-prompt = """
-First part.
-mock: write out/a.txt a
-"""
-[[tasks]]
-id = "b"
-needs = ["a"]
-prompt = """
-Second part.
-mock: write out/b.txt b
-mock: commit b: done
-"""
-gates = [["mock-gate", "--exists", "out/b.txt", "0"]]
-`;
+import {
+  alive,
+  journalPath,
+  ofType,
+  records,
+  RUNPLAN,
+  runIds,
+  runplan,
+  setup,
+  slugDir,
+  waitForEvent,
+  waitForLine,
+  withPlan,
+} from './support.js';
 
 function killAgents(ledger: string, pids?: string): void {
   const all = readLedger(ledger).map((e) => e.pid);
@@ -111,12 +99,12 @@ test(
 test(
   'crash-point sweep: SIGKILL after each kind of event, then resume: same branch content as an uninterrupted run, no checkpointed task dispatched twice',
   withTimeout(300_000, async () => {
-    const reference = setup(CHAIN);
+    const reference = setup('chain-gated');
     let tree: string;
     try {
       const r = await runplan(['run', reference.plan], reference);
       assert.is(r.exitCode, 0, r.stderr);
-      tree = reference.repo.git(['rev-parse', 'runplan/chain^{tree}']);
+      tree = reference.repo.git(['rev-parse', 'runplan/chain-gated^{tree}']);
       assert.is(reference.repo.git(['rev-parse', 'main^{tree}']), tree);
     } finally {
       reference.cleanup();
@@ -132,23 +120,23 @@ test(
       'run-complete',
     ];
     for (const point of points) {
-      const f = setup(CHAIN);
+      const f = setup('chain-gated');
       try {
         await crashAt(f, point);
-        const before = await records(f.repo, 'chain');
+        const before = await records(f.repo, 'chain-gated');
         const checkpointed = new Set(ofType(before, 'checkpoint').map((c) => c.taskId as string));
         if (point !== 'run-complete') {
           const r = await runplan(['run', f.plan], f);
           assert.is(r.exitCode, 0, `${point}: ${r.stderr}`);
         }
-        assert.is(f.repo.git(['rev-parse', 'runplan/chain^{tree}']), tree, `${point}: branch content`);
+        assert.is(f.repo.git(['rev-parse', 'runplan/chain-gated^{tree}']), tree, `${point}: branch content`);
         assert.is(f.repo.git(['rev-parse', 'main^{tree}']), tree, `${point}: landed content`);
         const counts = dispatchCounts(f.ledger);
         for (const task of checkpointed) assert.is(counts.get(task), 1, `${point}: ${task} was checkpointed and must not run again`);
-        const rs = await records(f.repo, 'chain');
+        const rs = await records(f.repo, 'chain-gated');
         assert.is(rs.filter((x) => x.terminal === true).length, 1, `${point}: one receipt`);
         assert.is(rs.at(-1)!.type, 'run-complete');
-        assert.is(runIds(f.repo, 'chain').length, 1);
+        assert.is(runIds(f.repo, 'chain-gated').length, 1);
         // An attempt whose checkpoint is durable closes as what it was, never as interrupted.
         for (const cp of ofType(rs, 'checkpoint')) {
           const closes = ofType(rs, 'attempt-closed').filter((c) => c.taskId === cp.taskId && c.attempt === cp.attempt);
@@ -172,191 +160,149 @@ test(
 
 test(
   'a corrupt middle record: exit 3 naming offset and seq, nothing dispatched; --fresh renames it aside and starts clean',
-  withTimeout(120_000, async () => {
-    const f = setup(CHAIN);
-    try {
-      await crashAt(f, 'checkpoint:b');
-      const journal = journalPath(f.repo, 'chain');
-      const text = readFileSync(journal, 'utf8');
-      const lines = text.split('\n');
-      lines[3] = lines[3]!.replace('"attempt"', '"attempX"');
-      writeFileSync(journal, lines.join('\n'));
-      const ledgerBefore = readLedger(f.ledger).length;
-      const r = await runplan(['run', f.plan], f);
-      assert.is(r.exitCode, 3, r.stderr);
-      assert.match(r.stderr, /journal_corrupt: .*offset \d+ \(seq \d+\)/);
-      assert.match(r.stderr, /--fresh/);
-      assert.is(readLedger(f.ledger).length, ledgerBefore, 'nothing dispatched');
-      const status = await runplan(['status', '--json'], f);
-      assert.is(status.exitCode, 0);
-      assert.is(JSON.parse(status.stdout.trim()).state, 'corrupt');
+  withPlan('chain-gated', { timeoutMs: 120_000 }, async (f) => {
+    await crashAt(f, 'checkpoint:b');
+    const journal = journalPath(f.repo, 'chain-gated');
+    const text = readFileSync(journal, 'utf8');
+    const lines = text.split('\n');
+    lines[3] = lines[3]!.replace('"attempt"', '"attempX"');
+    writeFileSync(journal, lines.join('\n'));
+    const ledgerBefore = readLedger(f.ledger).length;
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 3, r.stderr);
+    assert.match(r.stderr, /journal_corrupt: .*offset \d+ \(seq \d+\)/);
+    assert.match(r.stderr, /--fresh/);
+    assert.is(readLedger(f.ledger).length, ledgerBefore, 'nothing dispatched');
+    const status = await runplan(['status', '--json'], f);
+    assert.is(status.exitCode, 0);
+    assert.is(JSON.parse(status.stdout.trim()).state, 'corrupt');
 
-      const fresh = await runplan(['run', f.plan, '--fresh'], f);
-      assert.is(fresh.exitCode, 0, fresh.stderr);
-      assert.ok(
-        readdirSync(slugDir(f.repo, 'chain')).some((n) => /\.corrupt-\d{8}T\d{6}Z$/.test(n)),
-        'renamed aside',
-      );
-      const started = ofType(await records(f.repo, 'chain'), 'run-started')[0]!;
-      assert.match(started.abandoned[0], /corrupt journal renamed/);
-    } finally {
-      killAgents(f.ledger);
-      f.cleanup();
-    }
+    const fresh = await runplan(['run', f.plan, '--fresh'], f);
+    assert.is(fresh.exitCode, 0, fresh.stderr);
+    assert.ok(
+      readdirSync(slugDir(f.repo, 'chain-gated')).some((n) => /\.corrupt-\d{8}T\d{6}Z$/.test(n)),
+      'renamed aside',
+    );
+    const started = ofType(await records(f.repo, 'chain-gated'), 'run-started')[0]!;
+    assert.match(started.abandoned[0], /corrupt journal renamed/);
   }),
 );
 
 test(
   'a torn tail resumes, and the repair is journaled',
-  withTimeout(120_000, async () => {
-    const f = setup(CHAIN);
-    try {
-      await crashAt(f, 'checkpoint:a');
-      const journal = journalPath(f.repo, 'chain');
-      truncateSync(journal, statSync(journal).size - 7);
-      const r = await runplan(['run', f.plan], f);
-      assert.is(r.exitCode, 0, r.stderr);
-      const rs = await records(f.repo, 'chain');
-      assert.ok(
-        rs.some((x) => x.type === 'journal-repaired'),
-        'repair recorded',
-      );
-      assert.is(rs.at(-1)!.type, 'run-complete');
-    } finally {
-      killAgents(f.ledger);
-      f.cleanup();
-    }
+  withPlan('chain-gated', { timeoutMs: 120_000 }, async (f) => {
+    await crashAt(f, 'checkpoint:a');
+    const journal = journalPath(f.repo, 'chain-gated');
+    truncateSync(journal, statSync(journal).size - 7);
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 0, r.stderr);
+    const rs = await records(f.repo, 'chain-gated');
+    assert.ok(
+      rs.some((x) => x.type === 'journal-repaired'),
+      'repair recorded',
+    );
+    assert.is(rs.at(-1)!.type, 'run-complete');
   }),
 );
 
 test(
   "a checkpoint's result commit unreachable and pruned: exit 3, nothing dispatched",
-  withTimeout(120_000, async () => {
-    const f = setup(CHAIN);
-    try {
-      await crashAt(f, 'checkpoint:a');
-      const cp = ofType(await records(f.repo, 'chain'), 'checkpoint')[0]!;
-      const started = ofType(await records(f.repo, 'chain'), 'attempt-started')[0]!;
-      f.repo.git(['worktree', 'remove', '--force', started.worktree]);
-      f.repo.git(['reflog', 'expire', '--expire=now', '--all']);
-      f.repo.git(['gc', '--quiet', '--prune=now']);
-      assert.is(f.repo.head(cp.resultCommit), undefined, 'the commit is gone');
-      const ledgerBefore = readLedger(f.ledger).length;
-      const r = await runplan(['run', f.plan], f);
-      assert.is(r.exitCode, 3, r.stderr);
-      assert.match(r.stderr, /commit_missing: .*task a/);
-      assert.is(readLedger(f.ledger).length, ledgerBefore);
-    } finally {
-      killAgents(f.ledger);
-      f.cleanup();
-    }
+  withPlan('chain-gated', { timeoutMs: 120_000 }, async (f) => {
+    await crashAt(f, 'checkpoint:a');
+    const cp = ofType(await records(f.repo, 'chain-gated'), 'checkpoint')[0]!;
+    const started = ofType(await records(f.repo, 'chain-gated'), 'attempt-started')[0]!;
+    f.repo.git(['worktree', 'remove', '--force', started.worktree]);
+    f.repo.git(['reflog', 'expire', '--expire=now', '--all']);
+    f.repo.git(['gc', '--quiet', '--prune=now']);
+    assert.is(f.repo.head(cp.resultCommit), undefined, 'the commit is gone');
+    const ledgerBefore = readLedger(f.ledger).length;
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 3, r.stderr);
+    assert.match(r.stderr, /commit_missing: .*task a/);
+    assert.is(readLedger(f.ledger).length, ledgerBefore);
   }),
 );
 
 test(
   'a forged checkpoint whose result does not descend from its predecessor: exit 3',
-  withTimeout(120_000, async () => {
-    const f = setup(CHAIN);
-    try {
-      await crashAt(f, 'branch-updated:a');
-      const rs = await records(f.repo, 'chain');
-      const a = ofType(rs, 'checkpoint')[0]!;
-      const plan = await loadPlan(f.plan);
-      assert.ok(plan.ok);
-      const bDigest = plan.ok ? taskContractDigests(plan.value).get('b')! : '';
-      f.repo.git(['checkout', '-q', '-b', 'elsewhere', 'main']);
-      const unrelated = f.repo.commitFiles({ 'forged.txt': 'x\n' }, 'not a descendant of a');
-      const key = {
-        logicalRunId: a.logicalRunId,
-        planDigest: a.planDigest,
-        taskId: 'b',
-        taskContractDigest: bDigest,
-        dependencyCheckpointIds: [a.id],
-        baseCommit: a.resultCommit,
-        resultCommit: unrelated,
-      };
-      const writer = await openWriter(journalPath(f.repo, 'chain'), { create: false });
-      assert.ok(writer.ok);
-      if (writer.ok) {
-        await writer.value.append('checkpoint', { id: checkpointId(key), ...key, attempt: 1 });
-        await writer.value.close();
-      }
-      const ledgerBefore = readLedger(f.ledger).length;
-      const r = await runplan(['run', f.plan], f);
-      assert.is(r.exitCode, 3, r.stderr);
-      assert.match(r.stderr, /not_descendant: .*task b/);
-      assert.is(readLedger(f.ledger).length, ledgerBefore);
-    } finally {
-      killAgents(f.ledger);
-      f.cleanup();
+  withPlan('chain-gated', { timeoutMs: 120_000 }, async (f) => {
+    await crashAt(f, 'branch-updated:a');
+    const rs = await records(f.repo, 'chain-gated');
+    const a = ofType(rs, 'checkpoint')[0]!;
+    const plan = await loadPlan(f.plan);
+    assert.ok(plan.ok);
+    const bDigest = plan.ok ? taskContractDigests(plan.value).get('b')! : '';
+    f.repo.git(['checkout', '-q', '-b', 'elsewhere', 'main']);
+    const unrelated = f.repo.commitFiles({ 'forged.txt': 'x\n' }, 'not a descendant of a');
+    const key = {
+      logicalRunId: a.logicalRunId,
+      planDigest: a.planDigest,
+      taskId: 'b',
+      taskContractDigest: bDigest,
+      dependencyCheckpointIds: [a.id],
+      baseCommit: a.resultCommit,
+      resultCommit: unrelated,
+    };
+    const writer = await openWriter(journalPath(f.repo, 'chain-gated'), { create: false });
+    assert.ok(writer.ok);
+    if (writer.ok) {
+      await writer.value.append('checkpoint', { id: checkpointId(key), ...key, attempt: 1 });
+      await writer.value.close();
     }
+    const ledgerBefore = readLedger(f.ledger).length;
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 3, r.stderr);
+    assert.match(r.stderr, /not_descendant: .*task b/);
+    assert.is(readLedger(f.ledger).length, ledgerBefore);
   }),
 );
 
 test(
   "a completed task's prompt edited: exit 3 naming it and both digests; --fresh then works",
-  withTimeout(120_000, async () => {
-    const f = setup(CHAIN);
-    try {
-      await crashAt(f, 'attempt-started:b');
-      writeFileSync(f.plan, readFileSync(f.plan, 'utf8').replace('First part.', 'First part, reworded.'));
-      const r = await runplan(['run', f.plan], f);
-      assert.is(r.exitCode, 3, r.stderr);
-      assert.match(r.stderr, /contract_changed: .*completed task a changed its contract: journaled [0-9a-f]{16}, plan now [0-9a-f]{16}/);
-      assert.match(r.stderr, /--fresh/);
-      const fresh = await runplan(['run', f.plan, '--fresh'], f);
-      assert.is(fresh.exitCode, 0, fresh.stderr);
-      assert.is(runIds(f.repo, 'chain').length, 2);
-    } finally {
-      killAgents(f.ledger);
-      f.cleanup();
-    }
+  withPlan('chain-gated', { timeoutMs: 120_000 }, async (f) => {
+    await crashAt(f, 'attempt-started:b');
+    writeFileSync(f.plan, readFileSync(f.plan, 'utf8').replace('First part.', 'First part, reworded.'));
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 3, r.stderr);
+    assert.match(r.stderr, /contract_changed: .*completed task a changed its contract: journaled [0-9a-f]{16}, plan now [0-9a-f]{16}/);
+    assert.match(r.stderr, /--fresh/);
+    const fresh = await runplan(['run', f.plan, '--fresh'], f);
+    assert.is(fresh.exitCode, 0, fresh.stderr);
+    assert.is(runIds(f.repo, 'chain-gated').length, 2);
   }),
 );
 
 test(
   'raising jobs after a crash resumes, journaled as plan-amended',
-  withTimeout(120_000, async () => {
-    const f = setup(CHAIN);
-    try {
-      await crashAt(f, 'checkpoint:a');
-      writeFileSync(f.plan, readFileSync(f.plan, 'utf8').replace('land = "main"', 'land = "main"\njobs = 4'));
-      const r = await runplan(['run', f.plan], f);
-      assert.is(r.exitCode, 0, r.stderr);
-      const rs = await records(f.repo, 'chain');
-      const amended = ofType(rs, 'plan-amended');
-      assert.is(amended.length, 1);
-      assert.is(amended[0]!.jobs, 4);
-      assert.is(dispatchCounts(f.ledger).get('a'), 1);
-    } finally {
-      killAgents(f.ledger);
-      f.cleanup();
-    }
+  withPlan('chain-gated', { timeoutMs: 120_000 }, async (f) => {
+    await crashAt(f, 'checkpoint:a');
+    writeFileSync(f.plan, readFileSync(f.plan, 'utf8').replace('land = "main"', 'land = "main"\njobs = 4'));
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 0, r.stderr);
+    const rs = await records(f.repo, 'chain-gated');
+    const amended = ofType(rs, 'plan-amended');
+    assert.is(amended.length, 1);
+    assert.is(amended[0]!.jobs, 4);
+    assert.is(dispatchCounts(f.ledger).get('a'), 1);
   }),
 );
 
 test(
   'two incomplete runs: exit 3 listing both; --run ID resumes the named one',
-  withTimeout(120_000, async () => {
-    const f = setup(CHAIN);
-    try {
-      await crashAt(f, 'checkpoint:a');
-      const [first] = runIds(f.repo, 'chain');
-      const second = first!.replace(/-[0-9a-f]{4}$/, '-ffff');
-      cpSync(join(slugDir(f.repo, 'chain'), first!), join(slugDir(f.repo, 'chain'), second), { recursive: true });
-      const r = await runplan(['run', f.plan], f);
-      assert.is(r.exitCode, 3, r.stderr);
-      assert.match(r.stderr, /several_incomplete_runs/);
-      assert.ok(r.stderr.includes(first!) && r.stderr.includes(second), r.stderr);
-      assert.match(r.stderr, /--run /);
-      const picked = await runplan(['run', f.plan, '--run', first!], f);
-      assert.is(picked.exitCode, 0, picked.stderr);
-      const done = await readJournal(join(slugDir(f.repo, 'chain'), first!, 'journal.jsonl'));
-      assert.is(done.records.at(-1)!.type, 'run-complete');
-    } finally {
-      killAgents(f.ledger);
-      f.cleanup();
-    }
+  withPlan('chain-gated', { timeoutMs: 120_000 }, async (f) => {
+    await crashAt(f, 'checkpoint:a');
+    const [first] = runIds(f.repo, 'chain-gated');
+    const second = first!.replace(/-[0-9a-f]{4}$/, '-ffff');
+    cpSync(join(slugDir(f.repo, 'chain-gated'), first!), join(slugDir(f.repo, 'chain-gated'), second), { recursive: true });
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 3, r.stderr);
+    assert.match(r.stderr, /several_incomplete_runs/);
+    assert.ok(r.stderr.includes(first!) && r.stderr.includes(second), r.stderr);
+    assert.match(r.stderr, /--run /);
+    const picked = await runplan(['run', f.plan, '--run', first!], f);
+    assert.is(picked.exitCode, 0, picked.stderr);
+    const done = await readJournal(join(slugDir(f.repo, 'chain-gated'), first!, 'journal.jsonl'));
+    assert.is(done.records.at(-1)!.type, 'run-complete');
   }),
 );
 
@@ -392,36 +338,30 @@ test(
 
 test(
   'stop, then run: a continuation adopts the finished tasks (no redispatch) and runs the rest',
-  withTimeout(120_000, async () => {
-    const f = setup(CHAIN, {}, { MOCK_HOLD: 'b', MOCK_HOLD_SECONDS: '100' });
-    try {
-      const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000 });
-      await waitForLine(f.ledger, (l) => l.startsWith('b '));
-      const stop = await runplan(['stop', 'chain'], f);
-      assert.is(stop.exitCode, 0, stop.stderr);
-      assert.is((await running).exitCode, 143);
-      const r = await runplan(['run', f.plan], { env: { ...f.env, MOCK_HOLD: '' } });
-      assert.is(r.exitCode, 0, r.stderr);
-      const ids = runIds(f.repo, 'chain');
-      assert.is(ids.length, 2);
-      const rs = await records(f.repo, 'chain');
-      assert.is(ofType(rs, 'run-started')[0]!.continues, ids[0]);
-      assert.equal(
-        ofType(rs, 'checkpoint-adopted').map((c) => c.taskId),
-        ['a'],
-      );
-      const counts = dispatchCounts(f.ledger);
-      assert.is(counts.get('a'), 1, 'a was adopted, not redispatched');
-      assert.is(counts.get('b'), 2);
-      assert.ok(f.repo.fileAt('main', 'out/b.txt'));
-      const status = JSON.parse((await runplan(['status', '--json'], f)).stdout.trim());
-      assert.is(status.runs, 2);
-      assert.is(status.state, 'complete');
-      assert.ok(existsSync(journalPath(f.repo, 'chain')));
-    } finally {
-      killAgents(f.ledger);
-      f.cleanup();
-    }
+  withPlan('chain-gated', { timeoutMs: 120_000, env: { MOCK_HOLD: 'b', MOCK_HOLD_SECONDS: '100' } }, async (f) => {
+    const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000 });
+    await waitForLine(f.ledger, (l) => l.startsWith('b '));
+    const stop = await runplan(['stop', 'chain-gated'], f);
+    assert.is(stop.exitCode, 0, stop.stderr);
+    assert.is((await running).exitCode, 143);
+    const r = await runplan(['run', f.plan], { env: { ...f.env, MOCK_HOLD: '' } });
+    assert.is(r.exitCode, 0, r.stderr);
+    const ids = runIds(f.repo, 'chain-gated');
+    assert.is(ids.length, 2);
+    const rs = await records(f.repo, 'chain-gated');
+    assert.is(ofType(rs, 'run-started')[0]!.continues, ids[0]);
+    assert.equal(
+      ofType(rs, 'checkpoint-adopted').map((c) => c.taskId),
+      ['a'],
+    );
+    const counts = dispatchCounts(f.ledger);
+    assert.is(counts.get('a'), 1, 'a was adopted, not redispatched');
+    assert.is(counts.get('b'), 2);
+    assert.ok(f.repo.fileAt('main', 'out/b.txt'));
+    const status = JSON.parse((await runplan(['status', '--json'], f)).stdout.trim());
+    assert.is(status.runs, 2);
+    assert.is(status.state, 'complete');
+    assert.ok(existsSync(journalPath(f.repo, 'chain-gated')));
   }),
 );
 
@@ -468,25 +408,19 @@ mock: write out/spend.txt done
 
 test(
   'coordinator crashes have their own cap per task: the third crash during one task ends it with class engine',
-  withTimeout(120_000, async () => {
-    const f = setup(CHAIN);
-    try {
-      for (let i = 0; i < 3; i++) await crashAt(f, 'attempt-started:a');
-      const r = await runplan(['run', f.plan], f);
-      assert.is(r.exitCode, 1, r.stderr);
-      const rs = await records(f.repo, 'chain');
-      const terminal = rs.filter((x) => x.terminal === true);
-      assert.is(terminal.length, 1);
-      const data = terminal[0]!.data as Record<string, unknown>;
-      assert.is(data.class, 'engine');
-      assert.is(data.reason, 'crash_cap_exhausted');
-      assert.is(data.task, 'a');
-      assert.is(ofType(rs, 'coordinator-crashed').length, 3);
-      assert.is(ofType(rs, 'repair-decided').length, 0, 'crashes do not use the repair cap');
-    } finally {
-      killAgents(f.ledger);
-      f.cleanup();
-    }
+  withPlan('chain-gated', { timeoutMs: 120_000 }, async (f) => {
+    for (let i = 0; i < 3; i++) await crashAt(f, 'attempt-started:a');
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 1, r.stderr);
+    const rs = await records(f.repo, 'chain-gated');
+    const terminal = rs.filter((x) => x.terminal === true);
+    assert.is(terminal.length, 1);
+    const data = terminal[0]!.data as Record<string, unknown>;
+    assert.is(data.class, 'engine');
+    assert.is(data.reason, 'crash_cap_exhausted');
+    assert.is(data.task, 'a');
+    assert.is(ofType(rs, 'coordinator-crashed').length, 3);
+    assert.is(ofType(rs, 'repair-decided').length, 0, 'crashes do not use the repair cap');
   }),
 );
 
