@@ -1,7 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { withTimeout } from '@runplan/test-fixtures';
-import { ofType, records, runplan, setup, withPlan } from './support.js';
+import { ofType, records, runplan, withPlan } from './support.js';
 
 // The commit step proves "the result descends from the attempt's base". The usual result is
 // one commit on the base (its parent, from the same rev-list that reads HEAD); these cover the
@@ -38,32 +37,27 @@ mock: write out/four.txt four
 
 test(
   'results more than one commit above the base land: the agent committed twice; the agent committed and left changes for runplan to commit',
-  withTimeout(90_000, async () => {
-    const f = setup(CHAIN);
-    try {
-      const base = f.repo.head('main')!;
-      const r = await runplan(['run', f.plan], f);
-      assert.is(r.exitCode, 0, r.stderr);
-      const branch = 'runplan/chain';
-      assert.is(
-        f.repo.git(['rev-list', '--count', `${base}..${branch}`]),
-        '4',
-        'two agent commits, then one agent commit + one runplan commit',
-      );
-      for (const file of ['one', 'two', 'three', 'four']) assert.is(f.repo.fileAt(branch, `out/${file}.txt`), `${file}\n`);
-      const rs = await records(f.repo, 'chain');
-      assert.equal(
-        ofType(rs, 'integrated').map((d) => d.mode),
-        ['fast_forward', 'fast_forward'],
-      );
-      const [twice, leftover] = ofType(rs, 'checkpoint');
-      assert.is(twice!.baseCommit, base);
-      assert.is(leftover!.baseCommit, twice!.resultCommit);
-      assert.is(f.repo.head(branch), leftover!.resultCommit);
-      assert.match(f.repo.git(['log', '-1', '--format=%s', branch]), /^runplan: leftover /);
-    } finally {
-      f.cleanup();
-    }
+  withPlan(CHAIN, { timeoutMs: 90_000 }, async (f) => {
+    const base = f.repo.head('main')!;
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 0, r.stderr);
+    const branch = 'runplan/chain';
+    assert.is(
+      f.repo.git(['rev-list', '--count', `${base}..${branch}`]),
+      '4',
+      'two agent commits, then one agent commit + one runplan commit',
+    );
+    for (const file of ['one', 'two', 'three', 'four']) assert.is(f.repo.fileAt(branch, `out/${file}.txt`), `${file}\n`);
+    const rs = await records(f.repo, 'chain');
+    assert.equal(
+      ofType(rs, 'integrated').map((d) => d.mode),
+      ['fast_forward', 'fast_forward'],
+    );
+    const [twice, leftover] = ofType(rs, 'checkpoint');
+    assert.is(twice!.baseCommit, base);
+    assert.is(leftover!.baseCommit, twice!.resultCommit);
+    assert.is(f.repo.head(branch), leftover!.resultCommit);
+    assert.match(f.repo.git(['log', '-1', '--format=%s', branch]), /^runplan: leftover /);
   }),
 );
 
@@ -83,25 +77,20 @@ id = "rewrite"
 
 test(
   'a result that does not descend from its base (an orphan HEAD) fails: class task, history_rewritten, the branch untouched',
-  withTimeout(90_000, async () => {
-    const f = setup(ORPHAN);
-    try {
-      const base = f.repo.head('main')!;
-      const r = await runplan(['run', f.plan], f);
-      assert.is(r.exitCode, 1, r.stderr);
-      const rs = await records(f.repo, 'orphan');
-      const closed = ofType(rs, 'attempt-closed');
-      assert.ok(closed.length >= 1);
-      for (const c of closed) {
-        assert.is(c.reason, 'history_rewritten');
-        assert.is(c.class, 'task');
-        assert.is(c.phase, 'commit');
-      }
-      assert.is(ofType(rs, 'checkpoint').length, 0);
-      assert.is(f.repo.head('runplan/orphan'), base);
-    } finally {
-      f.cleanup();
+  withPlan(ORPHAN, { timeoutMs: 90_000 }, async (f) => {
+    const base = f.repo.head('main')!;
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 1, r.stderr);
+    const rs = await records(f.repo, 'orphan');
+    const closed = ofType(rs, 'attempt-closed');
+    assert.ok(closed.length >= 1);
+    for (const c of closed) {
+      assert.is(c.reason, 'history_rewritten');
+      assert.is(c.class, 'task');
+      assert.is(c.phase, 'commit');
     }
+    assert.is(ofType(rs, 'checkpoint').length, 0);
+    assert.is(f.repo.head('runplan/orphan'), base);
   }),
 );
 

@@ -1,13 +1,12 @@
 import { readFileSync, statSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { withTimeout } from '@runplan/test-fixtures';
 import { MAX_LINE_BYTES } from '@runplan/journal';
 import { taskListDigest } from '../src/plan/digest.js';
 import { loadPlan } from '../src/plan/load.js';
 import { RunView as JournalFold } from '../src/events/view.js';
 import { shownCost } from '../src/events/types.js';
-import { journalPath, ofType, records, runplan, setup } from './support.js';
+import { journalPath, ofType, records, runplan, withPlan } from './support.js';
 
 const N = 12_000;
 
@@ -19,31 +18,26 @@ function bigPlan(n: number): string {
 
 test(
   `a plan of ${N} tasks starts: run-started is one small record (task count + task list digest), far below the line limit`,
-  withTimeout(120_000, async () => {
-    const f = setup(bigPlan(N), {}, { RUNPLAN_FAILPOINT: 'kill-after:run-started' });
-    try {
-      const r = await runplan(['run', f.plan], f, 110_000);
-      // The fail point SIGKILLs the coordinator once run-started is durable.
-      assert.is(r.signal, 'SIGKILL', `exit ${r.exitCode}: ${r.stderr}`);
-      const rs = await records(f.repo, 'big');
-      assert.equal(
-        rs.map((x) => x.type),
-        ['journal-header', 'run-started'],
-      );
-      const started = ofType(rs, 'run-started')[0]!;
-      assert.is(started.taskCount, N);
-      const plan = await loadPlan(f.plan);
-      assert.ok(plan.ok);
-      if (plan.ok) assert.is(started.tasksDigest, taskListDigest(plan.value));
-      const line = readFileSync(journalPath(f.repo, 'big'), 'utf8').split('\n')[1]!;
-      assert.ok(Buffer.byteLength(line) < 4096, `run-started is ${Buffer.byteLength(line)} bytes`);
-      assert.ok(statSync(journalPath(f.repo, 'big')).size < MAX_LINE_BYTES);
-      // The plan copy beside the journal holds every task.
-      const copy = JSON.parse(readFileSync(String(started.planCopy), 'utf8')) as { tasks: unknown[] };
-      assert.is(copy.tasks.length, N);
-    } finally {
-      f.cleanup();
-    }
+  withPlan(bigPlan(N), { timeoutMs: 120_000, env: { RUNPLAN_FAILPOINT: 'kill-after:run-started' } }, async (f) => {
+    const r = await runplan(['run', f.plan], f, 110_000);
+    // The fail point SIGKILLs the coordinator once run-started is durable.
+    assert.is(r.signal, 'SIGKILL', `exit ${r.exitCode}: ${r.stderr}`);
+    const rs = await records(f.repo, 'big');
+    assert.equal(
+      rs.map((x) => x.type),
+      ['journal-header', 'run-started'],
+    );
+    const started = ofType(rs, 'run-started')[0]!;
+    assert.is(started.taskCount, N);
+    const plan = await loadPlan(f.plan);
+    assert.ok(plan.ok);
+    if (plan.ok) assert.is(started.tasksDigest, taskListDigest(plan.value));
+    const line = readFileSync(journalPath(f.repo, 'big'), 'utf8').split('\n')[1]!;
+    assert.ok(Buffer.byteLength(line) < 4096, `run-started is ${Buffer.byteLength(line)} bytes`);
+    assert.ok(statSync(journalPath(f.repo, 'big')).size < MAX_LINE_BYTES);
+    // The plan copy beside the journal holds every task.
+    const copy = JSON.parse(readFileSync(String(started.planCopy), 'utf8')) as { tasks: unknown[] };
+    assert.is(copy.tasks.length, N);
   }),
 );
 

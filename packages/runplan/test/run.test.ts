@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { dispatchCounts, readLedger, tempDir, withTimeout } from '@runplan/test-fixtures';
-import { journalPath, ofType, records, runIds, runplan, setup, slugDir } from './support.js';
+import { journalPath, ofType, records, runIds, runplan, setup, slugDir, withPlan } from './support.js';
 import { loadPlan } from '../src/plan/load.js';
 import { taskListDigest } from '../src/plan/digest.js';
 
@@ -59,109 +59,89 @@ for (const jobs of ['1', '3']) {
 
 test(
   'one task: journal layout, 0700 state, attempt events in order',
-  withTimeout(60_000, async () => {
-    const f = setup('single');
-    try {
-      const r = await runplan(['run', f.plan], f);
-      assert.is(r.exitCode, 0, r.stderr);
-      const rs = await records(f.repo, 'single');
-      const types = rs.map((x) => x.type).filter((t) => t !== 'journal-header');
-      assert.equal(types, [
-        'run-started',
-        'branch-updated',
-        'attempt-started',
-        'command-settled',
-        'integrated',
-        'checkpoint',
-        'branch-updated',
-        'attempt-closed',
-        'run-complete',
-      ]);
-      const started = ofType(rs, 'attempt-started')[0]!;
-      assert.match(started.ownerTag, /\S+/);
-      assert.is(started.attempt, 1);
-      assert.is(started.baseCommit, f.repo.head('main'));
-      const { statSync } = await import('node:fs');
-      assert.is(statSync(slugDir(f.repo, 'single')).mode & 0o777, 0o700);
-      assert.is(statSync(started.dir).mode & 0o777, 0o700);
-      assert.ok(existsSync(`${started.dir}/.harness-run-dir`));
-      assert.is(f.repo.fileAt('runplan/single', 'out/only.txt'), 'hello from only\n');
-      assert.is(runIds(f.repo, 'single').length, 1);
-      assert.match(journalPath(f.repo, 'single'), /\/\d{8}T\d{6}Z-[0-9a-f]{4}\/journal\.jsonl$/);
-    } finally {
-      f.cleanup();
-    }
+  withPlan('single', { timeoutMs: 60_000 }, async (f) => {
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 0, r.stderr);
+    const rs = await records(f.repo, 'single');
+    const types = rs.map((x) => x.type).filter((t) => t !== 'journal-header');
+    assert.equal(types, [
+      'run-started',
+      'branch-updated',
+      'attempt-started',
+      'command-settled',
+      'integrated',
+      'checkpoint',
+      'branch-updated',
+      'attempt-closed',
+      'run-complete',
+    ]);
+    const started = ofType(rs, 'attempt-started')[0]!;
+    assert.match(started.ownerTag, /\S+/);
+    assert.is(started.attempt, 1);
+    assert.is(started.baseCommit, f.repo.head('main'));
+    const { statSync } = await import('node:fs');
+    assert.is(statSync(slugDir(f.repo, 'single')).mode & 0o777, 0o700);
+    assert.is(statSync(started.dir).mode & 0o777, 0o700);
+    assert.ok(existsSync(`${started.dir}/.harness-run-dir`));
+    assert.is(f.repo.fileAt('runplan/single', 'out/only.txt'), 'hello from only\n');
+    assert.is(runIds(f.repo, 'single').length, 1);
+    assert.match(journalPath(f.repo, 'single'), /\/\d{8}T\d{6}Z-[0-9a-f]{4}\/journal\.jsonl$/);
   }),
 );
 
 test(
   'durations past setTimeout’s 24.8 days (deadline, stall, grace, gate_deadline, hook timeout of 700h) validate and do not fire at once',
-  withTimeout(60_000, async () => {
-    const f = setup('long-durations');
-    try {
-      const v = await runplan(['validate', f.plan], f);
-      assert.is(v.exitCode, 0, v.stderr);
-      const r = await runplan(['run', f.plan], f);
-      assert.is(r.exitCode, 0, r.stderr);
-      assert.not.match(r.stderr, /TimeoutOverflowWarning/);
-      const rs = await records(f.repo, 'long-durations');
-      assert.is(ofType(rs, 'command-settled')[0]!.reason, 'exited');
-      assert.is(ofType(rs, 'checkpoint').length, 1);
-      assert.is(f.repo.fileAt('runplan/long-durations', 'out/only.txt'), 'hello from only\n');
-    } finally {
-      f.cleanup();
-    }
+  withPlan('long-durations', { timeoutMs: 60_000 }, async (f) => {
+    const v = await runplan(['validate', f.plan], f);
+    assert.is(v.exitCode, 0, v.stderr);
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 0, r.stderr);
+    assert.not.match(r.stderr, /TimeoutOverflowWarning/);
+    const rs = await records(f.repo, 'long-durations');
+    assert.is(ofType(rs, 'command-settled')[0]!.reason, 'exited');
+    assert.is(ofType(rs, 'checkpoint').length, 1);
+    assert.is(f.repo.fileAt('runplan/long-durations', 'out/only.txt'), 'hello from only\n');
   }),
 );
 
 test(
   'an invalid plan: every problem listed with its key path, exit 2, nothing started',
-  withTimeout(60_000, async () => {
-    const f = setup('invalid');
-    try {
-      const v = await runplan(['validate', f.plan], f);
-      assert.is(v.exitCode, 2);
-      for (const expected of ['bogus_key', 'tasks[1].id', 'missing', 'soon', 'no.such.var', 'colour', 'prompt_file']) {
-        assert.ok(v.stderr.includes(expected), `validate names ${expected}:\n${v.stderr}`);
-      }
-      const r = await runplan(['run', f.plan], f);
-      assert.is(r.exitCode, 2);
-      assert.is(r.stderr, v.stderr);
-      assert.is(readLedger(f.ledger).length, 0);
-      assert.not.ok(existsSync(slugDir(f.repo, 'invalid')));
-      assert.is(f.repo.head('runplan/invalid'), undefined);
-    } finally {
-      f.cleanup();
+  withPlan('invalid', { timeoutMs: 60_000 }, async (f) => {
+    const v = await runplan(['validate', f.plan], f);
+    assert.is(v.exitCode, 2);
+    for (const expected of ['bogus_key', 'tasks[1].id', 'missing', 'soon', 'no.such.var', 'colour', 'prompt_file']) {
+      assert.ok(v.stderr.includes(expected), `validate names ${expected}:\n${v.stderr}`);
     }
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 2);
+    assert.is(r.stderr, v.stderr);
+    assert.is(readLedger(f.ledger).length, 0);
+    assert.not.ok(existsSync(slugDir(f.repo, 'invalid')));
+    assert.is(f.repo.head('runplan/invalid'), undefined);
   }),
 );
 
 test(
   'usage errors exit 2 without a stack trace; --help lists exit codes',
-  withTimeout(30_000, async () => {
-    const f = setup('single');
-    try {
-      const bad = await runplan(['run', f.plan, '--jobs', 'zero'], f);
-      assert.is(bad.exitCode, 2);
-      assert.match(bad.stderr, /^runplan: usage: /);
-      const unknown = await runplan(['run', f.plan, '--no-such-flag'], f);
-      assert.is(unknown.exitCode, 2);
-      assert.not.match(unknown.stderr, /at .*\.js:\d+/);
-      const none = await runplan([], f);
-      assert.is(none.exitCode, 2);
-      const wait = await runplan(['stop', 'single', '--wait', 'soon'], f);
-      assert.is(wait.exitCode, 2);
-      assert.match(wait.stderr, /runplan: usage: --wait soon/);
-      const statusFlag = await runplan(['status', '--bogus'], f);
-      assert.is(statusFlag.exitCode, 2);
-      const help = await runplan(['--help'], f);
-      assert.is(help.exitCode, 0);
-      assert.match(help.stdout, /Exit codes/);
-      assert.match(help.stdout, /130\/143/);
-      assert.is(readLedger(f.ledger).length, 0);
-    } finally {
-      f.cleanup();
-    }
+  withPlan('single', { timeoutMs: 30_000 }, async (f) => {
+    const bad = await runplan(['run', f.plan, '--jobs', 'zero'], f);
+    assert.is(bad.exitCode, 2);
+    assert.match(bad.stderr, /^runplan: usage: /);
+    const unknown = await runplan(['run', f.plan, '--no-such-flag'], f);
+    assert.is(unknown.exitCode, 2);
+    assert.not.match(unknown.stderr, /at .*\.js:\d+/);
+    const none = await runplan([], f);
+    assert.is(none.exitCode, 2);
+    const wait = await runplan(['stop', 'single', '--wait', 'soon'], f);
+    assert.is(wait.exitCode, 2);
+    assert.match(wait.stderr, /runplan: usage: --wait soon/);
+    const statusFlag = await runplan(['status', '--bogus'], f);
+    assert.is(statusFlag.exitCode, 2);
+    const help = await runplan(['--help'], f);
+    assert.is(help.exitCode, 0);
+    assert.match(help.stdout, /Exit codes/);
+    assert.match(help.stdout, /130\/143/);
+    assert.is(readLedger(f.ledger).length, 0);
   }),
 );
 
