@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { withTimeout } from '@runplan/test-fixtures';
+import type { PipeHolders } from '../src/index.js';
 import {
   capture,
   findTagged,
@@ -39,7 +40,7 @@ test(
 test(
   'the held-pipe event names the grandchild holding stdout, found in the same walk as the ownership scan',
   withTimeout(30_000, async () => {
-    const held: number[][] = [];
+    const held: PipeHolders[] = [];
     let fdWalksOfOlderProcesses = 0;
     let childStart = 0;
     const r = await capture({
@@ -76,10 +77,39 @@ test(
 );
 
 test(
+  'the child’s pipe ends unread (it closed them before settle looked): holders "unknown", not every owned pid',
+  withTimeout(30_000, async () => {
+    const held: PipeHolders[] = [];
+    // Two leftovers: a setsid grandchild holding stdout, and a group member that holds no
+    // pipe. Reading the child's fds is made to fail, as when it exits before settle looks.
+    const r = await capture({
+      argv: ['sh', '-c', `${sh('setsid-holds-stdout.sh')}; sleep 600 >/dev/null 2>&1 </dev/null & echo "$!"; exit 0`],
+      graceMs: 300,
+      onEvent: (e) => {
+        if (e.type === 'held-pipe') held.push(e.holders);
+      },
+      proc: { readFdTarget: () => undefined }, // (asked only for the child's ends, at the spawn)
+    });
+    const [holder, bystander] = pidsIn(r.stdout);
+    try {
+      assert.ok(holder && bystander, 'the command printed both pids');
+      assert.equal(held, ['unknown'], 'one held-pipe event, holders unknown');
+      assert.ok(r.teardown.heldPipe);
+      assert.ok(r.teardown.signalled.includes(bystander!), 'the bystander is still torn down');
+      assert.not.ok(alive(holder!));
+      assert.not.ok(alive(bystander!));
+    } finally {
+      killQuietly(holder);
+      killQuietly(bystander);
+    }
+  }),
+);
+
+test(
   'a pipe holder older than the child (as one handed the fd would be) is still found through every process’s fds',
   withTimeout(30_000, async () => {
     let grandchild: number | undefined;
-    const held: number[][] = [];
+    const held: PipeHolders[] = [];
     // The grandchild is made to look older than the child, so the ownership walk skips it:
     // only the walk over every process's fds can find it, and settle does not own it. (The
     // child lingers a moment so that its end of the pipe is seen right after the spawn.)
