@@ -69,7 +69,7 @@ export interface ProcSource {
  */
 export type PipeHolders = number[] | 'unknown';
 
-export type SettleInput = string | Buffer | { file: string } | 'inherit';
+export type SettleInput = string | Buffer | Uint8Array | { file: string } | 'inherit';
 export type StderrPolicy = 'inherit' | 'capture' | 'ignore' | NodeJS.WritableStream;
 
 export interface SettleSpec {

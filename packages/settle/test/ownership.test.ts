@@ -43,8 +43,10 @@ test(
     const held: PipeHolders[] = [];
     let fdWalksOfOlderProcesses = 0;
     let childStart = 0;
+    // (The child lingers a moment so that its end of the pipe is seen right after the spawn:
+    // of a child that is gone by then, the holders are 'unknown'.)
     const r = await capture({
-      argv: [sh('setsid-holds-stdout.sh')],
+      argv: ['sh', '-c', `sleep 0.2; exec ${sh('setsid-holds-stdout.sh')}`],
       graceMs: 300,
       onEvent: (e) => {
         if (e.type === 'spawned') childStart = readProcStat(e.pid)?.startTime ?? 0;
@@ -101,6 +103,33 @@ test(
     } finally {
       killQuietly(holder);
       killQuietly(bystander);
+    }
+  }),
+);
+
+test(
+  'a signalled process whose environ can no longer be read (exiting, or its tag overwritten) still counts until it is gone',
+  withTimeout(30_000, async () => {
+    // The setsid grandchild ignores TERM and is owned by its tag only. Once it has been
+    // signalled its environ reads as nothing, as while a process exits or after it wrote
+    // over its environment (setproctitle): it is still the process we found.
+    const termed = new Set<number>();
+    const r = await capture({
+      argv: [sh('setsid-holds-stdout.sh'), 'ignore-term'],
+      graceMs: 300,
+      onEvent: (e) => {
+        if (e.type === 'signalled' && e.signal === 'SIGTERM') termed.add(e.pid);
+      },
+      proc: { readEnviron: (pid) => (termed.has(pid) ? undefined : realProc.readEnviron(pid)) },
+    });
+    const [grandchild] = pidsIn(r.stdout);
+    try {
+      assert.ok(grandchild);
+      assert.ok(termed.has(grandchild!), 'TERM reached it through its tag');
+      assert.is(r.teardown.result, 'escalated', 'not "clean" while it lives');
+      assert.not.ok(alive(grandchild!), 'KILLed');
+    } finally {
+      killQuietly(grandchild);
     }
   }),
 );
