@@ -5,12 +5,13 @@
 // case it ports. Where settle deliberately differs, the README's "Peers" section says so and
 // the test pins settle's behaviour. GNU timeout's cases are in gnu-timeout.test.ts.
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runBin, tempDir, waitUntil, withTimeout } from '@runplan/test-fixtures';
-import { capture, exitCodeFor, stream } from '../src/index.js';
+import { capture, exitCodeFor, stream, teardownByTag } from '../src/index.js';
 import { alive, killQuietly, pidsIn, settleBin, sh, startSettle } from './support.js';
 
 // A command that ignores `sig`, prints its pid and waits until killed.
@@ -534,6 +535,54 @@ test(
       assert.is(JSON.parse(readFileSync(report, 'utf8')).teardown.result, 'escalated');
     } finally {
       dir.cleanup();
+    }
+  }),
+);
+
+// execa terminate/kill-force.js "Can call `.kill()` with `forceKillAfterDelay` multiple times":
+// a second SIGTERM to settle during its teardown changes nothing.
+test(
+  'bin: two SIGTERMs to settle during a teardown: one teardown, exit 143, the command ended',
+  withTimeout(30_000, async () => {
+    const live = startSettle(['--grace', '300ms', '--', sh('ignore-term.sh')]);
+    const pid = Number(await live.firstLine);
+    try {
+      live.child.kill('SIGTERM');
+      live.child.kill('SIGTERM');
+      const { code, stderr } = await live.exit;
+      assert.is(code, 143);
+      assert.not.ok(alive(pid));
+      assert.ok(stderr.split('\n').filter((l) => l.startsWith('settle: ')).length <= 1, stderr);
+    } finally {
+      killQuietly(pid);
+    }
+  }),
+);
+
+// execa terminate/cleanup.js "spawnAndKill SIGKILL" and "spawnAndKill cleanup SIGKILL": a
+// parent killed with SIGKILL cannot clean up. settle's documented limit (README, Parent death):
+// the command keeps running with its tag, and teardownByTag ends it.
+test(
+  'bin: settle KILLed leaves the command running with its tag; teardownByTag ends it',
+  withTimeout(30_000, async () => {
+    const live = startSettle(['--', sh('sleeper.sh')]);
+    const pid = Number(await live.firstLine);
+    try {
+      const ours = new Set(Object.keys(process.env));
+      const tagVar = readFileSync(`/proc/${pid}/environ`, 'latin1')
+        .split('\0')
+        .map((entry) => entry.split('=')[0]!)
+        .find((name) => name.startsWith('RUNPLAN_OWNER_') && !ours.has(name));
+      assert.ok(tagVar, 'the command carries a tag of its own');
+      const exited = once(live.child, 'exit'); // (not 'close': the orphan still holds settle's stdout)
+      live.child.kill('SIGKILL');
+      await exited;
+      assert.ok(alive(pid), 'orphaned, still running');
+      const report = await teardownByTag(tagVar!.slice('RUNPLAN_OWNER_'.length), { graceMs: 1000 });
+      assert.ok(report.signalled.includes(pid));
+      assert.not.ok(alive(pid));
+    } finally {
+      killQuietly(pid);
     }
   }),
 );
