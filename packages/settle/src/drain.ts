@@ -1,6 +1,5 @@
-import { readlinkSync } from 'node:fs';
 import type { ChildOutputs } from './outputs.js';
-import type { ProcSource } from './types.js';
+import type { PipeHolders, ProcSource } from './types.js';
 import { within } from './wait.js';
 
 const pollMs = 100;
@@ -11,15 +10,6 @@ const pollMs = 100;
  */
 const eofFirstMs = 20;
 
-// Where fd N of a process points (its end of our stdout/stderr socket), read right after the spawn.
-export function fdTarget(pid: number, fd: number): string | undefined {
-  try {
-    return readlinkSync(`/proc/${pid}/fd/${fd}`);
-  } catch {
-    return undefined;
-  }
-}
-
 // Processes other than us that still hold the child's end of our pipes open.
 export function pipeHolders(childEnds: readonly string[], proc: ProcSource): number[] {
   return proc.listPids().filter((pid) => pid !== process.pid && proc.readFdTargets(pid).some((t) => childEnds.includes(t)));
@@ -28,9 +18,9 @@ export function pipeHolders(childEnds: readonly string[], proc: ProcSource): num
 export interface DrainRules {
   /**
    * Processes that still hold the child's end of a pipe (and that we could not end). Asked
-   * once, and only when EOF did not come within a moment.
+   * once, and only when EOF did not come within a moment. `'unknown'` counts as held.
    */
-  holders: () => readonly number[];
+  holders: () => PipeHolders;
   graceMs: number;
   /**
    * When nobody holds the pipe, what is left in it is finite and only waits for the
@@ -56,7 +46,7 @@ export async function drainRest(outputs: ChildOutputs, rules: DrainRules): Promi
   let progressAt = start;
   let stopped = false;
   void rules.stop?.then(() => (stopped = true));
-  let holders: readonly number[] | undefined;
+  let holders: PipeHolders | undefined;
   let wait = Math.min(eofFirstMs, rules.graceMs);
   while (!outputs.finished) {
     await within(rules.stop ? Promise.race([outputs.done, rules.stop]) : outputs.done, wait);
@@ -65,14 +55,15 @@ export async function drainRest(outputs: ChildOutputs, rules: DrainRules): Promi
     if (!outputs.finished && holders === undefined) await new Promise<void>((resolve) => setImmediate(resolve));
     if (outputs.finished) break;
     holders ??= rules.holders();
+    const held = holders === 'unknown' || holders.length > 0;
     const now = Date.now();
     if (outputs.bytesSeen !== seen) {
       seen = outputs.bytesSeen;
       progressAt = now;
     }
-    if (holders.length > 0 && now - start >= rules.graceMs) return true;
+    if (held && now - start >= rules.graceMs) return true;
     if (stopped || (rules.until !== undefined && now >= rules.until)) return false;
-    if (!(rules.patient && holders.length === 0) && now - progressAt >= rules.graceMs) return false;
+    if (!(rules.patient && !held) && now - progressAt >= rules.graceMs) return false;
   }
   return false;
 }

@@ -17,6 +17,7 @@ export type {
   Captured,
   Consumer,
   Execution,
+  PipeHolders,
   ProcSource,
   SettleEvent,
   SettleInput,

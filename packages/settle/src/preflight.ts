@@ -17,6 +17,11 @@ export function preflight(spec: SettleSpec): Preflight {
   // without a close of ours that can race the child's exit into an EPIPE.
   if (typeof input === 'string') return { ok: true, prompt: input === '' ? undefined : { kind: 'bytes', bytes: Buffer.from(input) } };
   if (Buffer.isBuffer(input)) return { ok: true, prompt: input.length === 0 ? undefined : { kind: 'bytes', bytes: input } };
+  // A plain Uint8Array (what execa's `input` also takes): its bytes, not copied.
+  if (input instanceof Uint8Array) {
+    const bytes = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+    return { ok: true, prompt: bytes.length === 0 ? undefined : { kind: 'bytes', bytes } };
+  }
   let fd: number;
   try {
     fd = openSync(input.file, 'r');

@@ -41,6 +41,15 @@ function readFdTargets(pid: number): string[] {
   return targets;
 }
 
+// Where fd N of a process points (the child's end of our stdout/stderr pipe, read right after the spawn).
+function readFdTarget(pid: number, fd: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/fd/${fd}`);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The descendants of a live process, from /proc/<pid>/task/<tid>/children: a walk of the
  * tree's own files instead of every process on the machine. Best effort (a process
@@ -75,7 +84,7 @@ export function descendantsOf(root: number, limit = 4096): number[] {
   return found;
 }
 
-export const realProc: ProcSource = { listPids, readStat: readProcStat, readEnviron, readFdTargets };
+export const realProc: ProcSource = { listPids, readStat: readProcStat, readEnviron, readFdTargets, readFdTarget };
 
 // The real /proc with any injected parts (tests) laid over it.
 export function procSource(overrides: Partial<ProcSource> | undefined): ProcSource {

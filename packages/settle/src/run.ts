@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Readable } from 'node:stream';
-import { drainRest, fdTarget, pipeHolders } from './drain.js';
+import { drainRest, pipeHolders } from './drain.js';
 import { feedPrompt, type PromptFailure } from './input.js';
 import { findOwned, survey, type OwnedProcess, type Ownership, type Survey } from './owned.js';
 import { ChildOutputs } from './outputs.js';
@@ -11,7 +11,7 @@ import { childEnv, isOwnerTag, newOwnerTag } from './tag.js';
 import { endTree, noTeardown } from './teardown.js';
 import { longTimeout } from '@runplan/common';
 import { within } from './wait.js';
-import type { Execution, SettleEvent, SettleReason, SettleSpec, TeardownReport, TransportError } from './types.js';
+import type { Execution, PipeHolders, SettleEvent, SettleReason, SettleSpec, TeardownReport, TransportError } from './types.js';
 
 // Monotonic milliseconds (not node:perf_hooks: loading it allocates ~300 KB, enough to cost
 // the settle CLI a garbage collection during start-up).
@@ -191,7 +191,7 @@ export async function runChild<R>(
   const ownership: Ownership = { pgid: pid, groupStartTime: childStat?.startTime ?? 0, tags: [tag] };
   const childEnds = [1, 2]
     .filter((fd) => stdio[fd] === 'pipe')
-    .map((fd) => fdTarget(pid, fd))
+    .map((fd) => proc.readFdTarget(pid, fd))
     .filter((t) => t !== undefined);
   emit({ type: 'spawned', pid, tag, argv: spec.argv });
 
@@ -270,11 +270,12 @@ export async function runChild<R>(
   // holder that inherited the end started no earlier than the child, so the scan reads the
   // fds of those processes too. Only when none of them holds it are the fds of every process
   // read, for an older holder that was handed the fd. Without the child's ends (it closed
-  // them before we looked) the owned processes stand in for the holders.
-  const surveyNow = (): Survey => {
+  // them before we looked) no pipe can be matched: while it owns processes, the pipe counts
+  // as held by holders `'unknown'` (naming the owned processes would name non-holders too).
+  const surveyNow = (): { owned: Survey['owned']; holders: PipeHolders } => {
     if (childEnds.length === 0) {
       const owned = ownedNow();
-      return { owned, holders: owned.map((p) => p.pid) };
+      return { owned, holders: owned.length > 0 ? 'unknown' : [] };
     }
     const found = survey(ownership, proc, childEnds);
     return found.holders.length > 0 ? found : { owned: found.owned, holders: pipeHolders(childEnds, proc) };
@@ -302,7 +303,7 @@ export async function runChild<R>(
     if (!outputs.finished) {
       const found = surveyNow();
       left = found.owned;
-      if (found.holders.length > 0) {
+      if (found.holders === 'unknown' || found.holders.length > 0) {
         heldPipe = true;
         emit({ type: 'held-pipe', holders: found.holders });
       }

@@ -104,6 +104,15 @@ export async function endTree(t: TreeTeardown): Promise<TeardownReport> {
     return !(await within(wake, ms)) && ms >= remaining;
   };
 
+  // Who is left: what the ownership covers now, plus whoever we found before that is still
+  // the same live process (pid + start time). A process that is exiting, or that wrote over
+  // its environment, may no longer show its tag, but it is still ours until it is gone.
+  const rescan = (before: OwnedProcess[]): OwnedProcess[] => {
+    const now = findOwned(t.ownership, t.proc);
+    const found = new Set(now.map((p) => p.pid));
+    return [...now, ...before.filter((p) => !found.has(p.pid) && stillSame(p, t.proc))];
+  };
+
   // What the group signal reached is not signalled again; anything else the scans find (a
   // tagged process outside the group, a fork made after the group signal) is, once.
   const termed = new Set<number>(announced);
@@ -115,7 +124,7 @@ export async function endTree(t: TreeTeardown): Promise<TeardownReport> {
     // Grace is over and the verified group still has its leader: KILL is due whatever a scan
     // would find, so it goes first and the scans follow in the KILL loop below.
     if (graceOver && groupLeaderAlive(t.ownership, t.proc)) break;
-    left = findOwned(t.ownership, t.proc);
+    left = rescan(left);
     hit(left, t.signal, termed);
   }
   const report = (result: TeardownReport['result'], survivors: number[]): TeardownReport => ({
@@ -125,7 +134,7 @@ export async function endTree(t: TreeTeardown): Promise<TeardownReport> {
     heldPipe: false,
   });
   // Cut short by a hurry, the last scan may be a step old: look again before escalating.
-  if (left.length > 0 && hurried) left = findOwned(t.ownership, t.proc);
+  if (left.length > 0 && hurried) left = rescan(left);
   if (left.length === 0) return report(signalled.size > 0 ? 'clean' : 'none', []);
 
   const reapEnds = Date.now() + reapMs;
@@ -135,7 +144,7 @@ export async function endTree(t: TreeTeardown): Promise<TeardownReport> {
     if (leader !== undefined && groupLeaderAlive(t.ownership, t.proc)) send(-leader, 'SIGKILL');
     hit(left, 'SIGKILL', new Set());
     await pause(reapEnds);
-    left = findOwned(t.ownership, t.proc);
+    left = rescan(left);
     if (left.length === 0) return report('escalated', []);
     if (Date.now() >= reapEnds) break;
   }

@@ -59,9 +59,17 @@ export interface ProcSource {
   readEnviron(pid: number): Buffer | undefined;
   /** The `pipe:[inode]`-style targets of a process's open fds (for held-pipe detection). */
   readFdTargets(pid: number): string[];
+  /** Where fd `fd` of a process points, or undefined when it is closed or the process gone. */
+  readFdTarget(pid: number, fd: number): string | undefined;
 }
 
-export type SettleInput = string | Buffer | { file: string } | 'inherit';
+/**
+ * Who holds the child's end of our pipes: their pids, or `'unknown'` when the child closed
+ * its ends (or exited) before settle could read them, so no pipe could be matched.
+ */
+export type PipeHolders = number[] | 'unknown';
+
+export type SettleInput = string | Buffer | Uint8Array | { file: string } | 'inherit';
 export type StderrPolicy = 'inherit' | 'capture' | 'ignore' | NodeJS.WritableStream;
 
 export interface SettleSpec {
@@ -104,7 +112,7 @@ export type SettleEvent =
   | { type: 'stall'; stallMs: number }
   | { type: 'interrupt' }
   | { type: 'transport-error'; error: TransportError }
-  | { type: 'held-pipe'; holders: number[] }
+  | { type: 'held-pipe'; holders: PipeHolders }
   | { type: 'teardown-started'; why: 'timed_out' | 'stalled' | 'interrupted' | 'leftovers'; signal: NodeJS.Signals }
   | { type: 'signalled'; pid: number; signal: NodeJS.Signals }
   | { type: 'settled'; execution: Execution };

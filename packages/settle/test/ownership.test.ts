@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { withTimeout } from '@runplan/test-fixtures';
+import type { PipeHolders } from '../src/index.js';
 import {
   capture,
   findTagged,
@@ -39,11 +40,13 @@ test(
 test(
   'the held-pipe event names the grandchild holding stdout, found in the same walk as the ownership scan',
   withTimeout(30_000, async () => {
-    const held: number[][] = [];
+    const held: PipeHolders[] = [];
     let fdWalksOfOlderProcesses = 0;
     let childStart = 0;
+    // (The child lingers a moment so that its end of the pipe is seen right after the spawn:
+    // of a child that is gone by then, the holders are 'unknown'.)
     const r = await capture({
-      argv: [sh('setsid-holds-stdout.sh')],
+      argv: ['sh', '-c', `sleep 0.2; exec ${sh('setsid-holds-stdout.sh')}`],
       graceMs: 300,
       onEvent: (e) => {
         if (e.type === 'spawned') childStart = readProcStat(e.pid)?.startTime ?? 0;
@@ -76,10 +79,66 @@ test(
 );
 
 test(
+  'the child’s pipe ends unread (it closed them before settle looked): holders "unknown", not every owned pid',
+  withTimeout(30_000, async () => {
+    const held: PipeHolders[] = [];
+    // Two leftovers: a setsid grandchild holding stdout, and a group member that holds no
+    // pipe. Reading the child's fds is made to fail, as when it exits before settle looks.
+    const r = await capture({
+      argv: ['sh', '-c', `${sh('setsid-holds-stdout.sh')}; sleep 600 >/dev/null 2>&1 </dev/null & echo "$!"; exit 0`],
+      graceMs: 300,
+      onEvent: (e) => {
+        if (e.type === 'held-pipe') held.push(e.holders);
+      },
+      proc: { readFdTarget: () => undefined }, // (asked only for the child's ends, at the spawn)
+    });
+    const [holder, bystander] = pidsIn(r.stdout);
+    try {
+      assert.ok(holder && bystander, 'the command printed both pids');
+      assert.equal(held, ['unknown'], 'one held-pipe event, holders unknown');
+      assert.ok(r.teardown.heldPipe);
+      assert.ok(r.teardown.signalled.includes(bystander!), 'the bystander is still torn down');
+      assert.not.ok(alive(holder!));
+      assert.not.ok(alive(bystander!));
+    } finally {
+      killQuietly(holder);
+      killQuietly(bystander);
+    }
+  }),
+);
+
+test(
+  'a signalled process whose environ can no longer be read (exiting, or its tag overwritten) still counts until it is gone',
+  withTimeout(30_000, async () => {
+    // The setsid grandchild ignores TERM and is owned by its tag only. Once it has been
+    // signalled its environ reads as nothing, as while a process exits or after it wrote
+    // over its environment (setproctitle): it is still the process we found.
+    const termed = new Set<number>();
+    const r = await capture({
+      argv: [sh('setsid-holds-stdout.sh'), 'ignore-term'],
+      graceMs: 300,
+      onEvent: (e) => {
+        if (e.type === 'signalled' && e.signal === 'SIGTERM') termed.add(e.pid);
+      },
+      proc: { readEnviron: (pid) => (termed.has(pid) ? undefined : realProc.readEnviron(pid)) },
+    });
+    const [grandchild] = pidsIn(r.stdout);
+    try {
+      assert.ok(grandchild);
+      assert.ok(termed.has(grandchild!), 'TERM reached it through its tag');
+      assert.is(r.teardown.result, 'escalated', 'not "clean" while it lives');
+      assert.not.ok(alive(grandchild!), 'KILLed');
+    } finally {
+      killQuietly(grandchild);
+    }
+  }),
+);
+
+test(
   'a pipe holder older than the child (as one handed the fd would be) is still found through every process’s fds',
   withTimeout(30_000, async () => {
     let grandchild: number | undefined;
-    const held: number[][] = [];
+    const held: PipeHolders[] = [];
     // The grandchild is made to look older than the child, so the ownership walk skips it:
     // only the walk over every process's fds can find it, and settle does not own it. (The
     // child lingers a moment so that its end of the pipe is seen right after the spawn.)
