@@ -46,7 +46,9 @@ export function claudeInterpreter(state: AgentState): LineInterpreter {
     }
     // A synthetic assistant message carries the API failure (`"error": "rate_limit"`).
     const error = event['error'];
-    if (typeof error === 'string' && isProviderText(`${error} ${text}`)) marksProviderLimit(state, resetFromText(text));
+    if (typeof error === 'string' && (PROVIDER_ERRORS.has(error) || isProviderText(`${error} ${text}`))) {
+      marksProviderLimit(state, resetFromText(text));
+    }
     if (!state.sawResult) {
       state.usage = assistantUsage();
       if (lastAssistantText !== undefined) state.finalMessage = boundMessage(lastAssistantText);
@@ -68,12 +70,16 @@ export function claudeInterpreter(state: AgentState): LineInterpreter {
       state.finalMessage = boundMessage(text);
     }
     const subtype = typeof event['subtype'] === 'string' ? event['subtype'] : undefined;
+    const status = typeof event['api_error_status'] === 'number' ? event['api_error_status'] : undefined;
     if (event['is_error'] === true || (subtype !== undefined && subtype !== 'success')) {
       state.isError = true;
-      const errors = Array.isArray(event['errors']) ? event['errors'].filter((e) => typeof e === 'string').join('; ') : '';
-      const detail = text ?? (errors !== '' ? errors : undefined);
-      state.errorMessage = boundMessage(detail ? `${subtype ?? 'error'}: ${detail}` : (subtype ?? 'is_error'));
-      if (isProviderText(state.errorMessage)) marksProviderLimit(state, resetFromText(state.errorMessage));
+      state.errorMessage = boundMessage(resultMessage({ event, subtype, status, text }));
+      // 429 (rate limit) and 529 (overloaded) are refusals even without a rate_limit_event
+      // (API-key auth, CLIs before 2.1.45) and with an empty `result` (the SDK's test shape).
+      // A machine-readable reset (rate_limit_event.resetsAt) is not overridden by the prose's.
+      if (status === 429 || status === 529 || isProviderText(state.errorMessage)) {
+        marksProviderLimit(state, state.resetAtMs === undefined ? resetFromText(state.errorMessage) : undefined);
+      }
     }
   };
 
@@ -111,6 +117,20 @@ export function claudeInterpreter(state: AgentState): LineInterpreter {
       if (!state.sawResult && state.lines > 0) warn(state, 'no result line: usage recovered from assistant messages');
     },
   };
+}
+
+/** The assistant `error` values of a provider refusal (claude-agent-sdk's AssistantMessageError). */
+const PROVIDER_ERRORS = new Set(['rate_limit', 'overloaded']);
+
+// What a failed result says, in the order that says most: `errors[]` (CLI-raised errors),
+// the `result` text (API failures), a non-success subtype, the HTTP status — never "success".
+function resultMessage(r: { event: Record<string, unknown>; subtype?: string; status?: number; text?: string }): string {
+  const errors = Array.isArray(r.event['errors']) ? r.event['errors'].filter((e) => typeof e === 'string' && e !== '').join('; ') : '';
+  const named = r.subtype !== undefined && r.subtype !== 'success' ? r.subtype : undefined;
+  const prose = errors !== '' ? errors : r.text !== undefined && r.text.trim() !== '' ? r.text : undefined;
+  const http = r.status !== undefined ? `API error (HTTP ${r.status})` : undefined;
+  if (prose !== undefined) return named !== undefined ? `${named}: ${prose}` : prose;
+  return named ?? http ?? 'the agent reported an error (is_error) and said nothing more';
 }
 
 function usageFromSnake(u: Record<string, unknown>): Usage {

@@ -85,17 +85,64 @@ export function scanBlocked(state: AgentState, text: string): void {
   state.blocked = reason === '' ? 'no reason given' : reason.slice(0, 500);
 }
 
-const PROVIDER_TEXT = /rate[ _-]?limit|overloaded|usage limit|too many requests|\b429\b|\b529\b|quota exceeded|insufficient_quota/i;
+const PROVIDER_TEXT =
+  /rate[ _-]?limit|overloaded|usage limit|too many requests|\b429\b|\b529\b|quota exceeded|insufficient_quota|hit your (?:\w+ )?limit/i;
 
 // Whether an error text (never ordinary agent prose) names a rate limit or overload.
 export function isProviderText(text: string): boolean {
   return PROVIDER_TEXT.test(text);
 }
 
-// claude prints `Claude AI usage limit reached|1761606000` (epoch seconds of the reset).
-export function resetFromText(text: string): number | undefined {
+// When a limit text says the limit resets (epoch ms): claude's `Claude AI usage limit
+// reached|1761606000` (epoch seconds), or `resets 7pm (UTC)` / `resets 19:30 (Europe/Paris)`,
+// a time of day without a date: its next occurrence after `nowMs`.
+export function resetFromText(text: string, nowMs = Date.now()): number | undefined {
   const match = /limit reached\|(\d{9,11})\b/i.exec(text);
-  return match ? Number(match[1]) * 1000 : undefined;
+  if (match) return Number(match[1]) * 1000;
+  return resetAtTimeOfDay(text, nowMs);
+}
+
+const RESETS_AT = /\bresets(?: at)? (\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([^)]+)\))?/i;
+
+// `resets 7pm (UTC)`: the next such time after now, in the named zone (UTC when none is named).
+function resetAtTimeOfDay(text: string, nowMs: number): number | undefined {
+  const m = RESETS_AT.exec(text);
+  if (!m) return undefined;
+  let hour = Number(m[1]);
+  const minute = m[2] !== undefined ? Number(m[2]) : 0;
+  const half = m[3]?.toLowerCase();
+  if (half !== undefined && (hour < 1 || hour > 12)) return undefined;
+  if (half === 'pm' && hour !== 12) hour += 12;
+  if (half === 'am' && hour === 12) hour = 0;
+  if (hour > 23 || minute > 59) return undefined;
+  const offset = zoneOffsetMs(m[4]?.trim() ?? 'UTC', nowMs);
+  if (offset === undefined) return undefined;
+  const local = new Date(nowMs + offset);
+  let at = Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate(), hour, minute) - offset;
+  if (at <= nowMs) at += 24 * 3600 * 1000;
+  return at;
+}
+
+// How far a time zone is ahead of UTC at `atMs` (undefined: not a zone Intl knows).
+function zoneOffsetMs(zone: string, atMs: number): number | undefined {
+  if (/^(?:UTC|GMT|Z)$/i.test(zone)) return 0;
+  try {
+    const parts = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    }).formatToParts(new Date(atMs));
+    const n = (type: string): number => Number(parts.find((p) => p.type === type)?.value);
+    const asUtc = Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute'), n('second'));
+    return asUtc - Math.floor(atMs / 1000) * 1000;
+  } catch {
+    return undefined;
+  }
 }
 
 export function marksProviderLimit(state: AgentState, resetAtMs: number | undefined): void {

@@ -51,7 +51,8 @@ export function commandMessage(reason: CommandOutcome, s: Settled, task: Pick<Ta
     case 'blocked':
       return `the agent is blocked: ${state?.blocked ?? `exit ${execution.exitCode}`}`;
     case 'provider_limited':
-      return `the provider refused (rate limit or overload), exit ${execution.exitCode}`;
+      // The provider's own words ("…try again at 12:16 PM") say when to come back.
+      return `the provider refused (rate limit or overload), exit ${execution.exitCode}${state?.errorMessage ? `: ${state.errorMessage}` : ''}`;
     case 'agent_error':
       return `the agent reported an error: ${state?.errorMessage ?? ''}`;
     case 'exited':

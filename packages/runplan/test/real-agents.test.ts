@@ -1,0 +1,145 @@
+// The rules of issue 15 over real agent output: interpreter unit tests over the shared
+// transcripts (test-fixtures/transcripts), and the real bin with `replay-agent` writing them.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readLedger, tempDir, transcriptPath } from '@runplan/test-fixtures';
+import { interpretTranscript } from '../src/agent/consumer.js';
+import { resetFromText } from '../src/agent/state.js';
+import { classifyCommand } from '../src/repair/classify.js';
+import type { AgentFormat } from '../src/plan/types.js';
+import { ofType, records, runplan, withPlan } from './support.js';
+
+const NO_CODES = { repair: { providerExitCodes: [] } };
+
+// A transcript interpreted as after a clean exit (code 0), and what classifyCommand makes of it.
+function replayed(name: string, format: AgentFormat = name.startsWith('codex') ? 'codex-json' : 'claude-stream-json') {
+  const state = interpretTranscript(format, readFileSync(transcriptPath(name)));
+  return { state, outcome: classifyCommand({ reason: 'exited', exitCode: 0 }, state, NO_CODES) };
+}
+
+// One line of a transcript, as a transcript of its own (a real line without its neighbours).
+function lineOf(name: string, index: number): string {
+  const dir = tempDir('replay-line-');
+  cleanups.push(dir.cleanup);
+  const file = join(dir.path, `${name}.line${index}`);
+  writeFileSync(file, `${readFileSync(transcriptPath(name), 'utf8').split('\n')[index]}\n`);
+  return file;
+}
+const cleanups: Array<() => void> = [];
+test.after(() => {
+  for (const c of cleanups) c();
+});
+
+// A one-task plan whose command is the replay agent.
+function replayPlan(slug: string, format: AgentFormat, extra = ''): string {
+  return `slug = "${slug}"
+base = "main"
+[defaults]
+command = ["replay-agent", "{{task.id}}", "{{run.attempt}}"]
+format = "${format}"
+deadline = "1m"
+grace = "1s"
+${extra}
+[repair]
+backoff = "100ms"
+provider = 1
+[[tasks]]
+id = "r1"
+prompt = "replay"
+`;
+}
+
+// The run's one receipt (run-failed or run-complete) and the journal.
+async function receipt(f: Parameters<Parameters<typeof withPlan>[2]>[0], slug: string) {
+  const rs = await records(f.repo, slug);
+  const terminal = rs.filter((r) => r.terminal === true);
+  assert.is(terminal.length, 1, 'one terminal record');
+  return { rs, type: terminal[0]!.type, data: terminal[0]!.data as Record<string, any> };
+}
+
+// --- provider refusals ------------------------------------------------------------------
+
+test('claude-09: a rejected rate_limit_event and a 429 result are a provider refusal', () => {
+  const { state, outcome } = replayed('claude-09-rate-limit-rejected-event+429.jsonl');
+  assert.equal(outcome, { class: 'provider', reason: 'provider_limited' });
+  assert.is(state.resetAtMs, 1700003600 * 1000);
+  assert.is(state.errorMessage, "You've hit your limit · resets 7pm (UTC)", 'never "success: …"');
+});
+
+test('claude-09 line 2 alone (429 without a rate_limit_event, API-key auth): provider, reset 7pm UTC next', () => {
+  const state = interpretTranscript('claude-stream-json', readFileSync(lineOf('claude-09-rate-limit-rejected-event+429.jsonl', 1)));
+  assert.equal(classifyCommand({ reason: 'exited', exitCode: 0 }, state, NO_CODES), { class: 'provider', reason: 'provider_limited' });
+  assert.ok(state.resetAtMs !== undefined && state.resetAtMs > Date.now(), 'the next 19:00 UTC');
+  assert.is(new Date(state.resetAtMs).getUTCHours(), 19);
+  assert.ok(state.resetAtMs - Date.now() <= 24 * 3600 * 1000);
+});
+
+test('a 529 result with an empty result text (the SDK test shape) is a provider refusal, message names the HTTP status', () => {
+  const line = '{"type":"result","subtype":"success","is_error":true,"api_error_status":529,"result":"","session_id":"s"}\n';
+  const state = interpretTranscript('claude-stream-json', line);
+  assert.equal(classifyCommand({ reason: 'exited', exitCode: 0 }, state, NO_CODES), { class: 'provider', reason: 'provider_limited' });
+  assert.is(state.errorMessage, 'API error (HTTP 529)');
+});
+
+test('claude-12: assistant "error": "rate_limit" and "usage limit reached|epoch": provider, reset from the epoch', () => {
+  const { state, outcome } = replayed('claude-12-usage-limit-reached-epoch.jsonl');
+  assert.equal(outcome, { class: 'provider', reason: 'provider_limited' });
+  assert.is(state.resetAtMs, 1755615600 * 1000);
+});
+
+test('claude-13: an API stream idle timeout is a task failure, not a refusal; message is the result text', () => {
+  const { state, outcome } = replayed('claude-13-api-error-stream-idle-timeout.jsonl');
+  assert.equal(outcome, { class: 'task', reason: 'agent_error' });
+  assert.is(state.errorMessage, 'API Error: Stream idle timeout - no chunks received');
+});
+
+test('claude-14: error_max_turns with is_error false fails; message is the subtype', () => {
+  const { state, outcome } = replayed('claude-14-error-max-turns-is_error-false.jsonl');
+  assert.equal(outcome, { class: 'task', reason: 'agent_error' });
+  assert.is(state.errorMessage, 'error_max_turns');
+});
+
+test('claude-02: a rate_limit_event with status allowed is no refusal', () => {
+  const { state, outcome } = replayed('claude-02-success-full-session-haiku+main-2.1.200.jsonl');
+  assert.is(outcome, undefined);
+  assert.is(state.providerLimited, false);
+});
+
+test('codex-05: "You\'ve hit your usage limit" then turn.failed with exit 0: provider, the words kept', () => {
+  const { state, outcome } = replayed('codex-05-usage-limit.jsonl');
+  assert.equal(outcome, { class: 'provider', reason: 'provider_limited' });
+  assert.match(state.errorMessage ?? '', /try again at 12:16 PM/);
+});
+
+test('limit wordings: hit your limit, session limit; a time of day is its next occurrence', () => {
+  const now = Date.UTC(2026, 0, 10, 20, 0);
+  assert.is(resetFromText("You've hit your limit · resets 7pm (UTC)", now), Date.UTC(2026, 0, 11, 19, 0));
+  assert.is(resetFromText("You've hit your session limit · resets 9:30pm (UTC)", now), Date.UTC(2026, 0, 10, 21, 30));
+  assert.is(resetFromText('resets 7am (Europe/Paris)', now), Date.UTC(2026, 0, 11, 6, 0));
+  assert.is(resetFromText('resets 7pm (Not/AZone)', now), undefined);
+  const state = interpretTranscript(
+    'claude-stream-json',
+    `{"type":"result","subtype":"success","is_error":true,"result":"You've hit your session limit · resets 3am (UTC)"}\n`,
+  );
+  assert.is(state.providerLimited, true);
+});
+
+test(
+  'bin: a 429 result without a rate_limit_event, exit 0, is class provider (backoff), not task retried at once',
+  withPlan(replayPlan('replay-429', 'claude-stream-json'), { timeoutMs: 90_000 }, async (f) => {
+    const env = { ...f.env, REPLAY_TRANSCRIPT: lineOf('claude-09-rate-limit-rejected-event+429.jsonl', 1) };
+    const r = await runplan(['run', f.plan], { ...f, env });
+    assert.is(r.exitCode, 1, r.stderr);
+    const { rs, data } = await receipt(f, 'replay-429');
+    assert.is(data.class, 'provider', JSON.stringify(data));
+    const failed = ofType(rs, 'attempt-closed')[0]!.failure;
+    assert.is(failed.reason, 'provider_limited');
+    assert.match(failed.message, /You've hit your limit · resets 7pm \(UTC\)/);
+    assert.ok(failed.resetAtMs > Date.now(), 'waits for the next 19:00 UTC');
+    assert.is(readLedger(f.ledger).length, 1);
+  }),
+);
+
+test.run();
