@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readLedger, tempDir, transcriptPath } from '@runplan/test-fixtures';
-import { interpretTranscript } from '../src/agent/consumer.js';
+import { interpretTranscript, totalTokens } from '../src/agent/consumer.js';
 import { resetFromText } from '../src/agent/state.js';
 import { classifyCommand } from '../src/repair/classify.js';
 import type { AgentFormat } from '../src/plan/types.js';
@@ -139,6 +139,55 @@ test(
     assert.match(failed.message, /You've hit your limit · resets 7pm \(UTC\)/);
     assert.ok(failed.resetAtMs > Date.now(), 'waits for the next 19:00 UTC');
     assert.is(readLedger(f.ledger).length, 1);
+  }),
+);
+
+// --- torn streams and failed turns -------------------------------------------------------
+
+test('claude-07: no result line is no_result (class task) with exit 0; usage from the assistant lines', () => {
+  const { state, outcome } = replayed('claude-07-cut-off-no-result.jsonl');
+  assert.equal(outcome, { class: 'task', reason: 'no_result' });
+  assert.is(totalTokens(state.usage), 13502);
+  assert.is(state.costUsd, undefined);
+});
+
+test('codex-03 / codex-07: turn.failed fails with exit 0; a reconnect before turn.completed does not', () => {
+  assert.ok(replayed('codex-03-turn-failed-400-invalid-model-0.147.jsonl').outcome, 'a failure');
+  const ok = replayed('codex-07-reconnect-then-success.jsonl');
+  assert.is(ok.outcome, undefined);
+  assert.is(totalTokens(ok.state.usage), 21314);
+});
+
+test(
+  'bin: claude-07 replayed with exit 0 fails the run as no_result, nothing integrated',
+  withPlan(replayPlan('replay-cut', 'claude-stream-json'), { timeoutMs: 90_000 }, async (f) => {
+    const env = { ...f.env, REPLAY_TRANSCRIPT: transcriptPath('claude-07-cut-off-no-result.jsonl') };
+    const r = await runplan(['run', f.plan], { ...f, env });
+    assert.is(r.exitCode, 1, r.stderr);
+    const { rs, type } = await receipt(f, 'replay-cut');
+    assert.is(type, 'run-failed');
+    const closed = ofType(rs, 'attempt-closed');
+    assert.is(closed[0]!.reason, 'no_result');
+    assert.is(closed[0]!.class, 'task');
+    const settled = ofType(rs, 'command-settled')[0]!;
+    assert.is(settled.exitCode, 0);
+    assert.is(
+      settled.usage.inputTokens + settled.usage.outputTokens + settled.usage.cacheCreationTokens + settled.usage.cacheReadTokens,
+      13502,
+    );
+    assert.is(ofType(rs, 'integrated').length, 0);
+  }),
+);
+
+test(
+  'bin: codex-05 replayed with exit 0 (a failed turn) is a provider failure, its words in the message',
+  withPlan(replayPlan('replay-codex-limit', 'codex-json'), { timeoutMs: 90_000 }, async (f) => {
+    const env = { ...f.env, REPLAY_TRANSCRIPT: transcriptPath('codex-05-usage-limit.jsonl') };
+    const r = await runplan(['run', f.plan], { ...f, env });
+    assert.is(r.exitCode, 1, r.stderr);
+    const { rs, data } = await receipt(f, 'replay-codex-limit');
+    assert.is(data.class, 'provider');
+    assert.match(ofType(rs, 'attempt-closed')[0]!.failure.message, /try again at 12:16 PM/);
   }),
 );
 

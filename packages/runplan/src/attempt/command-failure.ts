@@ -55,6 +55,8 @@ export function commandMessage(reason: CommandOutcome, s: Settled, task: Pick<Ta
       return `the provider refused (rate limit or overload), exit ${execution.exitCode}${state?.errorMessage ? `: ${state.errorMessage}` : ''}`;
     case 'agent_error':
       return `the agent reported an error: ${state?.errorMessage ?? ''}`;
+    case 'no_result':
+      return `the agent's stream ended without a result line (torn, or killed behind a wrapper), exit ${execution.exitCode}`;
     case 'exited':
       return `the command exited ${execution.exitCode}`;
     default:

@@ -50,6 +50,7 @@ export type SettlementReason =
   | 'timed_out'
   | 'stalled'
   | 'agent_error'
+  | 'no_result'
   | 'signaled'
   | 'exited';
 
@@ -125,6 +126,7 @@ export const REASON_CLASS = {
   timed_out: 'timeout',
   stalled: 'timeout',
   agent_error: 'task',
+  no_result: 'task',
   signaled: 'task',
   exited: 'task',
   transport_error: 'task',

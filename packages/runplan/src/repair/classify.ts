@@ -23,23 +23,28 @@ export interface CommandSettlement {
  * command that exited 0 and whose agent reported no error succeeded — a rate limit the
  * agent got past is no failure. A failed command is: provider (limit seen by the
  * interpreter, or an exit code in `provider_exit_codes`) → timeout (timed_out, stalled) →
- * task: `agent_error` (the agent's own report, also with exit 0), `signaled`, `exited`.
+ * task: `agent_error` (the agent's own report, also with exit 0), `no_result` (a Claude stream
+ * that ended without its `result` line, whatever the exit code), `signaled`, `exited`.
  */
 export function classifyCommand(
   execution: CommandSettlement,
-  agent: Pick<AgentState, 'blocked' | 'providerLimited' | 'isError'> | undefined,
+  agent: (Pick<AgentState, 'blocked' | 'providerLimited' | 'isError'> & Partial<Pick<AgentState, 'format' | 'sawResult'>>) | undefined,
   task: { blockedExit?: number; repair: Pick<RepairCaps, 'providerExitCodes'> },
 ): ClassifiedAs<CommandOutcome> | undefined {
   const code = execution.exitCode;
   if (execution.reason === 'interrupted') return classified('interrupted');
   if (execution.reason === 'spawn_failed') return classified('spawn_failed');
   if (agent?.blocked !== undefined || (task.blockedExit !== undefined && code === task.blockedExit)) return classified('blocked');
-  const failed = execution.reason !== 'exited' || code !== 0 || agent?.isError === true;
+  // A Claude stream without its `result` line was torn (or killed behind a wrapper that
+  // exited 0): never a success.
+  const noResult = agent?.format === 'claude-stream-json' && agent.sawResult === false;
+  const failed = execution.reason !== 'exited' || code !== 0 || agent?.isError === true || noResult;
   if (!failed) return undefined;
   if (agent?.providerLimited || (code !== null && task.repair.providerExitCodes.includes(code))) return classified('provider_limited');
   if (execution.reason === 'timed_out') return classified('timed_out');
   if (execution.reason === 'stalled') return classified('stalled');
   if (agent?.isError) return classified('agent_error');
+  if (noResult && execution.reason === 'exited') return classified('no_result');
   if (execution.reason === 'signaled') return classified('signaled');
   return classified('exited');
 }
