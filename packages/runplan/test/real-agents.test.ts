@@ -191,4 +191,39 @@ test(
   }),
 );
 
+// --- hangs after the final line ----------------------------------------------------------
+
+test(
+  'bin: claude-01 replayed, then the agent stays alive: torn down result_grace after its result, a success, lingered',
+  withPlan(replayPlan('replay-linger', 'claude-stream-json', 'result_grace = "500ms"'), { timeoutMs: 90_000 }, async (f) => {
+    const env = { ...f.env, REPLAY_TRANSCRIPT: transcriptPath('claude-01-success-opus4.jsonl'), REPLAY_LINGER: '300' };
+    const started = Date.now();
+    const r = await runplan(['run', f.plan], { ...f, env });
+    assert.is(r.exitCode, 0, r.stderr);
+    assert.ok(Date.now() - started < 40_000, 'not held to the 1m deadline');
+    const { rs, type } = await receipt(f, 'replay-linger');
+    assert.is(type, 'run-complete');
+    const settled = ofType(rs, 'command-settled')[0]!;
+    assert.is(settled.lingered, true);
+    assert.match(settled.warnings.join('\n'), /result_grace/);
+    assert.is(settled.sessionId, 'acc21b20-13b3-423c-9191-01925b546d5b');
+    assert.is(settled.costUsd, 0.2882215);
+    assert.is(ofType(rs, 'attempt-closed')[0]!.reason, 'ok');
+  }),
+);
+
+test(
+  "bin: codex-03 replayed, then the agent stays alive: the failed turn's outcome, not timed_out",
+  withPlan(replayPlan('replay-linger-codex', 'codex-json', 'result_grace = "500ms"'), { timeoutMs: 90_000 }, async (f) => {
+    const env = { ...f.env, REPLAY_TRANSCRIPT: transcriptPath('codex-03-turn-failed-400-invalid-model-0.147.jsonl'), REPLAY_LINGER: '300' };
+    const r = await runplan(['run', f.plan], { ...f, env });
+    assert.is(r.exitCode, 1, r.stderr);
+    const { rs } = await receipt(f, 'replay-linger-codex');
+    const closed = ofType(rs, 'attempt-closed')[0]!;
+    assert.is.not(closed.reason, 'timed_out');
+    assert.is(closed.class, 'task');
+    assert.is(ofType(rs, 'command-settled')[0]!.lingered, true);
+  }),
+);
+
 test.run();

@@ -105,6 +105,7 @@ export function claudeInterpreter(state: AgentState): LineInterpreter {
           return;
         case 'result':
           onResult(event);
+          state.terminal = true;
           return;
         case 'rate_limit_event':
           onRateLimit(event);

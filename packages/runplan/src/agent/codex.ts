@@ -39,11 +39,13 @@ export function codexInterpreter(state: AgentState): LineInterpreter {
           });
           if (pendingError !== undefined) warn(state, `recovered from: ${pendingError.slice(0, 200)}`);
           pendingError = undefined;
+          state.terminal = true;
           return;
         }
         case 'turn.failed': {
           const error = isRecord(event['error']) ? event['error'] : {};
           fail(typeof error['message'] === 'string' ? error['message'] : 'turn failed');
+          state.terminal = true;
           return;
         }
         case 'error':

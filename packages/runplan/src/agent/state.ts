@@ -35,6 +35,8 @@ export interface AgentState {
   lines: number;
   /** claude: a `result` line arrived, so its usage is authoritative. */
   sawResult: boolean;
+  /** The line just interpreted was terminal (claude `result`, codex `turn.completed` / `turn.failed`). */
+  terminal?: boolean;
 }
 
 export const FINAL_MESSAGE_BYTES = 8 * 1024;

@@ -17,6 +17,7 @@ export const DEFAULT_KEYS = [
   'deadline',
   'stall',
   'grace',
+  'result_grace',
   'gate_deadline',
   'expect',
   'env',
@@ -35,6 +36,7 @@ export interface TaskKeys {
   deadlineMs?: number;
   stall?: number | 'off';
   graceMs?: number;
+  resultGraceMs?: number;
   gateDeadlineMs?: number;
   expect?: 'commit' | 'none';
   env?: Record<string, string>;
@@ -92,6 +94,7 @@ export function readTaskKeys(r: PlanReader, t: Table, path: string, files: PlanF
   const durations = [
     ['deadline', 'deadlineMs'],
     ['grace', 'graceMs'],
+    ['result_grace', 'resultGraceMs'],
     ['gate_deadline', 'gateDeadlineMs'],
   ] as const;
   for (const [key, field] of durations) {

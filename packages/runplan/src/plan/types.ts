@@ -35,6 +35,13 @@ export interface TaskSpec {
   /** No output for this long = stalled. Undefined = off. */
   stallMs?: number;
   graceMs: number;
+  /**
+   * How long an agent may stay alive, writing nothing, after its terminal line (claude
+   * `result`, codex `turn.completed` / `turn.failed`) before it is torn down and the attempt
+   * settles with that line's outcome (agents that hang after their final line). Undefined:
+   * PLAN_DEFAULTS.resultGraceMs.
+   */
+  resultGraceMs?: number;
   gateDeadlineMs: number;
   expect: 'commit' | 'none';
   /** Variables from the plan (`[defaults] env` merged under the task's `env`). For the command only. */
@@ -107,6 +114,7 @@ export const PLAN_DEFAULTS = Object.freeze({
   jobs: 1,
   deadlineMs: 60 * 60_000,
   graceMs: 10_000,
+  resultGraceMs: 30_000,
   gateDeadlineMs: 30 * 60_000,
   hookTimeoutMs: 10 * 60_000,
   rounds: 25,

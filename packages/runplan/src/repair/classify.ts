@@ -14,6 +14,8 @@ export type Classified = ClassifiedAs<CommandOutcome | 'gate_failed'>;
 export interface CommandSettlement {
   reason: SettleReason;
   exitCode: number | null;
+  /** `consumer`: torn down result_grace after its terminal line; that line's outcome stands. */
+  endedBy?: 'consumer';
 }
 
 /**
@@ -31,21 +33,24 @@ export function classifyCommand(
   agent: (Pick<AgentState, 'blocked' | 'providerLimited' | 'isError'> & Partial<Pick<AgentState, 'format' | 'sawResult'>>) | undefined,
   task: { blockedExit?: number; repair: Pick<RepairCaps, 'providerExitCodes'> },
 ): ClassifiedAs<CommandOutcome> | undefined {
-  const code = execution.exitCode;
+  // An agent ended after its terminal line settled as if it had exited 0 then.
+  const ended = execution.endedBy === 'consumer';
+  const code = ended ? 0 : execution.exitCode;
+  const reason = ended ? 'exited' : execution.reason;
   if (execution.reason === 'interrupted') return classified('interrupted');
   if (execution.reason === 'spawn_failed') return classified('spawn_failed');
   if (agent?.blocked !== undefined || (task.blockedExit !== undefined && code === task.blockedExit)) return classified('blocked');
   // A Claude stream without its `result` line was torn (or killed behind a wrapper that
   // exited 0): never a success.
   const noResult = agent?.format === 'claude-stream-json' && agent.sawResult === false;
-  const failed = execution.reason !== 'exited' || code !== 0 || agent?.isError === true || noResult;
+  const failed = reason !== 'exited' || code !== 0 || agent?.isError === true || noResult;
   if (!failed) return undefined;
   if (agent?.providerLimited || (code !== null && task.repair.providerExitCodes.includes(code))) return classified('provider_limited');
   if (execution.reason === 'timed_out') return classified('timed_out');
   if (execution.reason === 'stalled') return classified('stalled');
   if (agent?.isError) return classified('agent_error');
-  if (noResult && execution.reason === 'exited') return classified('no_result');
-  if (execution.reason === 'signaled') return classified('signaled');
+  if (noResult && reason === 'exited') return classified('no_result');
+  if (reason === 'signaled') return classified('signaled');
   return classified('exited');
 }
 
