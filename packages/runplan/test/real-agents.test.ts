@@ -191,6 +191,54 @@ test(
   }),
 );
 
+// --- auth and configuration ----------------------------------------------------------
+
+test('claude-04: a 404 for the model (subtype success, is_error) is agent_config_invalid, class environment', () => {
+  const { state, outcome } = replayed('claude-04-api-error-404-subtype-success-2.1.200.jsonl');
+  assert.equal(outcome, { class: 'environment', reason: 'agent_config_invalid' });
+  assert.match(state.errorMessage ?? '', /issue with the selected model/);
+  assert.not.match(state.errorMessage ?? '', /success/);
+});
+
+test('codex-03: turn.failed 400 for an unsupported model is agent_config_invalid; the error item is not terminal', () => {
+  const { outcome } = replayed('codex-03-turn-failed-400-invalid-model-0.147.jsonl');
+  assert.equal(outcome, { class: 'environment', reason: 'agent_config_invalid' });
+});
+
+test('Claude "Not logged in · Please run /login" and codex 401 Unauthorized are agent_auth_failed', () => {
+  // Claude Code 2.1.x's result when no credentials are found (exit 1).
+  const claude = interpretTranscript(
+    'claude-stream-json',
+    '{"type":"result","subtype":"success","is_error":true,"result":"Not logged in · Please run /login","session_id":"s","total_cost_usd":0}\n',
+  );
+  assert.equal(classifyCommand({ reason: 'exited', exitCode: 1 }, claude, NO_CODES), { class: 'environment', reason: 'agent_auth_failed' });
+  // codex exec --json with a revoked key: the turn fails with the HTTP status in the message.
+  const codex = interpretTranscript(
+    'codex-json',
+    '{"type":"turn.started"}\n{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized: Missing bearer or basic authentication in header"}}\n',
+  );
+  assert.equal(classifyCommand({ reason: 'exited', exitCode: 1 }, codex, NO_CODES), { class: 'environment', reason: 'agent_auth_failed' });
+});
+
+test('claude-03 / claude-05: error_max_turns is a task failure even though its text could mention anything', () => {
+  assert.equal(replayed('claude-03-error-max-turns-modelUsage-empty-2.1.200.jsonl').outcome, { class: 'task', reason: 'agent_error' });
+  assert.equal(replayed('claude-05-error-max-turns-haiku+opus-31turns.jsonl').outcome, { class: 'task', reason: 'agent_error' });
+});
+
+test(
+  'bin: claude-04 replayed (exit 1) stops at once as agent_config_invalid, class environment, one attempt, a message saying what to fix',
+  withPlan(replayPlan('replay-model', 'claude-stream-json'), { timeoutMs: 90_000 }, async (f) => {
+    const env = { ...f.env, REPLAY_TRANSCRIPT: transcriptPath('claude-04-api-error-404-subtype-success-2.1.200.jsonl'), REPLAY_EXIT: '1' };
+    const r = await runplan(['run', f.plan], { ...f, env });
+    assert.is(r.exitCode, 1, r.stderr);
+    const { rs, data } = await receipt(f, 'replay-model');
+    assert.is(data.class, 'environment');
+    assert.is(data.reason, 'agent_config_invalid');
+    assert.match(ofType(rs, 'attempt-closed')[0]!.failure.message, /fix the model/);
+    assert.is(readLedger(f.ledger).length, 1, 'never retried');
+  }),
+);
+
 // --- hangs after the final line ----------------------------------------------------------
 
 test(
@@ -220,8 +268,8 @@ test(
     assert.is(r.exitCode, 1, r.stderr);
     const { rs } = await receipt(f, 'replay-linger-codex');
     const closed = ofType(rs, 'attempt-closed')[0]!;
-    assert.is.not(closed.reason, 'timed_out');
-    assert.is(closed.class, 'task');
+    assert.is(closed.reason, 'agent_config_invalid', "the failed turn's outcome, not timed_out");
+    assert.is(closed.class, 'environment');
     assert.is(ofType(rs, 'command-settled')[0]!.lingered, true);
   }),
 );

@@ -6,6 +6,7 @@ import {
   isRecord,
   jsonEvent,
   marksProviderLimit,
+  marksSetupFailure,
   resetFromText,
   scanBlocked,
   warn,
@@ -79,6 +80,9 @@ export function claudeInterpreter(state: AgentState): LineInterpreter {
       // A machine-readable reset (rate_limit_event.resetsAt) is not overridden by the prose's.
       if (status === 429 || status === 529 || isProviderText(state.errorMessage)) {
         marksProviderLimit(state, state.resetAtMs === undefined ? resetFromText(state.errorMessage) : undefined);
+      } else if (subtype === 'success' || subtype === undefined) {
+        // An API failure (not a CLI-raised error subtype, whose errors[] are the task's own).
+        marksSetupFailure(state, state.errorMessage, status);
       }
     }
   };

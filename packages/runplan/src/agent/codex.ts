@@ -1,4 +1,15 @@
-import { addUsage, boundMessage, count, isProviderText, isRecord, jsonEvent, marksProviderLimit, scanBlocked, warn } from './state.js';
+import {
+  addUsage,
+  boundMessage,
+  count,
+  isProviderText,
+  isRecord,
+  jsonEvent,
+  marksProviderLimit,
+  marksSetupFailure,
+  scanBlocked,
+  warn,
+} from './state.js';
 import type { AgentState, LineInterpreter } from './state.js';
 
 // `codex exec --json`: one thread event per line.
@@ -18,6 +29,7 @@ export function codexInterpreter(state: AgentState): LineInterpreter {
     state.isError = true;
     state.errorMessage = boundMessage(message);
     if (isProviderText(message)) marksProviderLimit(state, undefined);
+    else marksSetupFailure(state, message, statusOf(message));
   };
 
   return {
@@ -68,4 +80,12 @@ export function codexInterpreter(state: AgentState): LineInterpreter {
       if (pendingError !== undefined && !state.isError) fail(pendingError);
     },
   };
+}
+
+// The HTTP status inside a codex error message (`{"type":"error","status":400,…}` or `401 Unauthorized`).
+function statusOf(message: string): number | undefined {
+  const json = /"status"\s*:\s*(\d{3})/.exec(message);
+  if (json) return Number(json[1]);
+  const bare = /\b(4\d\d) (?:Unauthorized|Forbidden|Not Found|Bad Request)\b/i.exec(message);
+  return bare ? Number(bare[1]) : undefined;
 }

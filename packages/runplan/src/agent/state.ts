@@ -26,6 +26,11 @@ export interface AgentState {
   errorMessage?: string;
   /** A rate limit or overload was reported: class `provider`, backed off rather than blamed. */
   providerLimited: boolean;
+  /**
+   * The agent cannot work as configured: `auth` (not logged in, 401), `config` (an unknown or
+   * unavailable model: claude 404, codex 400). Class environment, never retried.
+   */
+  setupFailure?: 'auth' | 'config';
   /** When the provider said the limit resets (epoch ms), if it said. */
   resetAtMs?: number;
   /** Reason from a `RUNPLAN: BLOCKED <reason>` line: class `needs_human`. */
@@ -145,6 +150,15 @@ function zoneOffsetMs(zone: string, atMs: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+const AUTH_TEXT = /not logged in|please run \/login|invalid api key|authentication_error|\b401\b/i;
+
+// Marks an auth or configuration failure an API error's status and text show (no-op otherwise):
+// 401/403 or the login wording → auth; 404 (claude: no such model), 400 naming a model → config.
+export function marksSetupFailure(state: AgentState, text: string, status?: number): void {
+  if (status === 401 || status === 403 || AUTH_TEXT.test(text)) state.setupFailure = 'auth';
+  else if (status === 404 || (status === 400 && /model/i.test(text))) state.setupFailure = 'config';
 }
 
 export function marksProviderLimit(state: AgentState, resetAtMs: number | undefined): void {

@@ -50,6 +50,8 @@ export type SettlementReason =
   | 'timed_out'
   | 'stalled'
   | 'agent_error'
+  | 'agent_auth_failed'
+  | 'agent_config_invalid'
   | 'no_result'
   | 'signaled'
   | 'exited';
@@ -126,6 +128,8 @@ export const REASON_CLASS = {
   timed_out: 'timeout',
   stalled: 'timeout',
   agent_error: 'task',
+  agent_auth_failed: 'environment',
+  agent_config_invalid: 'environment',
   no_result: 'task',
   signaled: 'task',
   exited: 'task',

@@ -24,13 +24,16 @@ export interface CommandSettlement {
  * marker line or `blocked_exit`) → needs_human, whatever else happened. Otherwise a
  * command that exited 0 and whose agent reported no error succeeded — a rate limit the
  * agent got past is no failure. A failed command is: provider (limit seen by the
- * interpreter, or an exit code in `provider_exit_codes`) → timeout (timed_out, stalled) →
+ * interpreter, or an exit code in `provider_exit_codes`) → environment (`agent_auth_failed`,
+ * `agent_config_invalid`: the agent said so) → timeout (timed_out, stalled) →
  * task: `agent_error` (the agent's own report, also with exit 0), `no_result` (a Claude stream
  * that ended without its `result` line, whatever the exit code), `signaled`, `exited`.
  */
 export function classifyCommand(
   execution: CommandSettlement,
-  agent: (Pick<AgentState, 'blocked' | 'providerLimited' | 'isError'> & Partial<Pick<AgentState, 'format' | 'sawResult'>>) | undefined,
+  agent:
+    | (Pick<AgentState, 'blocked' | 'providerLimited' | 'isError'> & Partial<Pick<AgentState, 'format' | 'sawResult' | 'setupFailure'>>)
+    | undefined,
   task: { blockedExit?: number; repair: Pick<RepairCaps, 'providerExitCodes'> },
 ): ClassifiedAs<CommandOutcome> | undefined {
   // An agent ended after its terminal line settled as if it had exited 0 then.
@@ -46,6 +49,8 @@ export function classifyCommand(
   const failed = reason !== 'exited' || code !== 0 || agent?.isError === true || noResult;
   if (!failed) return undefined;
   if (agent?.providerLimited || (code !== null && task.repair.providerExitCodes.includes(code))) return classified('provider_limited');
+  if (agent?.isError && agent.setupFailure === 'auth') return classified('agent_auth_failed');
+  if (agent?.isError && agent.setupFailure === 'config') return classified('agent_config_invalid');
   if (execution.reason === 'timed_out') return classified('timed_out');
   if (execution.reason === 'stalled') return classified('stalled');
   if (agent?.isError) return classified('agent_error');
