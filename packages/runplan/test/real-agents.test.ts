@@ -59,6 +59,62 @@ async function receipt(f: Parameters<Parameters<typeof withPlan>[2]>[0], slug: s
   return { rs, type: terminal[0]!.type, data: terminal[0]!.data as Record<string, any> };
 }
 
+// --- usage and cost -----------------------------------------------------------------------
+
+// Each shared transcript's tokens, cost and session id, as its README computes them.
+const NUMBERS: Array<[string, number, number | undefined, string | undefined]> = [
+  ['claude-01-success-opus4.jsonl', 15351, 0.2882215, 'acc21b20-13b3-423c-9191-01925b546d5b'],
+  ['claude-02-success-full-session-haiku+main-2.1.200.jsonl', 59416, 0.426424, undefined],
+  ['claude-03-error-max-turns-modelUsage-empty-2.1.200.jsonl', 29627, 0.165684, undefined],
+  ['claude-04-api-error-404-subtype-success-2.1.200.jsonl', 0, 0, undefined],
+  ['claude-05-error-max-turns-haiku+opus-31turns.jsonl', 1454066, 1.44179975, undefined],
+  ['claude-06-success-72turns-haiku+sonnet.jsonl', 2292231, 0.8743159, undefined],
+  ['claude-07-cut-off-no-result.jsonl', 13502, undefined, undefined],
+  ['claude-08-sample-turns-claude-code-action.jsonl', 1210, 0.0347, undefined],
+  ['codex-01-docs-sample.jsonl', 24885, undefined, '0199a213-81c0-7800-8aa1-bbab2a035a53'],
+  ['codex-02-success-0.147.jsonl', 11667, undefined, undefined],
+  ['codex-07-reconnect-then-success.jsonl', 21314, undefined, undefined],
+];
+
+test("every shared transcript's tokens, cost and session id are its README's", () => {
+  for (const [name, tokens, cost, session] of NUMBERS) {
+    const { state } = replayed(name);
+    assert.is(totalTokens(state.usage), tokens, name);
+    if (cost === undefined) assert.is(state.costUsd, undefined, name);
+    else assert.ok(Math.abs((state.costUsd ?? -1) - cost) < 1e-9, `${name}: cost ${state.costUsd}`);
+    if (session !== undefined) assert.is(state.sessionId, session, name);
+  }
+});
+
+test('an error_during_execution result with all-zero usage after assistant lines with usage counts the assistant sum', () => {
+  // claude-07's assistant lines, then the terminal line an aborted 2.1.x session writes.
+  const zeroed =
+    '{"type":"result","subtype":"error_during_execution","is_error":true,"errors":["aborted"],"session_id":"499dcce4-04aa-4a3e-9e0c-ea0228fa87c9","total_cost_usd":0.0507,' +
+    '"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0},"modelUsage":{}}\n';
+  const text = readFileSync(transcriptPath('claude-07-cut-off-no-result.jsonl'), 'utf8') + zeroed;
+  const state = interpretTranscript('claude-stream-json', text);
+  assert.is(totalTokens(state.usage), 13502);
+  assert.is(state.costUsd, 0.0507);
+  assert.is(state.errorMessage, 'error_during_execution: aborted');
+});
+
+test(
+  'bin: a zeroed error_during_execution result replayed: command-settled journals the assistant sum, not 0',
+  withPlan(replayPlan('replay-zeroed', 'claude-stream-json'), { timeoutMs: 90_000 }, async (f) => {
+    const dir = tempDir('replay-zeroed-');
+    cleanups.push(dir.cleanup);
+    const file = join(dir.path, 'zeroed.jsonl');
+    const zeroed =
+      '{"type":"result","subtype":"error_during_execution","is_error":true,"errors":["aborted"],"total_cost_usd":0.0507,' +
+      '"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0},"modelUsage":{}}\n';
+    writeFileSync(file, readFileSync(transcriptPath('claude-07-cut-off-no-result.jsonl'), 'utf8') + zeroed);
+    const r = await runplan(['run', f.plan], { ...f, env: { ...f.env, REPLAY_TRANSCRIPT: file } });
+    assert.is(r.exitCode, 1, r.stderr);
+    const u = ofType(await records(f.repo, 'replay-zeroed'), 'command-settled')[0]!.usage;
+    assert.equal(u, { inputTokens: 4, outputTokens: 1, cacheReadTokens: 0, cacheCreationTokens: 13497 });
+  }),
+);
+
 // --- provider refusals ------------------------------------------------------------------
 
 test('claude-09: a rejected rate_limit_event and a 429 result are a provider refusal', () => {

@@ -7,6 +7,7 @@ import {
   jsonEvent,
   marksProviderLimit,
   marksSetupFailure,
+  maxUsage,
   resetFromText,
   scanBlocked,
   warn,
@@ -19,9 +20,10 @@ import type { AgentState, LineInterpreter, Usage } from './state.js';
 //   assistant     → message.usage per message id (verbose repeats a message once per
 //                   content block, so usage is kept per id, never summed per line)
 //   rate_limit_event with status `rejected` → provider limited (resetsAt, epoch seconds)
-//   result        → authoritative: total_cost_usd, modelUsage summed (else usage),
+//   result        → total_cost_usd; tokens: modelUsage summed (else usage), per field at least the assistant sum,
 //                   is_error / subtype, the final text
-// Assistant usage only stands in when no result line arrived (a killed or broken agent).
+// Assistant usage stands in when no result line arrived (a killed or broken agent), and per
+// field when the result's is smaller (a terminal line that zeroes usage out).
 export function claudeInterpreter(state: AgentState): LineInterpreter {
   const byMessage = new Map<string, Usage>();
   let anonymous = 0;
@@ -62,8 +64,10 @@ export function claudeInterpreter(state: AgentState): LineInterpreter {
     if (typeof event['session_id'] === 'string') state.sessionId = event['session_id'];
     if (typeof event['total_cost_usd'] === 'number') state.costUsd = event['total_cost_usd'];
     const models = isRecord(event['modelUsage']) ? Object.values(event['modelUsage']).filter(isRecord) : [];
-    if (models.length > 0) state.usage = models.map(usageFromCamel).reduce(addUsage, zeroUsage());
-    else if (isRecord(event['usage'])) state.usage = usageFromSnake(event['usage']);
+    // Per field the larger of the result's and the assistant lines' (deduplicated) sum: an
+    // aborted or error_during_execution result can carry all-zero usage after real spend.
+    if (models.length > 0) state.usage = maxUsage(models.map(usageFromCamel).reduce(addUsage, zeroUsage()), assistantUsage());
+    else if (isRecord(event['usage'])) state.usage = maxUsage(usageFromSnake(event['usage']), assistantUsage());
     else state.usage = assistantUsage();
     const text = typeof event['result'] === 'string' ? event['result'] : undefined;
     if (text !== undefined) {

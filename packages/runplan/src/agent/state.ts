@@ -64,6 +64,16 @@ export function addUsage(a: Usage, b: Usage): Usage {
   };
 }
 
+// Per field the larger of two counts of the same spend.
+export function maxUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputTokens: Math.max(a.inputTokens, b.inputTokens),
+    outputTokens: Math.max(a.outputTokens, b.outputTokens),
+    cacheReadTokens: Math.max(a.cacheReadTokens, b.cacheReadTokens),
+    cacheCreationTokens: Math.max(a.cacheCreationTokens, b.cacheCreationTokens),
+  };
+}
+
 // Tokens counted against a budget: input + cache creation + cache read + output.
 export function totalTokens(u: Usage): number {
   return u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheCreationTokens;
