@@ -115,6 +115,45 @@ test(
   }),
 );
 
+// The gitmoot#661 case: `codex exec` then `codex exec resume` on one thread in one command.
+const EXEC_THEN_RESUME = [
+  '{"type":"thread.started","thread_id":"0199a213-81c0-7800-8aa1-bbab2a035a53"}',
+  '{"type":"turn.started"}',
+  '{"type":"turn.completed","usage":{"input_tokens":16524,"cached_input_tokens":12288,"output_tokens":0}}',
+  '{"type":"thread.started","thread_id":"0199a213-81c0-7800-8aa1-bbab2a035a53"}',
+  '{"type":"turn.started"}',
+  '{"type":"turn.completed","usage":{"input_tokens":85417,"cached_input_tokens":70656,"output_tokens":304}}',
+  '',
+].join('\n');
+
+test('codex: exec then exec resume on one thread counts the last running total (85721), not the sum (102245)', () => {
+  const state = interpretTranscript('codex-json', EXEC_THEN_RESUME);
+  assert.is(totalTokens(state.usage), 85721);
+  assert.is(state.usage.cacheReadTokens, 70656);
+});
+
+test('codex: two threads in one command are both counted; the older session.created shape names the session', () => {
+  const lines = EXEC_THEN_RESUME.split('\n');
+  lines[3] = '{"type":"session.created","session_id":"other"}';
+  const state = interpretTranscript('codex-json', lines.join('\n'));
+  assert.is(totalTokens(state.usage), 85721 + 16524);
+  assert.is(state.sessionId, 'other');
+});
+
+test(
+  'bin: a command running exec then exec resume (replayed) journals 85721 tokens for the attempt',
+  withPlan(replayPlan('replay-resume', 'codex-json'), { timeoutMs: 90_000 }, async (f) => {
+    const dir = tempDir('replay-resume-');
+    cleanups.push(dir.cleanup);
+    const file = join(dir.path, 'exec-resume.jsonl');
+    writeFileSync(file, EXEC_THEN_RESUME);
+    const r = await runplan(['run', f.plan], { ...f, env: { ...f.env, REPLAY_TRANSCRIPT: file } });
+    assert.is(r.exitCode, 0, r.stderr);
+    const u = ofType(await records(f.repo, 'replay-resume'), 'command-settled')[0]!.usage;
+    assert.is(u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheCreationTokens, 85721);
+  }),
+);
+
 // --- provider refusals ------------------------------------------------------------------
 
 test('claude-09: a rejected rate_limit_event and a 429 result are a provider refusal', () => {
