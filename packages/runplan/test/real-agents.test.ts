@@ -33,7 +33,7 @@ test.after(() => {
 });
 
 // A one-task plan whose command is the replay agent.
-function replayPlan(slug: string, format: AgentFormat, extra = ''): string {
+function replayPlan(slug: string, format: AgentFormat, extra = '', repair = ''): string {
   return `slug = "${slug}"
 base = "main"
 [defaults]
@@ -45,6 +45,7 @@ ${extra}
 [repair]
 backoff = "100ms"
 provider = 1
+${repair}
 [[tasks]]
 id = "r1"
 prompt = "replay"
@@ -223,7 +224,7 @@ test('limit wordings: hit your limit, session limit; a time of day is its next o
 
 test(
   'bin: a 429 result without a rate_limit_event, exit 0, is class provider (backoff), not task retried at once',
-  withPlan(replayPlan('replay-429', 'claude-stream-json'), { timeoutMs: 90_000 }, async (f) => {
+  withPlan(replayPlan('replay-429', 'claude-stream-json', '', 'provider_max_wait = "25h"'), { timeoutMs: 90_000 }, async (f) => {
     const env = { ...f.env, REPLAY_TRANSCRIPT: lineOf('claude-09-rate-limit-rejected-event+429.jsonl', 1) };
     const r = await runplan(['run', f.plan], { ...f, env });
     assert.is(r.exitCode, 1, r.stderr);
@@ -234,6 +235,22 @@ test(
     assert.match(failed.message, /You've hit your limit · resets 7pm \(UTC\)/);
     assert.ok(failed.resetAtMs > Date.now(), 'waits for the next 19:00 UTC');
     assert.is(readLedger(f.ledger).length, 1);
+  }),
+);
+
+test(
+  'bin: a reset past provider_max_wait stops the run as provider_reset_too_far (class provider, exit 1) with the rerun command',
+  withPlan(replayPlan('replay-far', 'claude-stream-json', '', 'provider_max_wait = "1s"'), { timeoutMs: 90_000 }, async (f) => {
+    const env = { ...f.env, REPLAY_TRANSCRIPT: lineOf('claude-09-rate-limit-rejected-event+429.jsonl', 1) };
+    const r = await runplan(['run', f.plan], { ...f, env });
+    assert.is(r.exitCode, 1, r.stderr);
+    const { rs, data } = await receipt(f, 'replay-far');
+    assert.is(data.reason, 'provider_reset_too_far', JSON.stringify(data));
+    assert.is(data.class, 'provider');
+    const failure = ofType(rs, 'attempt-closed')[0]!.failure;
+    assert.match(failure.message, /resets at \d{4}-\d\d-\d\dT19:00:00\.000Z/);
+    assert.ok(failure.message.includes(`runplan run ${f.plan}`), failure.message);
+    assert.is(readLedger(f.ledger).length, 1, 'no retry, no wait');
   }),
 );
 

@@ -1,7 +1,7 @@
 import { unreachable } from '@runplan/common';
 import type { Execution } from '@runplan/settle';
 import type { AgentState } from '../agent/consumer.js';
-import type { TaskSpec } from '../plan/types.js';
+import { PROVIDER_MAX_WAIT_MS, type TaskSpec } from '../plan/types.js';
 import { maskSecrets } from '../plan/secrets.js';
 import { classifyCommand, type CommandOutcome } from '../repair/classify.js';
 import type { AttemptFailureData } from '../events/types.js';
@@ -24,7 +24,11 @@ export function commandFailure(a: Attempt, s: Settled): AttemptFailureData | und
   const c = classifyCommand(execution, state, a.task);
   if (c !== undefined) {
     const failed = fail(c.reason, 'command', maskSecrets(commandMessage(c.reason, s, a.task), a.ctx.secrets));
-    if (c.class === 'provider' && state?.resetAtMs !== undefined) failed.resetAtMs = state.resetAtMs;
+    if (c.class === 'provider' && state?.resetAtMs !== undefined) {
+      failed.resetAtMs = state.resetAtMs;
+      const tooFar = resetTooFar(a, state.resetAtMs, failed.message);
+      if (tooFar !== undefined) return tooFar;
+    }
     return failed;
   }
   if (error !== null) return fail('transport_error', 'command', error);
@@ -32,6 +36,16 @@ export function commandFailure(a: Attempt, s: Settled): AttemptFailureData | und
     return fail('teardown_failed', 'command', `processes survived teardown: ${execution.teardown.survivors.join(' ')}`);
   }
   return undefined;
+}
+
+// A provider reset further away than `provider_max_wait`: the run stops (never retried) with
+// the reset time and the exact command to rerun after it, instead of waiting for days.
+function resetTooFar(a: Attempt, resetAtMs: number, refused: string): AttemptFailureData | undefined {
+  const maxWaitMs = a.task.repair.providerMaxWaitMs ?? PROVIDER_MAX_WAIT_MS;
+  if (resetAtMs - Date.now() <= maxWaitMs) return undefined;
+  const at = new Date(resetAtMs).toISOString();
+  const message = `${refused}; the limit resets at ${at}, later than provider_max_wait (${maxWaitMs}ms): rerun after the reset with: runplan run ${a.ctx.plan.file}`;
+  return { ...fail('provider_reset_too_far', 'command', message), resetAtMs };
 }
 
 // The message for people of each way a command can fail.

@@ -57,7 +57,7 @@ export type SettlementReason =
   | 'exited';
 
 /** The command step besides its settlement. */
-export type CommandReason = SettlementReason | 'template_refused' | 'transport_error' | 'teardown_failed';
+export type CommandReason = SettlementReason | 'provider_reset_too_far' | 'template_refused' | 'transport_error' | 'teardown_failed';
 
 /** An improve-verify loop (`until`). */
 export type LoopReason = 'no_change' | 'repeated_verify' | 'rounds_exhausted';
@@ -125,6 +125,7 @@ export const REASON_CLASS = {
   spawn_failed: 'environment',
   blocked: 'needs_human',
   provider_limited: 'provider',
+  provider_reset_too_far: 'provider',
   timed_out: 'timeout',
   stalled: 'timeout',
   agent_error: 'task',

@@ -17,7 +17,16 @@ export interface RepairCaps {
   backoffMs: number;
   /** Exit codes of the command that mean "the provider refused" (rate limit, overload). */
   providerExitCodes: number[];
+  /**
+   * `provider_max_wait`: the longest one provider reset is waited for; a reset further away
+   * stops the run (`provider_reset_too_far`) rather than parking it for days in silence.
+   * Undefined: PROVIDER_MAX_WAIT_MS (set only when given, so plan digests stay as they were).
+   */
+  providerMaxWaitMs?: number;
 }
+
+/** `[repair] provider_max_wait` when the plan gives none: 4h. */
+export const PROVIDER_MAX_WAIT_MS = 4 * 3600_000;
 
 export interface TaskSpec {
   id: string;
