@@ -14,9 +14,16 @@ import { ofType, records, runplan, withPlan } from './support.js';
 const NO_CODES = { repair: { providerExitCodes: [] } };
 
 // A transcript interpreted as after a clean exit (code 0), and what classifyCommand makes of it.
-function replayed(name: string, format: AgentFormat = name.startsWith('codex') ? 'codex-json' : 'claude-stream-json') {
+function replayed(name: string, format: AgentFormat = formatOf(name)) {
   const state = interpretTranscript(format, readFileSync(transcriptPath(name)));
   return { state, outcome: classifyCommand({ reason: 'exited', exitCode: 0 }, state, NO_CODES) };
+}
+
+// The format a shared transcript is in, from its name.
+function formatOf(name: string): AgentFormat {
+  if (name.startsWith('codex')) return 'codex-json';
+  if (name.startsWith('gemini')) return name.endsWith('.json') ? 'gemini-json' : 'gemini-stream-json';
+  return 'claude-stream-json';
 }
 
 // One line of a transcript, as a transcript of its own (a real line without its neighbours).
@@ -75,6 +82,8 @@ const NUMBERS: Array<[string, number, number | undefined, string | undefined]> =
   ['codex-01-docs-sample.jsonl', 24885, undefined, '0199a213-81c0-7800-8aa1-bbab2a035a53'],
   ['codex-02-success-0.147.jsonl', 11667, undefined, undefined],
   ['codex-07-reconnect-then-success.jsonl', 21314, undefined, undefined],
+  ['gemini-01-stream-success.jsonl', 1500, undefined, 'c25acda3-b5f1-4d9a-9b2e-3f0e5c1d7a11'],
+  ['gemini-02-json-success.json', 25113, undefined, '7f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f'],
 ];
 
 test("every shared transcript's tokens, cost and session id are its README's", () => {
@@ -348,6 +357,68 @@ test(
     assert.is(data.reason, 'agent_config_invalid');
     assert.match(ofType(rs, 'attempt-closed')[0]!.failure.message, /fix the model/);
     assert.is(readLedger(f.ledger).length, 1, 'never retried');
+  }),
+);
+
+// --- Gemini CLI ----------------------------------------------------------------------------
+
+test('gemini-01: stream-json success, delta chunks concatenated, cached ⊂ input, total counted once', () => {
+  const { state, outcome } = replayed('gemini-01-stream-success.jsonl');
+  assert.is(outcome, undefined);
+  assert.equal(state.usage, { inputTokens: 600, cacheReadTokens: 400, outputTokens: 500, cacheCreationTokens: 0 });
+  assert.is(state.finalMessage, 'Done: the file is written.');
+});
+
+test('gemini-02: json success, one pretty-printed object, thoughts counted as output', () => {
+  const { state, outcome } = replayed('gemini-02-json-success.json');
+  assert.is(outcome, undefined);
+  assert.equal(state.usage, { inputTokens: 3676, cacheReadTokens: 21263, outputTokens: 174, cacheCreationTokens: 0 });
+  assert.is(state.finalMessage, 'The capital of France is Paris.');
+});
+
+test('gemini exit codes: 41 auth, 42/44/52 configuration (environment), 53 turn_limit (task), 1 an error', () => {
+  const state = interpretTranscript('gemini-stream-json', readFileSync(transcriptPath('gemini-03-stream-turn-limit.jsonl')));
+  const at = (exitCode: number) => classifyCommand({ reason: 'exited', exitCode }, state, NO_CODES);
+  assert.equal(at(53), { class: 'task', reason: 'turn_limit' });
+  assert.equal(at(41), { class: 'environment', reason: 'agent_auth_failed' });
+  for (const code of [42, 44, 52]) assert.equal(at(code), { class: 'environment', reason: 'agent_config_invalid' });
+  assert.equal(at(1), { class: 'task', reason: 'agent_error' });
+  assert.equal(at(0), { class: 'task', reason: 'agent_error' }, 'status error fails with exit 0 too');
+});
+
+test(
+  'bin: gemini-03 replayed with exit 53 fails as turn_limit, class task',
+  withPlan(replayPlan('replay-gemini-turns', 'gemini-stream-json'), { timeoutMs: 90_000 }, async (f) => {
+    const env = { ...f.env, REPLAY_TRANSCRIPT: transcriptPath('gemini-03-stream-turn-limit.jsonl'), REPLAY_EXIT: '53' };
+    const r = await runplan(['run', f.plan], { ...f, env });
+    assert.is(r.exitCode, 1, r.stderr);
+    const closed = ofType((await receipt(f, 'replay-gemini-turns')).rs, 'attempt-closed')[0]!;
+    assert.is(closed.reason, 'turn_limit');
+    assert.is(closed.class, 'task');
+  }),
+);
+
+test(
+  'bin: gemini-json replayed, exit 41 is agent_auth_failed (never retried); exit 0 succeeds with its tokens journaled',
+  withPlan(replayPlan('replay-gemini', 'gemini-json'), { timeoutMs: 90_000 }, async (f) => {
+    const file = transcriptPath('gemini-02-json-success.json');
+    const denied = await runplan(['run', f.plan], { ...f, env: { ...f.env, REPLAY_TRANSCRIPT: file, REPLAY_EXIT: '41' } });
+    assert.is(denied.exitCode, 1, denied.stderr);
+    assert.is((await receipt(f, 'replay-gemini')).data.reason, 'agent_auth_failed');
+    assert.is(readLedger(f.ledger).length, 1);
+  }),
+);
+
+test(
+  'bin: gemini-json replayed with exit 0 succeeds; command-settled has its session and 25113 tokens',
+  withPlan(replayPlan('replay-gemini-ok', 'gemini-json'), { timeoutMs: 90_000 }, async (f) => {
+    const env = { ...f.env, REPLAY_TRANSCRIPT: transcriptPath('gemini-02-json-success.json') };
+    const r = await runplan(['run', f.plan], { ...f, env });
+    assert.is(r.exitCode, 0, r.stderr);
+    const settled = ofType(await records(f.repo, 'replay-gemini-ok'), 'command-settled')[0]!;
+    assert.is(settled.sessionId, '7f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f');
+    const u = settled.usage;
+    assert.is(u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheCreationTokens, 25113);
   }),
 );
 

@@ -3,6 +3,7 @@ import type { AgentFormat } from '../plan/types.js';
 import { BreakableDestination, unreachable } from '@runplan/common';
 import { claudeInterpreter } from './claude.js';
 import { codexInterpreter } from './codex.js';
+import { geminiJsonInterpreter, geminiStreamInterpreter } from './gemini.js';
 import { LineSplitter } from './lines.js';
 import { initialAgentState, warn } from './state.js';
 import type { AgentState, LineInterpreter } from './state.js';
@@ -32,6 +33,10 @@ export function interpreterFor(format: AgentFormat, state: AgentState): LineInte
       return claudeInterpreter(state);
     case 'codex-json':
       return codexInterpreter(state);
+    case 'gemini-stream-json':
+      return geminiStreamInterpreter(state);
+    case 'gemini-json':
+      return geminiJsonInterpreter(state);
     case 'text':
       return textInterpreter(state);
     default:

@@ -73,6 +73,8 @@ export function commandMessage(reason: CommandOutcome, s: Settled, task: Pick<Ta
       return `the agent is not authenticated: ${state?.errorMessage ?? ''} — log it in (claude: /login; codex: codex login) or set its API key in the task's env, then rerun`;
     case 'agent_config_invalid':
       return `the agent's configuration is invalid: ${state?.errorMessage ?? ''} — fix the model (or the setting named) in the task's command, then rerun`;
+    case 'turn_limit':
+      return `the agent reached its session turn limit (exit ${execution.exitCode})${state?.errorMessage ? `: ${state.errorMessage}` : ''}`;
     case 'no_result':
       return `the agent's stream ended without a result line (torn, or killed behind a wrapper), exit ${execution.exitCode}`;
     case 'exited':

@@ -52,6 +52,7 @@ export type SettlementReason =
   | 'agent_error'
   | 'agent_auth_failed'
   | 'agent_config_invalid'
+  | 'turn_limit'
   | 'no_result'
   | 'signaled'
   | 'exited';
@@ -131,6 +132,7 @@ export const REASON_CLASS = {
   agent_error: 'task',
   agent_auth_failed: 'environment',
   agent_config_invalid: 'environment',
+  turn_limit: 'task',
   no_result: 'task',
   signaled: 'task',
   exited: 'task',

@@ -1,6 +1,6 @@
 import type { SettleReason } from '@runplan/settle';
 import type { AgentState } from '../agent/state.js';
-import type { RepairCaps } from '../plan/types.js';
+import type { AgentFormat, RepairCaps } from '../plan/types.js';
 import { unreachable } from '@runplan/common';
 import { classified, type ClassifiedAs, type SettlementReason } from '../events/reasons.js';
 
@@ -49,6 +49,8 @@ export function classifyCommand(
   const failed = reason !== 'exited' || code !== 0 || agent?.isError === true || noResult;
   if (!failed) return undefined;
   if (agent?.providerLimited || (code !== null && task.repair.providerExitCodes.includes(code))) return classified('provider_limited');
+  const gemini = geminiExit(agent?.format, reason === 'exited' ? code : null);
+  if (gemini !== undefined) return classified(gemini);
   if (agent?.isError && agent.setupFailure === 'auth') return classified('agent_auth_failed');
   if (agent?.isError && agent.setupFailure === 'config') return classified('agent_config_invalid');
   if (execution.reason === 'timed_out') return classified('timed_out');
@@ -57,6 +59,19 @@ export function classifyCommand(
   if (noResult && reason === 'exited') return classified('no_result');
   if (reason === 'signaled') return classified('signaled');
   return classified('exited');
+}
+
+// Gemini CLI's own exit codes (gemini-cli packages/core/src/utils/exitCodes.ts): 41 auth,
+// 42 input, 44 sandbox, 52 config → environment; 53 the session's turn limit → task.
+function geminiExit(
+  format: AgentFormat | undefined,
+  code: number | null,
+): 'agent_auth_failed' | 'agent_config_invalid' | 'turn_limit' | undefined {
+  if (format !== 'gemini-json' && format !== 'gemini-stream-json') return undefined;
+  if (code === 41) return 'agent_auth_failed';
+  if (code === 42 || code === 44 || code === 52) return 'agent_config_invalid';
+  if (code === 53) return 'turn_limit';
+  return undefined;
 }
 
 // A gate's (or an until verify's) settlement: undefined when it passed.
