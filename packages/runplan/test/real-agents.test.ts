@@ -22,6 +22,7 @@ function replayed(name: string, format: AgentFormat = formatOf(name)) {
 // The format a shared transcript is in, from its name.
 function formatOf(name: string): AgentFormat {
   if (name.startsWith('codex')) return 'codex-json';
+  if (name.startsWith('cursor')) return 'cursor-stream-json';
   if (name.startsWith('gemini')) return name.endsWith('.json') ? 'gemini-json' : 'gemini-stream-json';
   return 'claude-stream-json';
 }
@@ -419,6 +420,48 @@ test(
     assert.is(settled.sessionId, '7f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f');
     const u = settled.usage;
     assert.is(u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheCreationTokens, 25113);
+  }),
+);
+
+// --- Cursor CLI ----------------------------------------------------------------------------
+
+test('cursor-01: stream-json success; session id, final text, no tokens, no cost; an error result fails', () => {
+  const { state, outcome } = replayed('cursor-01-stream-success.jsonl');
+  assert.is(outcome, undefined);
+  assert.is(state.sessionId, '3f9c1a2b-7d4e-4f5a-9b6c-8d7e6f5a4b3c');
+  assert.is(state.finalMessage, "I'll write the file.The file is written.");
+  assert.is(totalTokens(state.usage), 0);
+  assert.is(state.costUsd, undefined);
+  const failed = interpretTranscript(
+    'cursor-stream-json',
+    '{"type":"result","subtype":"error","is_error":true,"result":"tool failed","session_id":"s"}\n',
+  );
+  assert.equal(classifyCommand({ reason: 'exited', exitCode: 0 }, failed, NO_CODES), { class: 'task', reason: 'agent_error' });
+});
+
+test(
+  'bin: validate refuses a token or cost budget for a cursor-stream-json task (it reports neither)',
+  withPlan(
+    `${replayPlan('replay-cursor-budget', 'cursor-stream-json')}\n[budget]\nmax_tokens = 1000\nmax_cost_usd = 1.0\n`,
+    {},
+    async (f) => {
+      const r = await runplan(['validate', f.plan], f);
+      assert.is(r.exitCode, 2, r.stderr);
+      assert.match(r.stderr, /budget_unreportable: .*budget\.max_tokens: task r1 .*cursor-stream-json, which reports no tokens/);
+      assert.match(r.stderr, /budget_unreportable: .*budget\.max_cost_usd: task r1 .*cursor-stream-json, which reports no cost/);
+    },
+  ),
+);
+
+test(
+  'bin: cursor-01 replayed succeeds with its session id journaled',
+  withPlan(replayPlan('replay-cursor', 'cursor-stream-json'), { timeoutMs: 90_000 }, async (f) => {
+    const env = { ...f.env, REPLAY_TRANSCRIPT: transcriptPath('cursor-01-stream-success.jsonl') };
+    const r = await runplan(['run', f.plan], { ...f, env });
+    assert.is(r.exitCode, 0, r.stderr);
+    const settled = ofType(await records(f.repo, 'replay-cursor'), 'command-settled')[0]!;
+    assert.is(settled.sessionId, '3f9c1a2b-7d4e-4f5a-9b6c-8d7e6f5a4b3c');
+    assert.is(settled.isError, false);
   }),
 );
 

@@ -3,6 +3,7 @@ import type { AgentFormat } from '../plan/types.js';
 import { BreakableDestination, unreachable } from '@runplan/common';
 import { claudeInterpreter } from './claude.js';
 import { codexInterpreter } from './codex.js';
+import { cursorInterpreter } from './cursor.js';
 import { geminiJsonInterpreter, geminiStreamInterpreter } from './gemini.js';
 import { LineSplitter } from './lines.js';
 import { initialAgentState, warn } from './state.js';
@@ -37,6 +38,8 @@ export function interpreterFor(format: AgentFormat, state: AgentState): LineInte
       return geminiStreamInterpreter(state);
     case 'gemini-json':
       return geminiJsonInterpreter(state);
+    case 'cursor-stream-json':
+      return cursorInterpreter(state);
     case 'text':
       return textInterpreter(state);
     default:

@@ -2,9 +2,16 @@
 // downstream (scheduler, digests, secrets, repair) reads these types, never the raw TOML.
 
 /** How a task's stdout is interpreted (tokens, cost, session, failure). */
-export type AgentFormat = 'text' | 'claude-stream-json' | 'codex-json' | 'gemini-json' | 'gemini-stream-json';
+export type AgentFormat = 'text' | 'claude-stream-json' | 'codex-json' | 'gemini-json' | 'gemini-stream-json' | 'cursor-stream-json';
 
-export const AGENT_FORMATS: readonly AgentFormat[] = ['text', 'claude-stream-json', 'codex-json', 'gemini-json', 'gemini-stream-json'];
+export const AGENT_FORMATS: readonly AgentFormat[] = [
+  'text',
+  'claude-stream-json',
+  'codex-json',
+  'gemini-json',
+  'gemini-stream-json',
+  'cursor-stream-json',
+];
 
 /** Repair caps per failure class. A cap counts attempts: `task = 3` is at most 3 attempts. */
 export interface RepairCaps {
