@@ -500,4 +500,31 @@ test(
   }),
 );
 
+test(
+  'bin: output after the terminal line cancels result_grace (lines 400 ms apart, grace 1s, 2s of them): not lingered',
+  withPlan(replayPlan('replay-more', 'codex-json', 'result_grace = "1s"'), { timeoutMs: 90_000 }, async (f) => {
+    const dir = tempDir('replay-more-');
+    cleanups.push(dir.cleanup);
+    const file = join(dir.path, 'more.jsonl');
+    const more = '{"type":"item.completed","item":{"id":"item_9","type":"agent_message","text":"stub done"}}\n';
+    writeFileSync(file, readFileSync(transcriptPath('codex-07-reconnect-then-success.jsonl'), 'utf8') + more.repeat(5));
+    const env = { ...f.env, REPLAY_TRANSCRIPT: file, REPLAY_DELAY: '0.4' };
+    const r = await runplan(['run', f.plan], { ...f, env });
+    assert.is(r.exitCode, 0, r.stderr);
+    const settled = ofType(await records(f.repo, 'replay-more'), 'command-settled')[0]!;
+    assert.is(settled.lingered, undefined, 'the agent exited on its own');
+    assert.is(settled.reason, 'exited');
+    assert.is(settled.exitCode, 0);
+  }),
+);
+
+test(
+  'bin: validate refuses result_grace = "0" (it must be longer than 0)',
+  withPlan(replayPlan('replay-grace0', 'codex-json', 'result_grace = "0"'), {}, async (f) => {
+    const r = await runplan(['validate', f.plan], f);
+    assert.is(r.exitCode, 2, r.stderr);
+    assert.match(r.stderr, /defaults\.result_grace/);
+  }),
+);
+
 test.run();
