@@ -10,6 +10,11 @@ export function agentsPath(): string {
   return join(root, 'agents');
 }
 
+/** Absolute path of a real agent transcript in test-fixtures/transcripts (see its README). */
+export function transcriptPath(name: string): string {
+  return join(root, 'transcripts', name);
+}
+
 /** Absolute path of test-fixtures/plans. */
 export function plansPath(): string {
   return join(root, 'plans');

@@ -1,6 +1,6 @@
 export { fixture, shFixture, runBin, binPath, parseJsonLines, tempDir, withTimeout } from './helpers.js';
 export type { BinResult, TempDir } from './helpers.js';
-export { agentsPath, envWithAgents, fixturePlan, gitEnv, gitRepo, plansPath, writePlan } from './git.js';
+export { agentsPath, envWithAgents, fixturePlan, gitEnv, gitRepo, plansPath, transcriptPath, writePlan } from './git.js';
 export type { GitRepo, GitRepoOptions, WritePlanOptions } from './git.js';
 export { dispatchCounts, gateCounts, readGateEnv, readLedger, readPids, savedPrompts } from './ledger.js';
 export type { GateEnvEntry, LedgerEntry } from './ledger.js';

@@ -49,7 +49,7 @@ test(
 );
 
 test(
-  'codex: turn.completed usage summed over turns, cached input counted once',
+  'codex: turn.completed is the running total, the last snapshot counts, cached input counted once',
   withTimeout(30_000, async () => {
     const { state } = await runAgent('codex-json', 'mock: format codex\nmock: usage 100 20 30 0\nmock: turn\nmock: usage 50 5 10 0\n');
     assert.ok(state);

@@ -216,7 +216,7 @@ test('blocked: the marker quoted in a tool result or mid-line does not count', (
   assert.is(interpretTranscript('text', 'say "RUNPLAN: BLOCKED x" when blocked\n').blocked, undefined);
 });
 
-test('codex: session, turn.completed usage summed, final agent message, no cost', () => {
+test('codex: session, turn.completed usage is the running total (the last counts), final agent message, no cost', () => {
   const text = [
     JSON.stringify({ type: 'thread.started', thread_id: '0199a213-81c0-7800-8aa1-bbab2a035a53' }),
     JSON.stringify({ type: 'turn.started' }),
@@ -236,7 +236,8 @@ test('codex: session, turn.completed usage summed, final agent message, no cost'
     JSON.stringify({ type: 'turn.completed', usage: { input_tokens: 1200, cached_input_tokens: 200, output_tokens: 345 } }),
     JSON.stringify({ type: 'turn.started' }),
     JSON.stringify({ type: 'item.completed', item: { id: 'item_3', type: 'agent_message', text: 'Final answer' } }),
-    JSON.stringify({ type: 'turn.completed', usage: { input_tokens: 800, cached_input_tokens: 700, output_tokens: 55 } }),
+    // The thread's running total (codex-rs usage_from_last_total): 1200+800 in, 200+700 cached, 345+55 out.
+    JSON.stringify({ type: 'turn.completed', usage: { input_tokens: 2000, cached_input_tokens: 900, output_tokens: 400 } }),
   ].join('\n');
   const state = interpretTranscript('codex-json', text);
   assert.is(state.sessionId, '0199a213-81c0-7800-8aa1-bbab2a035a53');

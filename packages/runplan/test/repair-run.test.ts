@@ -108,10 +108,13 @@ test(
 );
 
 test(
-  'a provider reset more than 24.8 days away is waited for (no retry, no 1 ms timer loop) until the run is stopped',
+  'a provider reset more than 24.8 days away (within provider_max_wait) is waited for (no retry, no 1 ms timer loop) until the run is stopped',
   withTimeout(90_000, async () => {
     const resetAt = Math.floor(Date.now() / 1000) + 30 * 24 * 3600;
-    const f = setup('rate-limit', { 'on-attempt 1 rate-limit': `on-attempt 1 rate-limit ${resetAt}` });
+    const f = setup('rate-limit', {
+      'on-attempt 1 rate-limit': `on-attempt 1 rate-limit ${resetAt}`,
+      'backoff = "100ms"': 'backoff = "100ms"\nprovider_max_wait = "800h"',
+    });
     try {
       const running = runplan(['run', f.plan], f, 80_000);
       await waitForEvent(f.repo, 'rate-limit', 'repair-decided');

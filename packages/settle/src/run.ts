@@ -38,7 +38,7 @@ const pollMs = 50;
 /** After a teardown's KILL, how long the `exit` event may trail the reap we saw in /proc. */
 const exitTrailMs = 1000;
 
-type Termination = 'timed_out' | 'stalled' | 'interrupted';
+type Termination = 'timed_out' | 'stalled' | 'interrupted' | 'finished';
 
 /**
  * Runs one child to settlement. The state machine:
@@ -227,6 +227,10 @@ export async function runChild<R>(
     request('interrupted');
   };
   spec.signal?.addEventListener('abort', onAbort, { once: true });
+  // The consumer ending the child (spec.finish): torn down as at a deadline, settled as it died.
+  const onFinish = () => request('finished');
+  if (spec.finish?.aborted) onFinish();
+  else spec.finish?.addEventListener('abort', onFinish, { once: true });
 
   const outputs = new ChildOutputs(child, stderrPolicy, options.stderrLimit, () => stallTimer?.refresh());
 
@@ -365,8 +369,13 @@ export async function runChild<R>(
   await fed;
   settled = true;
   spec.signal?.removeEventListener('abort', onAbort);
+  spec.finish?.removeEventListener('abort', onFinish);
 
-  const reason: SettleReason = requested ?? (exitInfo?.signal ? 'signaled' : 'exited');
+  // Ended by the consumer only if its request tore something down — a child that exited 0 on
+  // its own meanwhile (its zombie signalled) was not ended by it.
+  const cleanExit = exitInfo?.code === 0 && exitInfo.signal === null;
+  const finished = requested === 'finished' && teardown.signalled.length > 0 && !cleanExit;
+  const reason: SettleReason = requested !== undefined && requested !== 'finished' ? requested : exitInfo?.signal ? 'signaled' : 'exited';
   const execution: Execution = {
     reason,
     exitCode: exitInfo?.code ?? null,
@@ -377,6 +386,7 @@ export async function runChild<R>(
     teardown: { ...teardown, heldPipe },
     ...(firstError ? { error: firstError } : {}),
     ...(requested === 'interrupted' && interruptSignal ? { interruptSignal } : {}),
+    ...(finished ? { endedBy: 'consumer' as const } : {}),
     bytesIn,
     bytesOut: outputs.bytesOut,
   };

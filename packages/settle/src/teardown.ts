@@ -16,7 +16,7 @@ export interface TreeTeardown {
   signal: NodeJS.Signals;
   graceMs: number;
   onEvent?: (event: SettleEvent) => void;
-  why: 'timed_out' | 'stalled' | 'interrupted' | 'leftovers';
+  why: 'timed_out' | 'stalled' | 'interrupted' | 'finished' | 'leftovers';
   /** Resolves early when the caller cannot wait any longer (an interruption during grace). */
   hurry?: Promise<void>;
   /** Resolves when the child (the group leader) exits: a reason to re-scan at once. */

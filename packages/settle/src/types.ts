@@ -48,6 +48,8 @@ export interface Execution {
   /** settle's own per-call tag, carried in the child's environment as `RUNPLAN_OWNER_<tag>=1`. */
   tag: string;
   ownerTag?: string;
+  /** The consumer ended the child (`finish`): its request signalled processes, and the child did not exit 0 on its own. */
+  endedBy?: 'consumer';
   /** For `interrupted`: the signal named by the AbortSignal's reason (e.g. `'SIGTERM'`), when it named one. */
   interruptSignal?: NodeJS.Signals;
 }
@@ -96,6 +98,13 @@ export interface SettleSpec {
   killSignal?: NodeJS.Signals;
   /** Aborting it yields the canonical `interrupted` outcome after owned teardown. */
   signal?: AbortSignal;
+  /**
+   * The consumer's end of the child (stream only): aborting it tears the owned tree down as at
+   * a deadline, but the settlement is how the child then died (`exited` / `signaled`) with
+   * `endedBy: "consumer"` — the consumer saw the child's last word (an agent that hangs after
+   * its final line) and the teardown is recorded in `teardown`, not as a failure.
+   */
+  finish?: AbortSignal;
   /** An extra tag from the caller (one per attempt), for teardownByTag after a crash. */
   ownerTag?: string;
   onEvent?: (event: SettleEvent) => void;
@@ -113,7 +122,7 @@ export type SettleEvent =
   | { type: 'interrupt' }
   | { type: 'transport-error'; error: TransportError }
   | { type: 'held-pipe'; holders: PipeHolders }
-  | { type: 'teardown-started'; why: 'timed_out' | 'stalled' | 'interrupted' | 'leftovers'; signal: NodeJS.Signals }
+  | { type: 'teardown-started'; why: 'timed_out' | 'stalled' | 'interrupted' | 'finished' | 'leftovers'; signal: NodeJS.Signals }
   | { type: 'signalled'; pid: number; signal: NodeJS.Signals }
   | { type: 'settled'; execution: Execution };
 

@@ -353,4 +353,42 @@ test(
   }),
 );
 
+test(
+  'finish: the consumer ends a child that lingers after its last line; settled as it died, endedBy consumer, tree torn down',
+  withTimeout(20_000, async () => {
+    const finisher = new AbortController();
+    const started = Date.now();
+    const { execution, state } = await stream(
+      { argv: ['sh', '-c', 'echo done; sleep 300 & sleep 300'], graceMs: 500, deadlineMs: 15_000, finish: finisher.signal },
+      { lines: [] as string[] },
+      async (stdout, s) => {
+        for await (const chunk of stdout) {
+          s.lines.push(...String(chunk).split('\n').filter(Boolean));
+          if (s.lines.includes('done')) finisher.abort();
+        }
+      },
+    );
+    assert.ok(Date.now() - started < 10_000, 'not held to the deadline');
+    assert.is(execution.endedBy, 'consumer');
+    assert.is(execution.reason, 'signaled');
+    assert.is(execution.signal, 'SIGTERM');
+    assert.equal(state?.lines, ['done']);
+    assert.equal(taggedAlive(execution.tag), [], 'the background sleep is gone too');
+  }),
+);
+
+test(
+  'finish after the child exited on its own changes nothing',
+  withTimeout(20_000, async () => {
+    const finisher = new AbortController();
+    const { execution } = await stream({ argv: ['sh', '-c', 'echo done'], finish: finisher.signal }, {}, async (stdout) => {
+      for await (const _ of stdout);
+      finisher.abort();
+    });
+    assert.is(execution.reason, 'exited');
+    assert.is(execution.exitCode, 0);
+    assert.is(execution.endedBy, undefined);
+  }),
+);
+
 test.run();

@@ -6,6 +6,8 @@ import {
   isRecord,
   jsonEvent,
   marksProviderLimit,
+  marksSetupFailure,
+  maxUsage,
   resetFromText,
   scanBlocked,
   warn,
@@ -18,9 +20,10 @@ import type { AgentState, LineInterpreter, Usage } from './state.js';
 //   assistant     → message.usage per message id (verbose repeats a message once per
 //                   content block, so usage is kept per id, never summed per line)
 //   rate_limit_event with status `rejected` → provider limited (resetsAt, epoch seconds)
-//   result        → authoritative: total_cost_usd, modelUsage summed (else usage),
+//   result        → total_cost_usd; tokens: modelUsage summed (else usage), per field at least the assistant sum,
 //                   is_error / subtype, the final text
-// Assistant usage only stands in when no result line arrived (a killed or broken agent).
+// Assistant usage stands in when no result line arrived (a killed or broken agent), and per
+// field when the result's is smaller (a terminal line that zeroes usage out).
 export function claudeInterpreter(state: AgentState): LineInterpreter {
   const byMessage = new Map<string, Usage>();
   let anonymous = 0;
@@ -46,7 +49,9 @@ export function claudeInterpreter(state: AgentState): LineInterpreter {
     }
     // A synthetic assistant message carries the API failure (`"error": "rate_limit"`).
     const error = event['error'];
-    if (typeof error === 'string' && isProviderText(`${error} ${text}`)) marksProviderLimit(state, resetFromText(text));
+    if (typeof error === 'string' && (PROVIDER_ERRORS.has(error) || isProviderText(`${error} ${text}`))) {
+      marksProviderLimit(state, resetFromText(text));
+    }
     if (!state.sawResult) {
       state.usage = assistantUsage();
       if (lastAssistantText !== undefined) state.finalMessage = boundMessage(lastAssistantText);
@@ -59,8 +64,10 @@ export function claudeInterpreter(state: AgentState): LineInterpreter {
     if (typeof event['session_id'] === 'string') state.sessionId = event['session_id'];
     if (typeof event['total_cost_usd'] === 'number') state.costUsd = event['total_cost_usd'];
     const models = isRecord(event['modelUsage']) ? Object.values(event['modelUsage']).filter(isRecord) : [];
-    if (models.length > 0) state.usage = models.map(usageFromCamel).reduce(addUsage, zeroUsage());
-    else if (isRecord(event['usage'])) state.usage = usageFromSnake(event['usage']);
+    // Per field the larger of the result's and the assistant lines' (deduplicated) sum: an
+    // aborted or error_during_execution result can carry all-zero usage after real spend.
+    if (models.length > 0) state.usage = maxUsage(models.map(usageFromCamel).reduce(addUsage, zeroUsage()), assistantUsage());
+    else if (isRecord(event['usage'])) state.usage = maxUsage(usageFromSnake(event['usage']), assistantUsage());
     else state.usage = assistantUsage();
     const text = typeof event['result'] === 'string' ? event['result'] : undefined;
     if (text !== undefined) {
@@ -68,12 +75,19 @@ export function claudeInterpreter(state: AgentState): LineInterpreter {
       state.finalMessage = boundMessage(text);
     }
     const subtype = typeof event['subtype'] === 'string' ? event['subtype'] : undefined;
+    const status = typeof event['api_error_status'] === 'number' ? event['api_error_status'] : undefined;
     if (event['is_error'] === true || (subtype !== undefined && subtype !== 'success')) {
       state.isError = true;
-      const errors = Array.isArray(event['errors']) ? event['errors'].filter((e) => typeof e === 'string').join('; ') : '';
-      const detail = text ?? (errors !== '' ? errors : undefined);
-      state.errorMessage = boundMessage(detail ? `${subtype ?? 'error'}: ${detail}` : (subtype ?? 'is_error'));
-      if (isProviderText(state.errorMessage)) marksProviderLimit(state, resetFromText(state.errorMessage));
+      state.errorMessage = boundMessage(resultMessage({ event, subtype, status, text }));
+      // 429 (rate limit) and 529 (overloaded) are refusals even without a rate_limit_event
+      // (API-key auth, CLIs before 2.1.45) and with an empty `result` (the SDK's test shape).
+      // A machine-readable reset (rate_limit_event.resetsAt) is not overridden by the prose's.
+      if (status === 429 || status === 529 || isProviderText(state.errorMessage)) {
+        marksProviderLimit(state, state.resetAtMs === undefined ? resetFromText(state.errorMessage) : undefined);
+      } else if (subtype === 'success' || subtype === undefined) {
+        // An API failure (not a CLI-raised error subtype, whose errors[] are the task's own).
+        marksSetupFailure(state, state.errorMessage, status);
+      }
     }
   };
 
@@ -99,6 +113,7 @@ export function claudeInterpreter(state: AgentState): LineInterpreter {
           return;
         case 'result':
           onResult(event);
+          state.terminal = true;
           return;
         case 'rate_limit_event':
           onRateLimit(event);
@@ -111,6 +126,20 @@ export function claudeInterpreter(state: AgentState): LineInterpreter {
       if (!state.sawResult && state.lines > 0) warn(state, 'no result line: usage recovered from assistant messages');
     },
   };
+}
+
+/** The assistant `error` values of a provider refusal (claude-agent-sdk's AssistantMessageError). */
+const PROVIDER_ERRORS = new Set(['rate_limit', 'overloaded']);
+
+// What a failed result says, in the order that says most: `errors[]` (CLI-raised errors),
+// the `result` text (API failures), a non-success subtype, the HTTP status — never "success".
+function resultMessage(r: { event: Record<string, unknown>; subtype?: string; status?: number; text?: string }): string {
+  const errors = Array.isArray(r.event['errors']) ? r.event['errors'].filter((e) => typeof e === 'string' && e !== '').join('; ') : '';
+  const named = r.subtype !== undefined && r.subtype !== 'success' ? r.subtype : undefined;
+  const prose = errors !== '' ? errors : r.text !== undefined && r.text.trim() !== '' ? r.text : undefined;
+  const http = r.status !== undefined ? `API error (HTTP ${r.status})` : undefined;
+  if (prose !== undefined) return named !== undefined ? `${named}: ${prose}` : prose;
+  return named ?? http ?? 'the agent reported an error (is_error) and said nothing more';
 }
 
 function usageFromSnake(u: Record<string, unknown>): Usage {

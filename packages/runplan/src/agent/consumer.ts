@@ -3,6 +3,8 @@ import type { AgentFormat } from '../plan/types.js';
 import { BreakableDestination, unreachable } from '@runplan/common';
 import { claudeInterpreter } from './claude.js';
 import { codexInterpreter } from './codex.js';
+import { cursorInterpreter } from './cursor.js';
+import { geminiJsonInterpreter, geminiStreamInterpreter } from './gemini.js';
 import { LineSplitter } from './lines.js';
 import { initialAgentState, warn } from './state.js';
 import type { AgentState, LineInterpreter } from './state.js';
@@ -16,6 +18,13 @@ export interface ConsumerOptions {
   transcript?: NodeJS.WritableStream;
   /** Called after each line with the (mutated) state: progress, live usage. */
   onState?: (state: AgentState) => void;
+  /**
+   * After a terminal line, stdout silent this long calls `finish` (the agent hangs after its
+   * final line); any later byte cancels the timer.
+   */
+  resultGraceMs?: number;
+  /** Ends the child (settle's `finish`). */
+  finish?: () => void;
 }
 
 // The interpreter of one format, mutating `state`.
@@ -25,6 +34,12 @@ export function interpreterFor(format: AgentFormat, state: AgentState): LineInte
       return claudeInterpreter(state);
     case 'codex-json':
       return codexInterpreter(state);
+    case 'gemini-stream-json':
+      return geminiStreamInterpreter(state);
+    case 'gemini-json':
+      return geminiJsonInterpreter(state);
+    case 'cursor-stream-json':
+      return cursorInterpreter(state);
     case 'text':
       return textInterpreter(state);
     default:
@@ -41,11 +56,17 @@ export function agentConsumer(
 ): (stdout: Readable, state: AgentState) => Promise<void | Error> {
   return async (stdout, state) => {
     const interpreter = interpreterFor(format, state);
+    let graceTimer: NodeJS.Timeout | undefined;
     const splitter = new LineSplitter(
       (line) => {
         state.lines++;
+        state.terminal = false;
         interpreter.line(line);
         opts.onState?.(state);
+        if (state.terminal && opts.finish !== undefined && opts.resultGraceMs !== undefined) {
+          clearTimeout(graceTimer);
+          graceTimer = setTimeout(opts.finish, opts.resultGraceMs);
+        }
       },
       (bytes) => {
         state.lines++;
@@ -57,12 +78,14 @@ export function agentConsumer(
     try {
       for await (const chunk of stdout) {
         const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : (chunk as Buffer);
+        clearTimeout(graceTimer);
         if (transcript) await transcript.send(bytes);
         splitter.push(bytes);
       }
     } catch (e) {
       failure = e instanceof Error ? e : new Error(String(e));
     }
+    clearTimeout(graceTimer);
     splitter.end();
     interpreter.end();
     opts.onState?.(state);

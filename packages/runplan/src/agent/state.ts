@@ -26,6 +26,11 @@ export interface AgentState {
   errorMessage?: string;
   /** A rate limit or overload was reported: class `provider`, backed off rather than blamed. */
   providerLimited: boolean;
+  /**
+   * The agent cannot work as configured: `auth` (not logged in, 401), `config` (an unknown or
+   * unavailable model: claude 404, codex 400). Class environment, never retried.
+   */
+  setupFailure?: 'auth' | 'config';
   /** When the provider said the limit resets (epoch ms), if it said. */
   resetAtMs?: number;
   /** Reason from a `RUNPLAN: BLOCKED <reason>` line: class `needs_human`. */
@@ -35,6 +40,8 @@ export interface AgentState {
   lines: number;
   /** claude: a `result` line arrived, so its usage is authoritative. */
   sawResult: boolean;
+  /** The line just interpreted was terminal (claude `result`, codex `turn.completed` / `turn.failed`). */
+  terminal?: boolean;
 }
 
 export const FINAL_MESSAGE_BYTES = 8 * 1024;
@@ -54,6 +61,16 @@ export function addUsage(a: Usage, b: Usage): Usage {
     outputTokens: a.outputTokens + b.outputTokens,
     cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
     cacheCreationTokens: a.cacheCreationTokens + b.cacheCreationTokens,
+  };
+}
+
+// Per field the larger of two counts of the same spend.
+export function maxUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputTokens: Math.max(a.inputTokens, b.inputTokens),
+    outputTokens: Math.max(a.outputTokens, b.outputTokens),
+    cacheReadTokens: Math.max(a.cacheReadTokens, b.cacheReadTokens),
+    cacheCreationTokens: Math.max(a.cacheCreationTokens, b.cacheCreationTokens),
   };
 }
 
@@ -85,17 +102,73 @@ export function scanBlocked(state: AgentState, text: string): void {
   state.blocked = reason === '' ? 'no reason given' : reason.slice(0, 500);
 }
 
-const PROVIDER_TEXT = /rate[ _-]?limit|overloaded|usage limit|too many requests|\b429\b|\b529\b|quota exceeded|insufficient_quota/i;
+const PROVIDER_TEXT =
+  /rate[ _-]?limit|overloaded|usage limit|too many requests|\b429\b|\b529\b|quota exceeded|insufficient_quota|hit your (?:\w+ )?limit/i;
 
 // Whether an error text (never ordinary agent prose) names a rate limit or overload.
 export function isProviderText(text: string): boolean {
   return PROVIDER_TEXT.test(text);
 }
 
-// claude prints `Claude AI usage limit reached|1761606000` (epoch seconds of the reset).
-export function resetFromText(text: string): number | undefined {
+// When a limit text says the limit resets (epoch ms): claude's `Claude AI usage limit
+// reached|1761606000` (epoch seconds), or `resets 7pm (UTC)` / `resets 19:30 (Europe/Paris)`,
+// a time of day without a date: its next occurrence after `nowMs`.
+export function resetFromText(text: string, nowMs = Date.now()): number | undefined {
   const match = /limit reached\|(\d{9,11})\b/i.exec(text);
-  return match ? Number(match[1]) * 1000 : undefined;
+  if (match) return Number(match[1]) * 1000;
+  return resetAtTimeOfDay(text, nowMs);
+}
+
+const RESETS_AT = /\bresets(?: at)? (\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([^)]+)\))?/i;
+
+// `resets 7pm (UTC)`: the next such time after now, in the named zone (UTC when none is named).
+function resetAtTimeOfDay(text: string, nowMs: number): number | undefined {
+  const m = RESETS_AT.exec(text);
+  if (!m) return undefined;
+  let hour = Number(m[1]);
+  const minute = m[2] !== undefined ? Number(m[2]) : 0;
+  const half = m[3]?.toLowerCase();
+  if (half !== undefined && (hour < 1 || hour > 12)) return undefined;
+  if (half === 'pm' && hour !== 12) hour += 12;
+  if (half === 'am' && hour === 12) hour = 0;
+  if (hour > 23 || minute > 59) return undefined;
+  const offset = zoneOffsetMs(m[4]?.trim() ?? 'UTC', nowMs);
+  if (offset === undefined) return undefined;
+  const local = new Date(nowMs + offset);
+  let at = Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate(), hour, minute) - offset;
+  if (at <= nowMs) at += 24 * 3600 * 1000;
+  return at;
+}
+
+// How far a time zone is ahead of UTC at `atMs` (undefined: not a zone Intl knows).
+function zoneOffsetMs(zone: string, atMs: number): number | undefined {
+  if (/^(?:UTC|GMT|Z)$/i.test(zone)) return 0;
+  try {
+    const parts = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    }).formatToParts(new Date(atMs));
+    const n = (type: string): number => Number(parts.find((p) => p.type === type)?.value);
+    const asUtc = Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute'), n('second'));
+    return asUtc - Math.floor(atMs / 1000) * 1000;
+  } catch {
+    return undefined;
+  }
+}
+
+const AUTH_TEXT = /not logged in|please run \/login|invalid api key|authentication_error|\b401\b/i;
+
+// Marks an auth or configuration failure an API error's status and text show (no-op otherwise):
+// 401/403 or the login wording → auth; 404 (claude: no such model), 400 naming a model → config.
+export function marksSetupFailure(state: AgentState, text: string, status?: number): void {
+  if (status === 401 || status === 403 || AUTH_TEXT.test(text)) state.setupFailure = 'auth';
+  else if (status === 404 || (status === 400 && /model/i.test(text))) state.setupFailure = 'config';
 }
 
 export function marksProviderLimit(state: AgentState, resetAtMs: number | undefined): void {

@@ -1,7 +1,7 @@
 import { unreachable } from '@runplan/common';
 import type { Execution } from '@runplan/settle';
 import type { AgentState } from '../agent/consumer.js';
-import type { TaskSpec } from '../plan/types.js';
+import { PROVIDER_MAX_WAIT_MS, type TaskSpec } from '../plan/types.js';
 import { maskSecrets } from '../plan/secrets.js';
 import { classifyCommand, type CommandOutcome } from '../repair/classify.js';
 import type { AttemptFailureData } from '../events/types.js';
@@ -24,7 +24,11 @@ export function commandFailure(a: Attempt, s: Settled): AttemptFailureData | und
   const c = classifyCommand(execution, state, a.task);
   if (c !== undefined) {
     const failed = fail(c.reason, 'command', maskSecrets(commandMessage(c.reason, s, a.task), a.ctx.secrets));
-    if (c.class === 'provider' && state?.resetAtMs !== undefined) failed.resetAtMs = state.resetAtMs;
+    if (c.class === 'provider' && state?.resetAtMs !== undefined) {
+      failed.resetAtMs = state.resetAtMs;
+      const tooFar = resetTooFar(a, state.resetAtMs, failed.message);
+      if (tooFar !== undefined) return tooFar;
+    }
     return failed;
   }
   if (error !== null) return fail('transport_error', 'command', error);
@@ -32,6 +36,16 @@ export function commandFailure(a: Attempt, s: Settled): AttemptFailureData | und
     return fail('teardown_failed', 'command', `processes survived teardown: ${execution.teardown.survivors.join(' ')}`);
   }
   return undefined;
+}
+
+// A provider reset further away than `provider_max_wait`: the run stops (never retried) with
+// the reset time and the exact command to rerun after it, instead of waiting for days.
+function resetTooFar(a: Attempt, resetAtMs: number, refused: string): AttemptFailureData | undefined {
+  const maxWaitMs = a.task.repair.providerMaxWaitMs ?? PROVIDER_MAX_WAIT_MS;
+  if (resetAtMs - Date.now() <= maxWaitMs) return undefined;
+  const at = new Date(resetAtMs).toISOString();
+  const message = `${refused}; the limit resets at ${at}, later than provider_max_wait (${maxWaitMs}ms): rerun after the reset with: runplan run ${a.ctx.plan.file}`;
+  return { ...fail('provider_reset_too_far', 'command', message), resetAtMs };
 }
 
 // The message for people of each way a command can fail.
@@ -51,9 +65,18 @@ export function commandMessage(reason: CommandOutcome, s: Settled, task: Pick<Ta
     case 'blocked':
       return `the agent is blocked: ${state?.blocked ?? `exit ${execution.exitCode}`}`;
     case 'provider_limited':
-      return `the provider refused (rate limit or overload), exit ${execution.exitCode}`;
+      // The provider's own words ("…try again at 12:16 PM") say when to come back.
+      return `the provider refused (rate limit or overload), exit ${execution.exitCode}${state?.errorMessage ? `: ${state.errorMessage}` : ''}`;
     case 'agent_error':
       return `the agent reported an error: ${state?.errorMessage ?? ''}`;
+    case 'agent_auth_failed':
+      return `the agent is not authenticated: ${state?.errorMessage ?? ''} — log it in (claude: /login; codex: codex login) or set its API key in the task's env, then rerun`;
+    case 'agent_config_invalid':
+      return `the agent's configuration is invalid: ${state?.errorMessage ?? ''} — fix the model (or the setting named) in the task's command, then rerun`;
+    case 'turn_limit':
+      return `the agent reached its session turn limit (exit ${execution.exitCode})${state?.errorMessage ? `: ${state.errorMessage}` : ''}`;
+    case 'no_result':
+      return `the agent's stream ended without a result line (torn, or killed behind a wrapper), exit ${execution.exitCode}`;
     case 'exited':
       return `the command exited ${execution.exitCode}`;
     default:

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { stream, type Execution } from '@runplan/settle';
 import { renderArgv, type TemplateVars } from '@runplan/workdir';
-import type { TaskSpec } from '../plan/types.js';
+import { PLAN_DEFAULTS, type TaskSpec } from '../plan/types.js';
 import { agentConsumer, initialAgentState, type AgentState } from '../agent/consumer.js';
 import { maskSecrets } from '../plan/secrets.js';
 import { addUsage, ZERO_USAGE } from '../events/types.js';
@@ -52,7 +52,13 @@ export async function runCommand(
   const transcript = evidenceSink(transcriptFile, ctx.secrets, onSinkError(transcriptFile));
   const stderr = evidenceSink(stderrPath, ctx.secrets, onSinkError(stderrPath));
   a.rec.evidence.push(transcript.path, stderr.path);
-  const consume = agentConsumer(task.format, { transcript: transcript.stream });
+  // The agent's terminal line ends the attempt: silent for result_grace after it, it is torn down.
+  const finisher = new AbortController();
+  const consume = agentConsumer(task.format, {
+    transcript: transcript.stream,
+    resultGraceMs: task.resultGraceMs ?? PLAN_DEFAULTS.resultGraceMs,
+    finish: () => finisher.abort(),
+  });
   let settled: { execution: Execution; state: AgentState | undefined };
   try {
     settled = await stream(
@@ -66,6 +72,7 @@ export async function runCommand(
         graceMs: task.graceMs,
         ...(task.stallMs !== undefined ? { stallMs: task.stallMs } : {}),
         signal: ctx.signal,
+        finish: finisher.signal,
         ownerTag: a.ownerTag,
       },
       initialAgentState(task.format),
@@ -96,7 +103,11 @@ export async function runCommand(
     providerLimited: state?.providerLimited ?? false,
     blocked: state?.blocked !== undefined ? maskSecrets(state.blocked, ctx.secrets) : null,
     finalMessage: state?.finalMessage !== undefined ? maskSecrets(textTail(state.finalMessage, 2000), ctx.secrets) : null,
-    warnings: (state?.warnings ?? []).map((w) => maskSecrets(w, ctx.secrets)),
+    warnings: [
+      ...(state?.warnings ?? []).map((w) => maskSecrets(w, ctx.secrets)),
+      ...lingerWarning(execution, task.resultGraceMs ?? PLAN_DEFAULTS.resultGraceMs),
+    ],
+    ...(execution.endedBy === 'consumer' ? { lingered: true } : {}),
     transcript: transcript.path,
     stderr: stderr.path,
   });
@@ -105,4 +116,9 @@ export async function runCommand(
   const failure = commandFailure(a, { execution, state, error: errorText });
   if (failure === undefined) return { execution };
   return { execution, failure: { ...failure, evidenceTail: await fileTail(stderr.path) } };
+}
+
+// The warning of an agent torn down after lingering past its terminal line.
+function lingerWarning(execution: Execution, graceMs: number): string[] {
+  return execution.endedBy === 'consumer' ? [`the agent stayed alive ${graceMs}ms after its terminal line; torn down (result_grace)`] : [];
 }

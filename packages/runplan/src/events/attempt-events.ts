@@ -42,6 +42,8 @@ export interface CommandSettledData {
   signal: string | null;
   durationMs: number;
   teardown: { result: string; survivors: number[]; heldPipe: boolean };
+  /** The agent stayed alive past result_grace after its terminal line and was torn down. */
+  lingered?: true;
   /** The first transport error (EPIPE on the prompt, a reader error), masked. */
   error: string | null;
   sessionId: string | null;

@@ -50,11 +50,15 @@ export type SettlementReason =
   | 'timed_out'
   | 'stalled'
   | 'agent_error'
+  | 'agent_auth_failed'
+  | 'agent_config_invalid'
+  | 'turn_limit'
+  | 'no_result'
   | 'signaled'
   | 'exited';
 
 /** The command step besides its settlement. */
-export type CommandReason = SettlementReason | 'template_refused' | 'transport_error' | 'teardown_failed';
+export type CommandReason = SettlementReason | 'provider_reset_too_far' | 'template_refused' | 'transport_error' | 'teardown_failed';
 
 /** An improve-verify loop (`until`). */
 export type LoopReason = 'no_change' | 'repeated_verify' | 'rounds_exhausted';
@@ -122,9 +126,14 @@ export const REASON_CLASS = {
   spawn_failed: 'environment',
   blocked: 'needs_human',
   provider_limited: 'provider',
+  provider_reset_too_far: 'provider',
   timed_out: 'timeout',
   stalled: 'timeout',
   agent_error: 'task',
+  agent_auth_failed: 'environment',
+  agent_config_invalid: 'environment',
+  turn_limit: 'task',
+  no_result: 'task',
   signaled: 'task',
   exited: 'task',
   transport_error: 'task',

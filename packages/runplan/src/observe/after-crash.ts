@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { processIdentity, type ProcessIdentity, type ProcSource, type TeardownReport } from '@runplan/settle';
 import { openWriter, type JournalRecord, type JournalWriter } from '@runplan/journal';
-import type { AgentFormat } from '../plan/types.js';
+import { AGENT_FORMATS, type AgentFormat } from '../plan/types.js';
 import {
   addUsage,
   shownCost,
@@ -187,8 +187,7 @@ async function taskFormats(planCopy: string | undefined): Promise<Map<string, Ag
   try {
     const copy = JSON.parse(await readFile(planCopy, 'utf8')) as { tasks?: Array<{ id?: unknown; format?: unknown }> };
     for (const t of copy.tasks ?? []) {
-      if (typeof t.id === 'string' && (t.format === 'text' || t.format === 'claude-stream-json' || t.format === 'codex-json'))
-        formats.set(t.id, t.format);
+      if (typeof t.id === 'string' && AGENT_FORMATS.includes(t.format as AgentFormat)) formats.set(t.id, t.format as AgentFormat);
     }
   } catch {
     // No plan copy: usage already journaled still counts; nothing is recounted.

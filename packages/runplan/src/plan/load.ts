@@ -132,8 +132,8 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
 
   // Every task's format, also of tasks with other problems: the list is complete.
   for (const { path, id, format } of formats) {
-    if (budget.maxTokens !== undefined && format === 'text') {
-      r.problem('budget.max_tokens', 'budget_unreportable', `task ${id} (${path}) has format text, which reports no tokens`);
+    if (budget.maxTokens !== undefined && (format === 'text' || format === 'cursor-stream-json')) {
+      r.problem('budget.max_tokens', 'budget_unreportable', `task ${id} (${path}) has format ${format}, which reports no tokens`);
     }
     if (budget.maxCostUsd !== undefined && format !== 'claude-stream-json') {
       r.problem('budget.max_cost_usd', 'budget_unreportable', `task ${id} (${path}) has format ${format}, which reports no cost`);

@@ -8,7 +8,7 @@ import type { AgentFormat, RepairCaps } from './types.js';
 
 // The keys one table gives a task — `[defaults]` or a `[[tasks]]` entry — read and checked.
 
-const REPAIR_KEYS = ['task', 'gate', 'timeout', 'provider', 'integration', 'backoff', 'provider_exit_codes'];
+const REPAIR_KEYS = ['task', 'gate', 'timeout', 'provider', 'integration', 'backoff', 'provider_exit_codes', 'provider_max_wait'];
 /** Keys `[defaults]` may give every task. */
 export const DEFAULT_KEYS = [
   'command',
@@ -17,6 +17,7 @@ export const DEFAULT_KEYS = [
   'deadline',
   'stall',
   'grace',
+  'result_grace',
   'gate_deadline',
   'expect',
   'env',
@@ -35,6 +36,7 @@ export interface TaskKeys {
   deadlineMs?: number;
   stall?: number | 'off';
   graceMs?: number;
+  resultGraceMs?: number;
   gateDeadlineMs?: number;
   expect?: 'commit' | 'none';
   env?: Record<string, string>;
@@ -56,6 +58,8 @@ export function readRepair(r: PlanReader, value: unknown, path: string, base: Re
   }
   const backoff = r.duration(table['backoff'], keyPath(path, 'backoff'), { allowZero: true });
   if (typeof backoff === 'number') caps.backoffMs = backoff;
+  const maxWait = r.duration(table['provider_max_wait'], keyPath(path, 'provider_max_wait'), { allowZero: true });
+  if (typeof maxWait === 'number') caps.providerMaxWaitMs = maxWait;
   const codes = table['provider_exit_codes'];
   if (codes !== undefined) {
     const codesPath = keyPath(path, 'provider_exit_codes');
@@ -92,6 +96,7 @@ export function readTaskKeys(r: PlanReader, t: Table, path: string, files: PlanF
   const durations = [
     ['deadline', 'deadlineMs'],
     ['grace', 'graceMs'],
+    ['result_grace', 'resultGraceMs'],
     ['gate_deadline', 'gateDeadlineMs'],
   ] as const;
   for (const [key, field] of durations) {

@@ -192,6 +192,9 @@ function buildTask(r: PlanReader, entry: TaskEntry, base: TaskDefaults): TaskSpe
   if (promptFile !== undefined) task.promptFile = promptFile;
   if (model !== undefined) task.model = model;
   if (typeof stall === 'number') task.stallMs = stall;
+  // Set only when given, so a plan without the key keeps its digest.
+  const resultGraceMs = own.resultGraceMs ?? defaults.resultGraceMs;
+  if (resultGraceMs !== undefined) task.resultGraceMs = resultGraceMs;
   if (envFile) {
     task.envFile = envFile.path;
     task.envFileRef = envFile.ref;

@@ -2,9 +2,16 @@
 // downstream (scheduler, digests, secrets, repair) reads these types, never the raw TOML.
 
 /** How a task's stdout is interpreted (tokens, cost, session, failure). */
-export type AgentFormat = 'text' | 'claude-stream-json' | 'codex-json';
+export type AgentFormat = 'text' | 'claude-stream-json' | 'codex-json' | 'gemini-json' | 'gemini-stream-json' | 'cursor-stream-json';
 
-export const AGENT_FORMATS: readonly AgentFormat[] = ['text', 'claude-stream-json', 'codex-json'];
+export const AGENT_FORMATS: readonly AgentFormat[] = [
+  'text',
+  'claude-stream-json',
+  'codex-json',
+  'gemini-json',
+  'gemini-stream-json',
+  'cursor-stream-json',
+];
 
 /** Repair caps per failure class. A cap counts attempts: `task = 3` is at most 3 attempts. */
 export interface RepairCaps {
@@ -17,7 +24,16 @@ export interface RepairCaps {
   backoffMs: number;
   /** Exit codes of the command that mean "the provider refused" (rate limit, overload). */
   providerExitCodes: number[];
+  /**
+   * `provider_max_wait`: the longest one provider reset is waited for; a reset further away
+   * stops the run (`provider_reset_too_far`) rather than parking it for days in silence.
+   * Undefined: PROVIDER_MAX_WAIT_MS (set only when given, so plan digests stay as they were).
+   */
+  providerMaxWaitMs?: number;
 }
+
+/** `[repair] provider_max_wait` when the plan gives none: 4h. */
+export const PROVIDER_MAX_WAIT_MS = 4 * 3600_000;
 
 export interface TaskSpec {
   id: string;
@@ -35,6 +51,13 @@ export interface TaskSpec {
   /** No output for this long = stalled. Undefined = off. */
   stallMs?: number;
   graceMs: number;
+  /**
+   * How long an agent may stay alive, writing nothing, after its terminal line (claude
+   * `result`, codex `turn.completed` / `turn.failed`) before it is torn down and the attempt
+   * settles with that line's outcome (agents that hang after their final line). Undefined:
+   * PLAN_DEFAULTS.resultGraceMs.
+   */
+  resultGraceMs?: number;
   gateDeadlineMs: number;
   expect: 'commit' | 'none';
   /** Variables from the plan (`[defaults] env` merged under the task's `env`). For the command only. */
@@ -107,6 +130,7 @@ export const PLAN_DEFAULTS = Object.freeze({
   jobs: 1,
   deadlineMs: 60 * 60_000,
   graceMs: 10_000,
+  resultGraceMs: 30_000,
   gateDeadlineMs: 30 * 60_000,
   hookTimeoutMs: 10 * 60_000,
   rounds: 25,

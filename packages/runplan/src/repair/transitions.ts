@@ -33,7 +33,8 @@ interface Transition {
  *
  * Also never retried whatever the class: reason `rounds_exhausted` (a loop that used all
  * its rounds), `land_moved` (a landing branch someone else moved) and `branch_moved` (the
- * integration branch someone else moved: a new attempt would find it moved again).
+ * integration branch someone else moved: a new attempt would find it moved again) and
+ * `provider_reset_too_far` (a reset past `provider_max_wait`: rerun after it).
  */
 export const TRANSITIONS: Readonly<Record<FailureClass, Transition>> = Object.freeze({
   task: { cap: 'task', changed: 'evidence', repeatAllowed: false },
@@ -52,7 +53,7 @@ export const TRANSITIONS: Readonly<Record<FailureClass, Transition>> = Object.fr
   abandoned: { repeatAllowed: false },
 });
 
-export const NEVER_RETRIED_REASONS: readonly ReceiptReason[] = ['rounds_exhausted', 'land_moved', 'branch_moved'];
+export const NEVER_RETRIED_REASONS: readonly ReceiptReason[] = ['rounds_exhausted', 'land_moved', 'branch_moved', 'provider_reset_too_far'];
 
 /** Coordinator crashes per task before the task fails with class `engine`. */
 export const CRASH_CAP = 2;
