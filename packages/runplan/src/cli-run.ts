@@ -21,7 +21,13 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
   const onSigterm = () => controller.abort('SIGTERM');
   process.on('SIGINT', onSigint);
   process.on('SIGTERM', onSigterm);
-  const progress = new Progress({ stderr, stdout, json: o.json === true, table: process.stderr.isTTY === true });
+  const progress = new Progress({
+    stderr,
+    stdout,
+    json: o.json === true,
+    table: process.stderr.isTTY === true,
+    size: () => ({ columns: process.stderr.columns ?? 80, rows: process.stderr.rows ?? 24 }),
+  });
   try {
     const end = await runPlan({
       planFile,
@@ -36,7 +42,7 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
       signal: controller.signal,
       onRecord: (r) => progress.record(r),
       onNotice: (line) => progress.notice(line),
-      onStart: (info) => progress.tasks(info.tasks),
+      onStart: (info) => progress.tasks(info.tasks, { postRun: info.postRun }),
     });
     progress.close();
     for (const line of describeEnd(end)) stderr.write(line + '\n');
