@@ -95,6 +95,7 @@ test(
       ['run PLAN', 'run, demo'],
       ['validate PLAN', 'validate'],
       ['status', 'status'],
+      ['report', 'report'],
       ['stop SLUG', 'stop'],
     ] as const) {
       assert.equal(readmeCodes(readme, heading), fromHelp.get(command), `${command}: README vs --help`);
