@@ -5,6 +5,7 @@ import { runPlan } from './coordinator/run-plan.js';
 import type { RunEnd } from './coordinator/types.js';
 import { Progress, type SafeOutput } from './observe/progress.js';
 import { receiptSummary } from './events/receipt.js';
+import { showControls } from './observe/terminal-text.js';
 
 // `runplan run` and `demo` at the terminal: signals, progress, the end as one exit code.
 
@@ -45,7 +46,7 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
       onStart: (info) => progress.tasks(info.tasks, { postRun: info.postRun }),
     });
     progress.close();
-    for (const line of describeEnd(end)) stderr.write(line + '\n');
+    for (const line of describeEnd(end)) stderr.write(showControls(line) + '\n');
     return exitCodeOf(end);
   } finally {
     progress.close();

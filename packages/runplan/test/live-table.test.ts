@@ -4,6 +4,7 @@ import * as assert from 'uvu/assert';
 import { runBin, tempDir } from '@runplan/test-fixtures';
 import type { JournalRecord } from '@runplan/journal';
 import { fit, Progress, SafeOutput } from '../src/observe/progress.js';
+import { HOSTILE, HOSTILE_PLAN } from './hostile.js';
 import { RUNPLAN, waitUntil, withPlan } from './support.js';
 
 // N quick tasks (a shell that sleeps a little, so the table is redrawn many times).
@@ -14,7 +15,10 @@ function manyTasks(n: number): string {
 
 // Runs `runplan run PLAN` in a detached tmux pane of the given size, as a person would, and
 // returns the whole pane with its scrollback once the command has exited (wrapped lines joined).
-async function inTmux(size: { columns: number; rows: number }, f: { plan: string; env: Record<string, string> }): Promise<string> {
+async function inTmux(
+  size: { columns: number; rows: number },
+  f: { plan: string; env: Record<string, string> },
+): Promise<{ screen: string; title: string }> {
   const dir = tempDir('runplan-tmux-');
   const socket = join(dir.path, 'sock');
   const env = { ...f.env, TERM: 'xterm-256color' };
@@ -46,7 +50,8 @@ async function inTmux(size: { columns: number; rows: number }, f: { plan: string
     );
     const screen = await tmux(['capture-pane', '-p', '-J', '-S', '-']);
     assert.is(screen.exitCode, 0, screen.stderr);
-    return screen.stdout;
+    const title = await tmux(['display-message', '-p', '#{pane_title}']);
+    return { screen: screen.stdout, title: title.stdout.trim() };
   } finally {
     await tmux(['kill-server']);
     dir.cleanup();
@@ -76,13 +81,23 @@ for (const size of [
   test(
     `in tmux at ${size.columns}×${size.rows}: 40 tasks fit the window, redrawn in place, the final table once before the summary`,
     withPlan(manyTasks(40), { timeoutMs: 150_000 }, async (f) => {
-      const screen = await inTmux(size, f);
+      const { screen } = await inTmux(size, f);
       checkScreen(screen, size.columns);
       // The window cannot hold 41 rows: finished tasks are folded into one line.
       assert.match(screen, /\+\d+ done/);
     }),
   );
 }
+
+test(
+  'in tmux: an agent error holding ESC ]0;pwned BEL is shown as \\x1b]0;pwned\\x07, and the window title stays',
+  withPlan(HOSTILE_PLAN, { timeoutMs: 120_000 }, async (f) => {
+    const { screen, title } = await inTmux({ columns: 200, rows: 30 }, f);
+    assert.ok(screen.includes('\\x1b]0;pwned\\x07'), screen);
+    assert.ok(screen.includes(HOSTILE), 'the markup is plain text here');
+    assert.is.not(title, 'pwned', 'the agent did not set the terminal title');
+  }),
+);
 
 // Records as the coordinator journals them (only the fields the fold reads).
 function rec(seq: number, type: string, data: Record<string, unknown>): JournalRecord {

@@ -8,6 +8,7 @@ import { RunView } from '../src/events/view.js';
 import { reportData } from '../src/observe/report-data.js';
 import { embedJson, PAGE_SIZE, reportHtml } from '../src/observe/report-html.js';
 import { render } from './chromium.js';
+import { HOSTILE, HOSTILE_PLAN } from './hostile.js';
 import { ofType, records, runIds, runplan, slugDir, withPlan } from './support.js';
 
 const count = (dom: string, pattern: RegExp): number => dom.match(pattern)?.length ?? 0;
@@ -48,29 +49,14 @@ test(
   }),
 );
 
-const HOSTILE = '</script><img src=x onerror=alert(1)>';
-// An agent whose result (is_error) says HOSTILE, then an OSC window-title sequence (ESC … BEL, JSON-escaped as a real agent writes it).
-/** ESC ]0;pwned BEL as JSON escapes (written out literally: the agent's JSON carries them escaped). */
-const OSC_JSON = '\\u001b]0;pwned\\u0007';
-const HOSTILE_PLAN = `slug = "hostile"
-base = "main"
-[defaults]
-format = "claude-stream-json"
-expect = "none"
-deadline = "1m"
-grace = "2s"
-
-[[tasks]]
-id = "evil"
-command = ["/bin/sh", "-c", '''printf '%s\\n' '{"type":"result","subtype":"error_during_execution","is_error":true,"result":"</script><img src=x onerror=alert(1)> ${OSC_JSON}","total_cost_usd":0.01}' ''']
-repair = { task = 1 }
-`;
-
 test(
   'agent text is untrusted: an error of </script><img onerror> and an OSC title sequence renders as text in Chromium, no element, nothing logged',
   withPlan(HOSTILE_PLAN, { timeoutMs: 180_000 }, async (f) => {
     const run = await runplan(['run', f.plan], f);
     assert.is(run.exitCode, 1, run.stderr);
+    // On stderr the control characters are shown, never sent.
+    assert.not.match(run.stderr, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/, 'no control character on stderr');
+    assert.ok(run.stderr.includes('\\x1b]0;pwned\\x07'), run.stderr);
     const out = join(tempDir('runplan-report-').path, 'r.html');
     const r = await runplan(['report', 'hostile', '--out', out, '--repo', f.repo.path], f);
     assert.is(r.exitCode, 0, r.stderr);

@@ -3,6 +3,7 @@ import { unreachable } from '@runplan/common';
 import { legacyTasks, readEvent, taskCountOf } from '../events/read.js';
 import { RunView } from '../events/view.js';
 import type { TaskStep } from '../events/task-step.js';
+import { showControls } from './terminal-text.js';
 
 /**
  * Progress for people (stderr) and for programs (`--json`: every journal record as one
@@ -81,13 +82,13 @@ export class Progress {
     this.track(r);
     if (this.#closed) return;
     if (this.opts.table) this.draw();
-    else this.opts.stderr.write(describe(r) + '\n');
+    else this.opts.stderr.write(showControls(describe(r)) + '\n');
   }
 
   // A message for people that is not an event (refusals, the summary).
   notice(line: string): void {
     this.clear();
-    this.opts.stderr.write(line + '\n');
+    this.opts.stderr.write(showControls(line) + '\n');
   }
 
   // Draw the final table once (a second close does nothing): what follows is the summary.
@@ -203,7 +204,7 @@ export function fit(rows: Row[], o: { now: number; columns: number; rows: number
       .join(', ');
     shown = keep.sort((a, b) => a.i - b.i).map((x) => x.r);
   }
-  const lines = [...table(shown, o.now), ...(folded !== '' ? [folded] : [])];
+  const lines = [...table(shown, o.now), ...(folded !== '' ? [folded] : [])].map(showControls);
   const width = Math.max(1, o.columns - 1);
   return lines.map((line) => (line.length > width ? line.slice(0, Math.max(0, width - 1)) + '…' : line));
 }
