@@ -27,7 +27,7 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
     stdout,
     json: o.json === true,
     table: process.stderr.isTTY === true,
-    size: () => ({ columns: process.stderr.columns ?? 80, rows: process.stderr.rows ?? 24 }),
+    size: () => ({ columns: process.stderr.columns ?? 0, rows: process.stderr.rows ?? 0 }),
   });
   try {
     const end = await runPlan({

@@ -133,6 +133,8 @@ test('fit: never taller than the window, never wider; the tasks at work and fail
   assert.match(lines.join('\n'), /busy-with/);
   assert.match(lines.join('\n'), /failing/);
   assert.match(lines.at(-1)!, /^\+30 done$/);
+  // A terminal that does not know its size (0×0) limits nothing.
+  assert.is(fit(rows, { now: 5000, columns: 0, rows: 0 }).length, rows.length + 1);
   // A window that holds them all shows them all, unfolded.
   assert.is(fit(rows.slice(0, 3), { now: 5000, columns: 200, rows: 50 }).length, 4);
 });

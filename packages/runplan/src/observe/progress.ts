@@ -44,7 +44,7 @@ export interface ProgressOptions {
   json: boolean;
   /** Draw a live table (stderr is a terminal) instead of one line per event. */
   table: boolean;
-  /** The terminal's size, read at every draw: the table never wraps nor grows taller than the window. */
+  /** The terminal's size, read at every draw: the table never wraps nor grows taller than the window (0: unknown, no limit). */
   size?: () => { columns: number; rows: number };
   now?: () => number;
 }
@@ -189,7 +189,8 @@ function rankOf(r: Row): number {
  * `columns - 1` (truncated, so no row ever wraps and a redraw in place stays in place).
  */
 export function fit(rows: Row[], o: { now: number; columns: number; rows: number }): string[] {
-  const height = Math.max(2, o.rows - 1);
+  // A size of 0 is a terminal that does not know its size (a pty nobody sized): no limit then.
+  const height = o.rows > 0 ? Math.max(2, o.rows - 1) : Number.POSITIVE_INFINITY;
   let shown = rows;
   let folded = '';
   if (rows.length + 1 > height) {
@@ -205,7 +206,7 @@ export function fit(rows: Row[], o: { now: number; columns: number; rows: number
     shown = keep.sort((a, b) => a.i - b.i).map((x) => x.r);
   }
   const lines = [...table(shown, o.now), ...(folded !== '' ? [folded] : [])].map(showControls);
-  const width = Math.max(1, o.columns - 1);
+  const width = o.columns > 0 ? Math.max(1, o.columns - 1) : Number.POSITIVE_INFINITY;
   return lines.map((line) => (line.length > width ? line.slice(0, Math.max(0, width - 1)) + '…' : line));
 }
 
