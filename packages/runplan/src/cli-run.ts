@@ -6,6 +6,7 @@ import type { RunEnd } from './coordinator/types.js';
 import { Progress, type SafeOutput } from './observe/progress.js';
 import { receiptSummary } from './events/receipt.js';
 import { showControls } from './observe/terminal-text.js';
+import { writeRunReport } from './observe/report.js';
 
 // `runplan run` and `demo` at the terminal: signals, progress, the end as one exit code.
 
@@ -47,6 +48,10 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
     });
     progress.close();
     for (const line of describeEnd(end)) stderr.write(showControls(line) + '\n');
+    if (end.kind === 'complete' || end.kind === 'failed') {
+      const report = await writeRunReport(end.journal);
+      if (report !== undefined) stderr.write(`  report: ${report}\n`);
+    }
     return exitCodeOf(end);
   } finally {
     progress.close();

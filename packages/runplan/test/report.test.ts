@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -20,6 +20,9 @@ test(
   withPlan('thirteen', { timeoutMs: 240_000 }, async (f) => {
     const run = await runplan(['run', f.plan, '--jobs', '4'], f);
     assert.is(run.exitCode, 0, run.stderr);
+    // Written at the receipt already, and named under the summary.
+    const written = /^ {2}report: (.*report\.html)$/m.exec(run.stderr)?.[1];
+    assert.ok(written !== undefined && existsSync(written), run.stderr);
     const r = await runplan(['report', '--repo', f.repo.path], f);
     assert.is(r.exitCode, 0, r.stderr);
     const [id] = runIds(f.repo, 'thirteen');
@@ -89,6 +92,23 @@ test(
     assert.is(run.exitCode, 1);
     assert.match(run.stderr, /no_such_run/);
     assert.not.ok(existsSync(join(slugDir(f.repo, 'single'), '20200101T000000Z-abcd')));
+  }),
+);
+
+test(
+  'a report that cannot be written at the receipt changes neither the exit code nor the receipt',
+  withPlan('single', { timeoutMs: 120_000 }, async (f) => {
+    const crashed = await runplan(['run', f.plan], { ...f, env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:run-started' } });
+    assert.is(crashed.signal, 'SIGKILL', crashed.stderr);
+    const [id] = runIds(f.repo, 'single');
+    // A directory where the report goes: the atomic rename onto it fails.
+    mkdirSync(join(slugDir(f.repo, 'single'), id!, 'report.html', 'blocker'), { recursive: true });
+    const resumed = await runplan(['run', f.plan], f);
+    assert.is(resumed.exitCode, 0, resumed.stderr);
+    assert.not.match(resumed.stderr, /report: /);
+    const rs = await records(f.repo, 'single');
+    assert.is(rs.at(-1)!.type, 'run-complete');
+    assert.is(rs.filter((x) => x.terminal === true).length, 1);
   }),
 );
 

@@ -1,5 +1,5 @@
 import writeFileAtomic from 'write-file-atomic';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { listRunIds, runPaths, slugPaths } from '../host/state.js';
 import { readRun } from '../resume/inspect.js';
 import { reportData, type ReportData } from './report-data.js';
@@ -34,4 +34,19 @@ export async function findReport(stateRoot: string, slug: string, runId?: string
 // Writes the report file atomically (it replaces only that run's report).
 export async function writeReport(file: string, html: string): Promise<void> {
   await writeFileAtomic(file, html, { mode: 0o600 });
+}
+
+// The report written at a receipt, beside the run's journal: its path, or undefined when it
+// could not be written (a report never changes the run's exit code or receipt).
+export async function writeRunReport(journal: string): Promise<string | undefined> {
+  try {
+    const { view } = await readRun(journal);
+    const plan = typeof view.started?.planFile === 'string' ? view.started.planFile : '<plan>';
+    const data = await reportData(view, { journal, resumeCommand: `runplan run ${quoteArg(plan)}` });
+    const file = join(dirname(journal), 'report.html');
+    await writeReport(file, reportHtml(data));
+    return file;
+  } catch {
+    return undefined;
+  }
 }
