@@ -95,6 +95,7 @@ test(
       ['run PLAN', 'run, demo'],
       ['validate PLAN', 'validate'],
       ['status', 'status'],
+      ['log', 'log'],
       ['report', 'report'],
       ['stop SLUG', 'stop'],
     ] as const) {
