@@ -5,6 +5,8 @@ import { runPlan } from './coordinator/run-plan.js';
 import type { RunEnd } from './coordinator/types.js';
 import { Progress, type SafeOutput } from './observe/progress.js';
 import { receiptSummary } from './events/receipt.js';
+import { showControls } from './observe/terminal-text.js';
+import { writeRunReport } from './observe/report.js';
 
 // `runplan run` and `demo` at the terminal: signals, progress, the end as one exit code.
 
@@ -21,7 +23,13 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
   const onSigterm = () => controller.abort('SIGTERM');
   process.on('SIGINT', onSigint);
   process.on('SIGTERM', onSigterm);
-  const progress = new Progress({ stderr, stdout, json: o.json === true, table: process.stderr.isTTY === true });
+  const progress = new Progress({
+    stderr,
+    stdout,
+    json: o.json === true,
+    table: process.stderr.isTTY === true,
+    size: () => ({ columns: process.stderr.columns ?? 0, rows: process.stderr.rows ?? 0 }),
+  });
   try {
     const end = await runPlan({
       planFile,
@@ -36,10 +44,14 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
       signal: controller.signal,
       onRecord: (r) => progress.record(r),
       onNotice: (line) => progress.notice(line),
-      onStart: (info) => progress.tasks(info.tasks),
+      onStart: (info) => progress.tasks(info.tasks, { postRun: info.postRun }),
     });
     progress.close();
-    for (const line of describeEnd(end)) stderr.write(line + '\n');
+    for (const line of describeEnd(end)) stderr.write(showControls(line) + '\n');
+    if (end.kind === 'complete' || end.kind === 'failed') {
+      const report = await writeRunReport(end.journal);
+      if (report !== undefined) stderr.write(`  report: ${report}\n`);
+    }
     return exitCodeOf(end);
   } finally {
     progress.close();

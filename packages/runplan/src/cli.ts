@@ -11,6 +11,8 @@ import { gateMain } from './gate/cli.js';
 import { printProblems, UsageError } from './cli-support.js';
 import { runCommand } from './cli-run.js';
 import { reportStop, stopExitCode, clockTime } from './cli-stop.js';
+import { reportCommand } from './cli-report.js';
+import { collectLog, logTable } from './observe/log.js';
 
 export { exitCodeOf } from './cli-run.js';
 export { stopExitCode } from './cli-stop.js';
@@ -22,6 +24,8 @@ const EXIT_CODES = `Exit codes:
               (SIGINT/SIGTERM). Receipts are written for 0, 1, 130, 143 only.
   validate    0 valid; 2 invalid
   status      0; 1 no such slug; 2 usage
+  log         0; 1 no such slug; 2 usage
+  report      0 written; 1 no such slug or run; 2 usage
   stop        0 stopped, or a crashed run's leftovers ended and the run closed;
               1 nothing running and no incomplete run; 3 did not exit within --wait,
               or leftovers survived SIGKILL (pids named); 4 another stop holds the slug
@@ -116,6 +120,48 @@ export async function main(argv: string[]): Promise<number> {
     });
 
   cli
+    .command('log [slug]', 'Every logical run of the slug (or of every slug): start, duration, outcome, tasks, attempts, cost, journal')
+    .option('--json', 'One JSON object per run on stdout')
+    .option('--repo <dir>', 'The git repository (default: the current directory)')
+    .option('--state-dir <dir>', 'State root (default: <git common dir>/runplan)')
+    .action(async (slug: string | undefined, typed: Record<string, unknown>) => {
+      const o = asTyped(argv, typed, STRING_OPTIONS);
+      const root = await stateRoot(o);
+      if (!root.ok) {
+        say(`runplan: not_a_repository: ${root.message}`);
+        code = 2;
+        return;
+      }
+      const rows = await collectLog(root.value, slug);
+      if (rows === undefined) {
+        say(`runplan: no_such_slug: ${slug} has no runs under ${root.value}`);
+        code = 1;
+        return;
+      }
+      if (o.json === true) for (const row of rows) stdout.write(JSON.stringify(row) + '\n');
+      else if (rows.length > 0) for (const line of logTable(rows)) stdout.write(line + '\n');
+      code = 0;
+    });
+
+  cli
+    .command('report [slug]', "One run's report: a self-contained HTML file (or its data as JSON); read-only")
+    .option('--run <id>', 'This run of the slug (default: the newest)')
+    .option('--out <file>', 'Write the HTML here (- = stdout; default: <run dir>/report.html)')
+    .option('--json', "Print the report's data as JSON on stdout instead")
+    .option('--repo <dir>', 'The git repository (default: the current directory)')
+    .option('--state-dir <dir>', 'State root (default: <git common dir>/runplan)')
+    .action(async (slug: string | undefined, typed: Record<string, unknown>) => {
+      const o = asTyped(argv, typed, STRING_OPTIONS);
+      const root = await stateRoot(o);
+      if (!root.ok) {
+        say(`runplan: not_a_repository: ${root.message}`);
+        code = 2;
+        return;
+      }
+      code = await reportCommand(root.value, slug, o, { say, print: (text) => stdout.write(text) });
+    });
+
+  cli
     .command(
       'stop <slug>',
       'SIGTERM the live coordinator of a slug, wait, print its receipt; after a crash, end its leftovers and close the run',
@@ -178,11 +224,11 @@ export async function main(argv: string[]): Promise<number> {
   });
 
   try {
-    const parsed = cli.parse(['node', 'runplan', ...argv], { run: false });
+    const parsed = cli.parse(['node', 'runplan', ...joinDashValue(argv, '--out')], { run: false });
     if (parsed.options.help === true || parsed.options.h === true) return 0;
     if (cli.matchedCommand === undefined) {
       say(
-        `runplan: usage: ${argv.length === 0 ? 'a command is required' : `unknown command "${argv[0]}"`} (run, validate, status, stop, demo, gate)\n  hint: runplan --help`,
+        `runplan: usage: ${argv.length === 0 ? 'a command is required' : `unknown command "${argv[0]}"`} (run, validate, status, log, report, stop, demo, gate)\n  hint: runplan --help`,
       );
       return 2;
     }
@@ -196,6 +242,18 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
   return code ?? 2;
+}
+
+// `--out -` as `--out=-`: the option parser reads a lone `-` as no value at all.
+function joinDashValue(argv: string[], flag: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === flag && argv[i + 1] === '-') {
+      out.push(`${flag}=-`);
+      i++;
+    } else out.push(argv[i]!);
+  }
+  return out;
 }
 
 // The state root for status/stop: --state-dir, else <git common dir of --repo or cwd>/runplan.
@@ -214,6 +272,7 @@ const STRING_OPTIONS = {
   repo: 'repo',
   stateDir: 'state-dir',
   run: 'run',
+  out: 'out',
   retry: 'retry',
   jobs: 'jobs',
   wait: 'wait',

@@ -75,7 +75,13 @@ export class Coordinator {
     this.ledger.attemptFloor = start.attemptFloor;
     const registered = start.mode !== 'clean' ? await registeredWorktrees(this.init.repo) : new Set<string>();
     const parts = this.wire(gitIdentity, registered);
-    req.onStart?.({ runId: run.runId, journal: run.journal, slug: plan.slug, tasks: plan.tasks.map((t) => t.id) });
+    req.onStart?.({
+      runId: run.runId,
+      journal: run.journal,
+      slug: plan.slug,
+      tasks: plan.tasks.map((t) => t.id),
+      postRun: (plan.hooks.postRun ?? []).length > 0,
+    });
     try {
       if (start.mode === 'resume') {
         const stop = await takeOver(parts, start.recovered);

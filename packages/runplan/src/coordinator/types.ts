@@ -23,8 +23,8 @@ export interface RunRequest {
   onRecord?: (record: JournalRecord) => void;
   /** One line for people that is not a journal record (a never-started run closed on the way). */
   onNotice?: (line: string) => void;
-  /** The run's paths, once they exist. */
-  onStart?: (info: { runId: string; journal: string; slug: string; tasks: string[] }) => void;
+  /** The run's paths, once they exist; `postRun`: whether the plan has a post_run hook (the live table names that step only then). */
+  onStart?: (info: { runId: string; journal: string; slug: string; tasks: string[]; postRun: boolean }) => void;
   /** The journal writer's file operations (tests inject EIO through it). */
   journalFs?: JournalFs;
 }

@@ -3,6 +3,7 @@ import type { ProcessIdentity } from '@runplan/settle';
 import { emptyHistory, recordFailure, type TaskHistory } from '../repair/index.js';
 import { readEvent, taskCountOf, type RunEvent } from './read.js';
 import { nextStep, type TaskStep } from './task-step.js';
+import { AttemptLog } from './attempt-log.js';
 import {
   addUsage,
   ZERO_USAGE,
@@ -81,6 +82,8 @@ export class RunView {
   readonly stopped = new Map<string, StoppedTask>();
   /** Where each task named by a record stands, in the order they were first named. */
   readonly tasks = new Map<string, TaskStep>();
+  /** Every attempt's phases, spend, close and repair verdict, and the crash/resume marks: what `runplan report` draws. */
+  readonly log = new AttemptLog();
   private readonly startedKeys = new Set<string>();
   private readonly closedFailures = new Map<string, AttemptFailureData>();
   private readonly contracts = new Map<string, string>();
@@ -122,6 +125,7 @@ export class RunView {
     const e = readEvent(r);
     if (e === undefined) return;
     if (typeof r.data.taskId === 'string') this.tasks.set(r.data.taskId, nextStep(this.tasks.get(r.data.taskId), e));
+    this.log.add(e);
     this.fold(e);
   }
 

@@ -15,7 +15,8 @@ import type { AgentFormat, Plan, PlanProblem } from './types.js';
 export { AGENT_FORMATS, PLAN_DEFAULTS } from './types.js';
 export type { AgentFormat, Plan, PlanProblem, RepairCaps, TaskSpec } from './types.js';
 
-const TOP_KEYS = [
+/** The keys the plan reader accepts at each level (PLAN.md documents every one: test/plan-doc.test.ts). */
+export const TOP_KEYS = [
   'slug',
   'base',
   'jobs',
@@ -30,8 +31,8 @@ const TOP_KEYS = [
   'repair',
   'tasks',
 ];
-const HOOK_KEYS = ['pre_run', 'post_run', 'timeout'];
-const BUDGET_KEYS = ['max_tokens', 'max_cost_usd'];
+export const HOOK_KEYS = ['pre_run', 'post_run', 'timeout'];
+export const BUDGET_KEYS = ['max_tokens', 'max_cost_usd'];
 
 // Reads, parses and validates a plan file completely: every problem, each at its key path.
 export async function loadPlan(file: string): Promise<Result<Plan, PlanProblem[]>> {

@@ -8,7 +8,8 @@ import type { AgentFormat, RepairCaps } from './types.js';
 
 // The keys one table gives a task — `[defaults]` or a `[[tasks]]` entry — read and checked.
 
-const REPAIR_KEYS = ['task', 'gate', 'timeout', 'provider', 'integration', 'backoff', 'provider_exit_codes', 'provider_max_wait'];
+/** Keys of `[repair]` and of a task's `repair = {…}`. */
+export const REPAIR_KEYS = ['task', 'gate', 'timeout', 'provider', 'integration', 'backoff', 'provider_exit_codes', 'provider_max_wait'];
 /** Keys `[defaults]` may give every task. */
 export const DEFAULT_KEYS = [
   'command',

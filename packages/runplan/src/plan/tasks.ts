@@ -12,7 +12,8 @@ import type { AgentFormat, RepairCaps, TaskSpec } from './types.js';
 export { DEFAULT_KEYS, readRepair, readTaskKeys };
 export { readPlanFiles } from './files.js';
 
-const TASK_KEYS = ['id', 'needs', 'prompt', 'prompt_file', 'until', 'repair', ...DEFAULT_KEYS];
+/** Keys of a `[[tasks]]` entry. */
+export const TASK_KEYS = ['id', 'needs', 'prompt', 'prompt_file', 'until', 'repair', ...DEFAULT_KEYS];
 
 /** What every task is read against: `[defaults]`, the plan's `[repair]`, the named files. */
 export interface TaskDefaults {

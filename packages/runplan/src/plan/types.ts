@@ -1,4 +1,4 @@
-// The validated, defaults-applied shape of a plan (DESIGN.md "runplan/Plans"). Everything
+// The validated, defaults-applied shape of a plan (the keys: PLAN.md). Everything
 // downstream (scheduler, digests, secrets, repair) reads these types, never the raw TOML.
 
 /** How a task's stdout is interpreted (tokens, cost, session, failure). */

@@ -1,0 +1,42 @@
+import { resolve } from 'node:path';
+import { listSlugs } from './host/state.js';
+import { findReport, writeReport } from './observe/report.js';
+
+// `runplan report [SLUG] [--run ID] [--out FILE] [--json]` at the terminal.
+
+// Finds the run, then prints its data (--json), writes its HTML to stdout (--out -) or a file.
+export async function reportCommand(
+  stateRoot: string,
+  slug: string | undefined,
+  o: Record<string, unknown>,
+  io: { say: (line: string) => void; print: (text: string) => void },
+): Promise<number> {
+  let name = slug;
+  if (name === undefined) {
+    const slugs = await listSlugs(stateRoot);
+    if (slugs.length !== 1) {
+      io.say(
+        `runplan: ${slugs.length === 0 ? 'no_such_slug: no runs' : `usage: ${slugs.length} slugs (${slugs.join(', ')}); name one`} under ${stateRoot}`,
+      );
+      return slugs.length === 0 ? 1 : 2;
+    }
+    name = slugs[0]!;
+  }
+  const found = await findReport(stateRoot, name, typeof o.run === 'string' ? o.run : undefined);
+  if (found.kind !== 'found') {
+    io.say(`runplan: ${found.kind}: ${found.message}`);
+    return 1;
+  }
+  if (o.json === true) {
+    io.print(JSON.stringify(found.data) + '\n');
+    return 0;
+  }
+  if (o.out === '-') {
+    io.print(found.html());
+    return 0;
+  }
+  const file = typeof o.out === 'string' ? resolve(o.out) : found.defaultOut;
+  await writeReport(file, found.html());
+  io.say(`runplan: report: ${file}`);
+  return 0;
+}

@@ -1,0 +1,141 @@
+import type { RunEvent } from './read.js';
+import type { UsageTotals } from './usage.js';
+
+// Every attempt of a run as its records tell it, for the report: when each phase ended, what
+// it spent, how it closed and what repair decided. Part of RunView's one fold (RunView.add).
+
+/** A phase boundary of one attempt: the step record that ended a phase, and when. */
+export interface PhaseMark {
+  /** The phase that ended (`pre_run`, `command`, `gates`, `post_run`, `integrate`, `checkpoint`). */
+  phase: string;
+  ts: string;
+}
+
+/** One attempt, start to close. */
+export interface AttemptEntry {
+  taskId: string;
+  attempt: number;
+  startedTs: string;
+  marks: PhaseMark[];
+  /** Loop rounds (round-done ts), drawn as ticks. */
+  rounds: string[];
+  usage: UsageTotals | null;
+  costUsd: number;
+  closedTs: string | null;
+  outcome: string | null;
+  class: string | null;
+  reason: string | null;
+  /** What the failure said (agent text: untrusted). */
+  message: string | null;
+  evidence: string[];
+  evidenceDir: string;
+  /** Repair's verdict on this attempt's failure. */
+  fingerprint: string | null;
+  action: string | null;
+  /** When repair retried: what it said changes (evidence, time, base), and the wait. */
+  changed: string | null;
+  delayMs: number;
+  /** The provider's reset time, when the failure named one (a provider wait). */
+  resetAtMs: number | null;
+  resultCommit: string | null;
+}
+
+/** A run-level moment the timeline marks: a coordinator crash and its resume. */
+export interface RunMark {
+  kind: 'coordinator-crashed' | 'journal-failed' | 'checkpoint-adopted' | 'leftovers-ended';
+  ts: string;
+  taskId?: string;
+}
+
+const PHASE_OF: Partial<Record<RunEvent['type'], string>> = {
+  'pre-run-done': 'pre_run',
+  'command-settled': 'command',
+  'post-run-done': 'post_run',
+  integrated: 'integrate',
+  checkpoint: 'checkpoint',
+};
+
+export class AttemptLog {
+  /** By `task.attempt`, in the order attempts started. */
+  readonly entries = new Map<string, AttemptEntry>();
+  readonly marks: RunMark[] = [];
+
+  add(e: RunEvent): void {
+    if (e.type === 'coordinator-crashed' || e.type === 'journal-failed' || e.type === 'leftovers-ended') {
+      this.marks.push({ kind: e.type, ts: e.ts });
+      return;
+    }
+    if (e.type === 'checkpoint-adopted') {
+      this.marks.push({ kind: e.type, ts: e.ts, taskId: e.data.taskId });
+      return;
+    }
+    if (e.type === 'attempt-started') {
+      const d = e.data;
+      this.entries.set(`${d.taskId}.${d.attempt}`, {
+        taskId: d.taskId,
+        attempt: d.attempt,
+        startedTs: e.ts,
+        marks: [],
+        rounds: [],
+        usage: null,
+        costUsd: 0,
+        closedTs: null,
+        outcome: null,
+        class: null,
+        reason: null,
+        message: null,
+        evidence: [],
+        evidenceDir: String(d.evidenceDir),
+        fingerprint: null,
+        action: null,
+        changed: null,
+        delayMs: 0,
+        resetAtMs: null,
+        resultCommit: null,
+      });
+      return;
+    }
+    const d = e.data as { taskId?: unknown; attempt?: unknown };
+    const a = typeof d.taskId === 'string' ? this.entries.get(`${d.taskId}.${String(d.attempt)}`) : undefined;
+    if (a === undefined) return;
+    this.step(a, e);
+  }
+
+  // One record of an attempt already started.
+  private step(a: AttemptEntry, e: RunEvent): void {
+    const phase = e.type === 'gates-done' ? (e.data.phase === 'integrate' ? 'integrate' : 'gates') : PHASE_OF[e.type];
+    if (phase !== undefined) a.marks.push({ phase, ts: e.ts });
+    switch (e.type) {
+      case 'command-settled':
+        a.usage = e.data.usage;
+        a.costUsd += e.data.costUsd ?? 0;
+        break;
+      case 'usage':
+        a.costUsd += typeof e.data.costUsd === 'number' ? e.data.costUsd : 0;
+        break;
+      case 'round-done':
+        a.rounds.push(e.ts);
+        break;
+      case 'checkpoint':
+        a.resultCommit = e.data.resultCommit;
+        break;
+      case 'attempt-closed':
+        a.closedTs = e.ts;
+        a.outcome = e.data.outcome;
+        a.class = e.data.class;
+        a.reason = e.data.reason;
+        a.message = e.data.failure?.message ?? null;
+        a.evidence = e.data.evidence;
+        a.resetAtMs = e.data.failure?.resetAtMs ?? null;
+        break;
+      case 'repair-decided':
+        a.fingerprint = e.data.fingerprint;
+        a.action = e.data.action;
+        a.changed = e.data.changed;
+        a.delayMs = e.data.delayMs;
+        break;
+      default:
+        break;
+    }
+  }
+}

@@ -1,0 +1,78 @@
+import { shownCost } from '../events/types.js';
+import { listSlugs, slugPaths } from '../host/state.js';
+import { inspectRuns } from '../resume/inspect.js';
+
+// `runplan log [SLUG]`: every logical run of a slug, oldest first, read from the journals only.
+
+/** One logical run, as `runplan log` lists it. */
+export interface LogRow {
+  slug: string;
+  runId: string;
+  /** When run-started was journaled (else the journal's creation). */
+  startedAt: string | null;
+  durationMs: number;
+  outcome: 'complete' | 'failed' | 'incomplete' | 'corrupt';
+  /** A failed run's class (`interrupted`, `task`, …). */
+  class: string | null;
+  tasksDone: number;
+  tasksTotal: number;
+  attempts: number;
+  costUsd: number;
+  /** The run this one continues (its checkpoints adopted), or null. */
+  continues: string | null;
+  journal: string;
+}
+
+// Every run of `slug` (or of every slug), in start order; undefined when the slug has no runs.
+export async function collectLog(stateRoot: string, slug?: string): Promise<LogRow[] | undefined> {
+  const rows: LogRow[] = [];
+  for (const name of slug !== undefined ? [slug] : await listSlugs(stateRoot)) {
+    const runs = await inspectRuns(slugPaths(stateRoot, name));
+    if (runs.length === 0 && slug !== undefined) return undefined;
+    for (const run of runs) {
+      const view = run.journal;
+      const start = view.startedTs ?? view.createdAt ?? null;
+      const end = view.terminal?.ts ?? view.lastEvent ?? null;
+      const ms = start !== null && end !== null ? Date.parse(end) - Date.parse(start) : 0;
+      rows.push({
+        slug: name,
+        runId: run.paths.runId,
+        startedAt: start,
+        durationMs: Number.isFinite(ms) ? Math.max(0, ms) : 0,
+        outcome: run.kind,
+        class: run.failedClass,
+        tasksDone: view.tasksDone(),
+        tasksTotal: view.taskCount,
+        attempts: view.attemptsTotal,
+        costUsd: shownCost(view.costUsd),
+        continues: view.started?.continues ?? null,
+        journal: run.paths.journal,
+      });
+    }
+  }
+  return rows;
+}
+
+// The human table of `runplan log`.
+export function logTable(rows: LogRow[]): string[] {
+  const header = ['SLUG', 'RUN', 'STARTED', 'DURATION', 'OUTCOME', 'TASKS', 'ATTEMPTS', 'COST', 'JOURNAL'];
+  const body = rows.map((r) => [
+    r.slug,
+    r.runId,
+    r.startedAt !== null ? r.startedAt.slice(0, 19).replace('T', ' ') : '-',
+    `${(r.durationMs / 1000).toFixed(1)}s`,
+    r.class !== null ? `${r.outcome} (${r.class})` : r.outcome,
+    `${r.tasksDone}/${r.tasksTotal}`,
+    String(r.attempts),
+    `$${r.costUsd.toFixed(2)}`,
+    r.journal,
+  ]);
+  const all = [header, ...body];
+  const widths = header.map((_, i) => Math.max(...all.map((row) => row[i]!.length)));
+  return all.map((row) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd(),
+  );
+}

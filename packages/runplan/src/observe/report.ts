@@ -1,0 +1,52 @@
+import writeFileAtomic from 'write-file-atomic';
+import { dirname, join } from 'node:path';
+import { listRunIds, runPaths, slugPaths } from '../host/state.js';
+import { readRun } from '../resume/inspect.js';
+import { reportData, type ReportData } from './report-data.js';
+import { reportHtml } from './report-html.js';
+
+// `runplan report`: one run's report, read-only from its journal (a crashed or degraded run too).
+
+export type ReportFind =
+  | { kind: 'found'; data: ReportData; html: () => string; defaultOut: string }
+  | { kind: 'no_such_slug'; message: string }
+  | { kind: 'no_such_run'; message: string };
+
+// Quotes an argument for a command line people copy (only when it needs it).
+function quoteArg(arg: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+// The report of the slug's newest run (or of `runId`), and where it is written by default.
+export async function findReport(stateRoot: string, slug: string, runId?: string): Promise<ReportFind> {
+  const paths = slugPaths(stateRoot, slug);
+  const runs = await listRunIds(paths);
+  if (runs.length === 0) return { kind: 'no_such_slug', message: `${slug} has no runs under ${stateRoot}` };
+  const id = runId ?? runs[runs.length - 1]!;
+  if (!runs.includes(id)) return { kind: 'no_such_run', message: `${slug} has no run ${id} (runs: ${runs.join(', ')})` };
+  const run = runPaths(paths, id);
+  const { view } = await readRun(run.journal);
+  const plan = typeof view.started?.planFile === 'string' ? view.started.planFile : '<plan>';
+  const data = await reportData(view, { journal: run.journal, resumeCommand: `runplan run ${quoteArg(plan)}` });
+  return { kind: 'found', data, html: () => reportHtml(data), defaultOut: join(run.dir, 'report.html') };
+}
+
+// Writes the report file atomically (it replaces only that run's report).
+export async function writeReport(file: string, html: string): Promise<void> {
+  await writeFileAtomic(file, html, { mode: 0o600 });
+}
+
+// The report written at a receipt, beside the run's journal: its path, or undefined when it
+// could not be written (a report never changes the run's exit code or receipt).
+export async function writeRunReport(journal: string): Promise<string | undefined> {
+  try {
+    const { view } = await readRun(journal);
+    const plan = typeof view.started?.planFile === 'string' ? view.started.planFile : '<plan>';
+    const data = await reportData(view, { journal, resumeCommand: `runplan run ${quoteArg(plan)}` });
+    const file = join(dirname(journal), 'report.html');
+    await writeReport(file, reportHtml(data));
+    return file;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,197 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { tempDir, withTimeout } from '@runplan/test-fixtures';
+import type { JournalRecord } from '@runplan/journal';
+import { RunView } from '../src/events/view.js';
+import { reportData } from '../src/observe/report-data.js';
+import { embedJson, PAGE_SIZE, reportHtml } from '../src/observe/report-html.js';
+import { render } from './chromium.js';
+import { HOSTILE, HOSTILE_PLAN } from './hostile.js';
+import { ofType, records, runIds, runplan, slugDir, withPlan } from './support.js';
+
+const count = (dom: string, pattern: RegExp): number => dom.match(pattern)?.length ?? 0;
+// The text of the element with this id in the dumped DOM.
+const textOf = (dom: string, id: string): string => new RegExp(`id="${id}"[^>]*>([^<]*)<`).exec(dom)?.[1] ?? '';
+
+test(
+  'runplan report: the HTML of a 13-task run renders in Chromium — a row per task, a bar per attempt, totals equal to the receipt, nothing logged, not blank',
+  withPlan('thirteen', { timeoutMs: 240_000 }, async (f) => {
+    const run = await runplan(['run', f.plan, '--jobs', '4'], f);
+    assert.is(run.exitCode, 0, run.stderr);
+    // Written at the receipt already, and named under the summary.
+    const written = /^ {2}report: (.*report\.html)$/m.exec(run.stderr)?.[1];
+    assert.ok(written !== undefined && existsSync(written), run.stderr);
+    const r = await runplan(['report', '--repo', f.repo.path], f);
+    assert.is(r.exitCode, 0, r.stderr);
+    const [id] = runIds(f.repo, 'thirteen');
+    const file = join(slugDir(f.repo, 'thirteen'), id!, 'report.html');
+    assert.match(r.stderr, new RegExp(`report: ${file.replace(/[.]/g, '\\.')}`));
+    const html = readFileSync(file, 'utf8');
+    assert.not.match(html, /\b(src|href)=["']?(https?:|\/\/)/, 'no external asset');
+    const receipt = ofType(await records(f.repo, 'thirteen'), 'run-complete')[0]!;
+    const shown = await render(file);
+    assert.equal(shown.console, [], 'nothing is logged to the console');
+    assert.match(shown.dom, /data-rendered="yes"/);
+    assert.is(count(shown.dom, /class="task-row"/g), 13);
+    assert.is(count(shown.dom, /class="attempt-bar[^"]*"/g), receipt.attempts);
+    const tokens =
+      receipt.usage.inputTokens + receipt.usage.outputTokens + receipt.usage.cacheReadTokens + receipt.usage.cacheCreationTokens;
+    assert.is(textOf(shown.dom, 'total-tokens'), String(tokens));
+    assert.is(textOf(shown.dom, 'total-cost'), `$${receipt.costUsd.toFixed(4)}`);
+    assert.is(textOf(shown.dom, 'total-attempts'), String(receipt.attempts));
+    assert.ok(shown.inked > shown.pixels / 100, `the screenshot is not blank: ${shown.inked} of ${shown.pixels} pixels inked`);
+    // --json: the same data, on stdout.
+    const json = await runplan(['report', 'thirteen', '--json', '--repo', f.repo.path], f);
+    assert.is(json.exitCode, 0, json.stderr);
+    const data = JSON.parse(json.stdout) as { attemptsTotal: number; tasks: unknown[]; outcome: string };
+    assert.is(data.attemptsTotal, receipt.attempts);
+    assert.is(data.tasks.length, 13);
+    assert.is(data.outcome, 'complete');
+  }),
+);
+
+test(
+  'agent text is untrusted: an error of </script><img onerror> and an OSC title sequence renders as text in Chromium, no element, nothing logged',
+  withPlan(HOSTILE_PLAN, { timeoutMs: 180_000 }, async (f) => {
+    const run = await runplan(['run', f.plan], f);
+    assert.is(run.exitCode, 1, run.stderr);
+    // On stderr the control characters are shown, never sent.
+    assert.not.match(run.stderr, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/, 'no control character on stderr');
+    assert.ok(run.stderr.includes('\\x1b]0;pwned\\x07'), run.stderr);
+    const out = join(tempDir('runplan-report-').path, 'r.html');
+    const r = await runplan(['report', 'hostile', '--out', out, '--repo', f.repo.path], f);
+    assert.is(r.exitCode, 0, r.stderr);
+    const html = readFileSync(out, 'utf8');
+    assert.not.ok(html.includes(HOSTILE), 'the agent text is not in the file as markup');
+    assert.match(html, /Content-Security-Policy/);
+    const shown = await render(out);
+    assert.equal(shown.console, []);
+    assert.match(shown.dom, /data-rendered="yes"/);
+    assert.is(count(shown.dom, /<img/g), 0, 'no element from the agent text');
+    assert.ok(
+      shown.dom.includes('&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;'),
+      `shown as text: ${/<pre class="agent-text">[^<]*/.exec(shown.dom)?.[0]}`,
+    );
+    // stdout: the HTML itself.
+    const piped = await runplan(['report', 'hostile', '--out', '-', '--repo', f.repo.path], f);
+    assert.is(piped.exitCode, 0);
+    assert.match(piped.stdout, /^<!doctype html>/);
+  }),
+);
+
+test(
+  'runplan report exits 1 for no such slug and for no such run',
+  withPlan('single', { timeoutMs: 120_000 }, async (f) => {
+    assert.is((await runplan(['run', f.plan], f)).exitCode, 0);
+    const slug = await runplan(['report', 'nope', '--repo', f.repo.path], f);
+    assert.is(slug.exitCode, 1);
+    assert.match(slug.stderr, /no_such_slug/);
+    const run = await runplan(['report', 'single', '--run', '20200101T000000Z-abcd', '--repo', f.repo.path], f);
+    assert.is(run.exitCode, 1);
+    assert.match(run.stderr, /no_such_run/);
+    assert.not.ok(existsSync(join(slugDir(f.repo, 'single'), '20200101T000000Z-abcd')));
+  }),
+);
+
+test(
+  'a report that cannot be written at the receipt changes neither the exit code nor the receipt',
+  withPlan('single', { timeoutMs: 120_000 }, async (f) => {
+    const crashed = await runplan(['run', f.plan], { ...f, env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:run-started' } });
+    assert.is(crashed.signal, 'SIGKILL', crashed.stderr);
+    const [id] = runIds(f.repo, 'single');
+    // A directory where the report goes: the atomic rename onto it fails.
+    mkdirSync(join(slugDir(f.repo, 'single'), id!, 'report.html', 'blocker'), { recursive: true });
+    const resumed = await runplan(['run', f.plan], f);
+    assert.is(resumed.exitCode, 0, resumed.stderr);
+    assert.not.match(resumed.stderr, /report: /);
+    const rs = await records(f.repo, 'single');
+    assert.is(rs.at(-1)!.type, 'run-complete');
+    assert.is(rs.filter((x) => x.terminal === true).length, 1);
+  }),
+);
+
+test('embedded JSON holds no <, >, &, U+2028 or U+2029 as themselves', () => {
+  const text = embedJson({ m: '</script>&<!--\u2028\u2029' });
+  assert.not.match(text, /[<>&\u2028\u2029]/);
+  assert.equal(JSON.parse(text), { m: '</script>&<!--\u2028\u2029' });
+});
+
+// Records as the coordinator journals them (only the fields the fold and the report read).
+function rec(seq: number, ts: number, type: string, data: Record<string, unknown>, terminal = false): JournalRecord {
+  return {
+    seq,
+    prev: '00000000',
+    ts: new Date(ts).toISOString(),
+    type,
+    data,
+    ...(terminal ? { terminal: true as const } : {}),
+  } as JournalRecord;
+}
+
+test(
+  'a generated run of 5 000 tasks and 10 000 attempts: the report stays usable (paged), its totals whole, nothing logged',
+  withTimeout(240_000, async () => {
+    const view = new RunView();
+    const t0 = Date.parse('2026-11-29T07:00:00Z');
+    let seq = 0;
+    const usage = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheCreationTokens: 0 };
+    view.add(rec(seq++, t0, 'journal-header', { format: 1, runId: 'r', salt: 's' }));
+    view.add(rec(seq++, t0, 'run-started', { logicalRunId: 'big', slug: 'big', taskCount: 5000, usageCarried: usage, costCarried: 0 }));
+    for (let i = 0; i < 5000; i++) {
+      const taskId = `t${String(i).padStart(4, '0')}`;
+      for (const attempt of [1, 2]) {
+        const at = t0 + i * 100 + attempt * 40;
+        view.add(rec(seq++, at, 'attempt-started', { taskId, attempt, ownerTag: 'o', evidenceDir: '/e', worktree: '' }));
+        view.add(rec(seq++, at + 10, 'command-settled', { taskId, attempt, usage, costUsd: 0.001 }));
+        const ok = attempt === 2;
+        view.add(
+          rec(seq++, at + 20, 'attempt-closed', {
+            taskId,
+            attempt,
+            outcome: ok ? 'success' : 'failed',
+            reason: ok ? 'ok' : 'gate_failed',
+            class: ok ? null : 'gate',
+            failure: ok ? null : { class: 'gate', reason: 'gate_failed', phase: 'gates', message: 'npm test failed', evidenceTail: '' },
+            evidence: [],
+          }),
+        );
+        if (!ok)
+          view.add(
+            rec(seq++, at + 21, 'repair-decided', {
+              taskId,
+              attempt,
+              class: 'gate',
+              fingerprint: 'a1b2c3d4',
+              action: 'retry',
+              changed: 'evidence',
+              delayMs: 0,
+            }),
+          );
+        else view.add(rec(seq++, at + 22, 'checkpoint', { taskId, attempt, resultCommit: 'c'.repeat(40) }));
+      }
+    }
+    assert.is(view.attemptsTotal, 10_000);
+    const data = await reportData(view, { journal: '/j', resumeCommand: null });
+    const dir = tempDir('runplan-big-report-');
+    try {
+      const file = join(dir.path, 'report.html');
+      const html = reportHtml(data);
+      writeFileSync(file, html);
+      assert.is(count(html, /"task":"t0000"/g), 2, 'the data is embedded once');
+      const shown = await render(file);
+      assert.equal(shown.console, []);
+      assert.is(count(shown.dom, /class="task-row"/g), PAGE_SIZE);
+      assert.is(count(shown.dom, /class="attempt-bar[^"]*"/g), PAGE_SIZE * 2);
+      assert.is(textOf(shown.dom, 'total-attempts'), '10000');
+      assert.is(textOf(shown.dom, 'total-tasks'), '5000/5000');
+      assert.match(shown.dom, /tasks 1–200 of 5000/);
+      assert.ok(shown.inked > shown.pixels / 100);
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test.run();
