@@ -22,8 +22,9 @@ function quote(text: string): string {
 
 // An improve-verify loop: the command in rounds on the same worktree, each round's prompt
 // carrying the previous verify output, until the `until` argv exits 0. A round that
-// changes nothing or fails verify exactly like the round before is stagnation; the last
-// round still red is rounds_exhausted. Rounds are journaled (round-done), so a resumed
+// changes nothing, returns to a tree already verified, or fails verify the same way
+// `stagnation_rounds` rounds running is stagnation; the last round still red is
+// rounds_exhausted. Rounds are journaled (round-done), so a resumed
 // task continues from the rounds left (hooks run once per attempt, not per round).
 export async function runLoop(
   a: Attempt,
@@ -35,6 +36,8 @@ export async function runLoop(
   if (!until.ok) return { execution: undefined, failure: fail('template_refused', 'command', until.error.message) };
   const first = (ctx.roundsUsed.get(task.id) ?? 0) + 1;
   let previousFingerprint: string | undefined;
+  let sameVerifyRounds = 0;
+  const verifiedTrees = new Set<string>();
   let verifyTail = '';
   let last: Execution | undefined;
   for (let round = first; round <= task.rounds; round++) {
@@ -67,16 +70,13 @@ export async function runLoop(
       },
       [a.evidenceDir, tree],
     );
+    const after = await treeState(tree);
+    sameVerifyRounds = verifyFingerprint === previousFingerprint ? sameVerifyRounds + 1 : 1;
     const decision = decideRound(
-      {
-        round,
-        verifyPassed,
-        treeChanged: (await treeState(tree)) !== before,
-        verifyFingerprint,
-        ...(previousFingerprint !== undefined ? { previousVerifyFingerprint: previousFingerprint } : {}),
-      },
-      task.rounds,
+      { round, verifyPassed, treeChanged: after !== before, treeSeen: verifiedTrees.has(after), sameVerifyRounds },
+      { rounds: task.rounds, stagnationRounds: task.stagnationRounds },
     );
+    verifiedTrees.add(after);
     await ctx.emit('round-done', {
       taskId: task.id,
       attempt: a.attempt,
