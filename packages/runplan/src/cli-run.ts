@@ -33,6 +33,7 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
       ...(o.retry !== undefined ? { retry: ([] as unknown[]).concat(o.retry).map(String) } : {}),
       breakLock: o.breakLock === true,
       allowBackground: o.allowBackground === true,
+      ...(o.keepGoing === true ? { keepGoing: true } : {}),
       signal: controller.signal,
       onRecord: (r) => progress.record(r),
       onNotice: (line) => progress.notice(line),

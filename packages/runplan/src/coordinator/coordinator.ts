@@ -96,6 +96,7 @@ export class Coordinator {
         plan,
         ledger: this.ledger,
         jobs: parts.jobs,
+        keepGoing: req.keepGoing === true || plan.keepGoing === true,
         signal: this.abort.signal,
         nextAttempt: (taskId) => nextAttempt(parts, taskId),
         dispatch: (task, attempt) => dispatch(parts, task, attempt),

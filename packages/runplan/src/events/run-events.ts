@@ -152,6 +152,14 @@ export interface RunCompleteData {
   durationMs: number;
 }
 
+/** One task that stopped for good, as a keep-going receipt lists it. */
+export interface FailedTask {
+  task: string;
+  class: FailureClass;
+  reason: ReceiptReason;
+  phase: Phase;
+}
+
 export interface RunFailedData {
   logicalRunId: string;
   class: FailureClass;
@@ -164,6 +172,8 @@ export interface RunFailedData {
   signal: string | null;
   /** disk_full / io_error: the errno and the path the file system refused. */
   detail?: { errno: string | null; path: string };
+  /** Under keep-going: every task that stopped for good, in the order they stopped (absent otherwise). */
+  failed?: FailedTask[];
   tasksDone: number;
   attempts: number;
   usage: UsageTotals;

@@ -69,6 +69,11 @@ export interface Plan {
   base: string;
   jobs: number;
   retain?: number;
+  /**
+   * `keep_going = true` (as `make -k`): a task that stops for good stops only what is
+   * downstream of it. Outside every contract.
+   */
+  keepGoing?: boolean;
   land?: string;
   /** Attempt directory template (tier workdir). */
   workdir?: string;
