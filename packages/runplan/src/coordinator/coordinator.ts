@@ -26,6 +26,7 @@ import { taskList } from './task-list.js';
 import type { RunEnd, RunRequest, StopCause } from './types.js';
 import { verdict } from './verdict.js';
 import { removeEarlierTrees } from './worktrees.js';
+import { deleteRoundRefs } from '../attempt/round-refs.js';
 
 /** What one run's coordinator is built from, once its journal is open. */
 export interface CoordinatorInit {
@@ -102,6 +103,7 @@ export class Coordinator {
         dispatch: (task, attempt) => dispatch(parts, task, attempt),
         afterSuccess: async (taskId, attempt, inFlight) => {
           await removeEarlierTrees(parts, taskId);
+          await deleteRoundRefs(this.init.repo, plan.slug, taskId);
           await retain(parts, taskId, attempt, inFlight);
         },
         afterFailure: (task, r) => afterFailure(parts, task, r),
@@ -142,7 +144,7 @@ export class Coordinator {
       integration: this.integration,
       checkpoints: this.ledger.checkpoints,
       workdirTemplate: plan.workdir ?? join(slug.work, '{{run.id}}.{{task.id}}.{{run.attempt}}'),
-      roundsUsed: this.ledger.roundsUsed,
+      durableRounds: this.ledger.durableRounds,
       worktrees: new Serial(),
     };
     const jobs = Math.max(1, req.jobs ?? plan.jobs);
