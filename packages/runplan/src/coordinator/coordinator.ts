@@ -27,6 +27,7 @@ import type { RunEnd, RunRequest, StopCause } from './types.js';
 import { verdict } from './verdict.js';
 import { removeEarlierTrees } from './worktrees.js';
 import { deleteRoundRefs } from '../attempt/round-refs.js';
+import { keepResult } from './result-ref.js';
 
 /** What one run's coordinator is built from, once its journal is open. */
 export interface CoordinatorInit {
@@ -178,6 +179,7 @@ export class Coordinator {
   }
 
   async complete(parts: RunParts, landed: string | null): Promise<RunEnd> {
+    await keepResult(this.init.repo, this.init.plan.slug, this.init.run.runId, this.integration.head);
     const receipt = completeReceipt(parts, landed);
     try {
       await this.journal.complete(receipt);
