@@ -18,7 +18,7 @@ export class RunLedger {
   /** Failure history per task (counts and fingerprints), rebuilt from the journal on resume. */
   readonly histories = new Map<string, TaskHistory>();
   /** The last failure of a task that will be retried: its evidence goes into the next prompt. */
-  readonly lastFailure = new Map<string, { attempt: number; failure: AttemptFailureData }>();
+  readonly lastFailure = new Map<string, { attempt: number; failure: AttemptFailureData; worktree?: string }>();
   /** The last durable loop round of crashed attempts: a resumed loop continues from it. */
   readonly durableRounds = new Map<string, DurableRound>();
   /** Tokens the run's agents reported (carried over a resume); the budget is checked against it. */
