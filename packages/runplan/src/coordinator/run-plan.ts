@@ -81,7 +81,7 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
   }
   try {
     const contracts = taskContractDigests(plan);
-    const chosen = await chooseRun({ slug, plan, repo, req, runId, digests: contracts });
+    const chosen = await chooseRun({ slug, plan, repo, req, runId, baseCommit, digests: contracts });
     if (!chosen.ok) return chosen.end;
     for (const line of chosen.notices) req.onNotice?.(line);
     return await startRun({ plan, repo, slug, start: chosen.value, baseCommit, contracts, identity, req });

@@ -15,6 +15,8 @@ export interface RunRequest {
   /** `--retry TASK`: tasks whose failure history starts over (the operator says the cause changed). */
   retry?: string[];
   breakLock?: boolean;
+  /** `--new-run`: start a new run even when the plan is up to date with its last complete run. */
+  newRun?: boolean;
   /** `--keep-going`: as the plan's `keep_going = true` (a task that stops for good stops only its dependents). */
   keepGoing?: boolean;
   /** `--allow-background`: start even as a background job of an interactive shell (journaled in run-started). */
@@ -38,6 +40,7 @@ export type RunEnd =
   | { kind: 'locked'; message: string; holder?: LockHolder }
   | { kind: 'journal_failed'; message: string; journal: string }
   | { kind: 'complete'; receipt: RunCompleteData; journal: string }
+  | { kind: 'up_to_date'; runId: string; resultCommit: string; journal: string }
   | { kind: 'failed'; receipt: RunFailedData; journal: string };
 
 /** Why a run stops short of its receipt's success: the failure, the task it ended (null for the run), its evidence paths. */

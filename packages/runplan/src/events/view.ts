@@ -9,6 +9,7 @@ import {
   type AttemptFailureData,
   type CheckpointData,
   type DurableRound,
+  type RunCompleteData,
   type RunFailedData,
   type RunStartedData,
   type UsageTotals,
@@ -105,6 +106,12 @@ export class RunView {
   /** How many tasks the plan has (run-started's count). */
   get taskCount(): number {
     return this.started !== undefined ? taskCountOf(this.started) : 0;
+  }
+
+  /** The receipt when it is a run-complete. */
+  get completeReceipt(): RunCompleteData | undefined {
+    const e = this.terminal !== undefined ? readEvent(this.terminal) : undefined;
+    return e?.type === 'run-complete' ? e.data : undefined;
   }
 
   /** The receipt when it is a run-failed. */

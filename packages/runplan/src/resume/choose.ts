@@ -9,6 +9,7 @@ import { recoverRun, type RecoveredRun } from './recover.js';
 import { inspectRuns, type PriorRun } from './inspect.js';
 import type { Refusal } from './refusal.js';
 import { closeNeverStarted, closePriorRuns } from './close.js';
+import { upToDate } from './up-to-date.js';
 import type { UsageTotals } from '../events/types.js';
 import { nextStartOrder, runPaths, type RunPaths, type SlugPaths } from '../host/state.js';
 import type { RunEnd, RunRequest } from '../coordinator/types.js';
@@ -34,6 +35,8 @@ export interface ChooseInput {
   req: RunRequest;
   /** The id a new run (clean or continuation) takes. */
   runId: string;
+  /** What the plan's base resolves to now: a complete run on it with the same contracts is up to date. */
+  baseCommit: string;
   digests?: Map<string, string>;
 }
 
@@ -57,7 +60,15 @@ export type Chosen = { ok: true; value: Start; notices: string[] } | { ok: false
 // over when looking for a failed run to continue). One with no whole record (zero bytes
 // or a torn header) cannot take a receipt and is not written to: its directory is renamed
 // aside, `<run-id>.never-started-<time>`.
-export async function chooseRun({ slug, plan, repo, req, runId, digests = taskContractDigests(plan) }: ChooseInput): Promise<Chosen> {
+export async function chooseRun({
+  slug,
+  plan,
+  repo,
+  req,
+  runId,
+  baseCommit,
+  digests = taskContractDigests(plan),
+}: ChooseInput): Promise<Chosen> {
   const prior = await inspectRuns(slug);
   const never = prior.filter((p) => p.neverStarted);
   // A new run's place in the slug's history, taken while we hold the slug lock.
@@ -70,6 +81,7 @@ export async function chooseRun({ slug, plan, repo, req, runId, digests = taskCo
     repo,
     req,
     runId,
+    baseCommit,
     startOrder,
     digests,
   });
@@ -127,6 +139,8 @@ async function decideRun(input: DecideInput): Promise<{ ok: true; value: StartMo
   }
   if (incomplete.length === 1) return resumeOf(incomplete[0]!, plan, repo, digests);
   const last = prior.at(-1);
+  const current = req.newRun === true ? undefined : upToDate(last, plan, digests, input.baseCommit);
+  if (current !== undefined) return { ok: false, end: { kind: 'up_to_date', ...current } };
   if (last !== undefined && last.kind === 'failed' && last.failedClass !== 'abandoned') {
     // After disk_full the changed input is the disk itself: no dispatch while it is still short.
     if (last.failedReason === 'disk_full') {
