@@ -141,7 +141,7 @@ async function decideRun(input: DecideInput): Promise<{ ok: true; value: StartMo
   const last = prior.at(-1);
   const current = req.newRun === true ? undefined : upToDate(last, plan, digests, input.baseCommit);
   if (current !== undefined) return { ok: false, end: { kind: 'up_to_date', ...current } };
-  if (last !== undefined && last.kind === 'failed' && last.failedClass !== 'abandoned') {
+  if (last !== undefined && last.kind === 'failed' && last.failedClass !== 'abandoned' && req.newRun !== true) {
     // After disk_full the changed input is the disk itself: no dispatch while it is still short.
     if (last.failedReason === 'disk_full') {
       const detail = last.journal.failedReceipt?.detail;
@@ -180,6 +180,14 @@ async function decideRun(input: DecideInput): Promise<{ ok: true; value: StartMo
         hint: `raise [budget] in ${plan.file}, or start over with --fresh`,
       });
     }
+    // A continuation proceeds on the base its runs started from; a moved base is said once.
+    const old = recovered.value.started.baseCommit;
+    const moved =
+      old !== input.baseCommit
+        ? [
+            `runplan: base_moved: continuing from ${old}; ${input.baseCommit} is the base now — runplan run ${plan.file} --new-run starts from it`,
+          ]
+        : [];
     return {
       ok: true,
       value: {
@@ -190,6 +198,7 @@ async function decideRun(input: DecideInput): Promise<{ ok: true; value: StartMo
         recovered: recovered.value,
         abandoned: [],
       },
+      notices: moved,
     };
   }
   return { ok: true, value: { mode: 'clean', run: runPaths(slug, runId), startOrder, abandoned: [] } };
