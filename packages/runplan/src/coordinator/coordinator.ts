@@ -171,6 +171,13 @@ export class Coordinator {
       });
       const fault = result.ok ? undefined : diskFaultInText(result.failure.message, repo);
       if (fault !== undefined) this.journal.diskFailed(fault);
+      if (!result.ok && fault === undefined && result.failure.reason === 'land_moved') {
+        // The result stays reachable; the next run continues and lands without redoing the work.
+        const kept = await keepResult(repo, plan.slug, run.runId, this.integration.head);
+        const where = kept ? `refs/runplan/${plan.slug}/runs/${run.runId}` : this.integration.branchRef;
+        const message = `${result.failure.message}. The result ${this.integration.head.slice(0, 12)} is kept at ${where}: merge it into ${plan.land} yourself, or bring ${plan.land} back onto it and run \`runplan run ${plan.file}\` (it continues, redoing no task, and lands)`;
+        return this.failed(parts, { failure: { ...result.failure, message }, task: null, evidence: [] });
+      }
       if (!result.ok)
         return this.failed(parts, { failure: fault !== undefined ? diskFailure(fault, 'land') : result.failure, task: null, evidence: [] });
       landed = result.branch;
