@@ -35,6 +35,7 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
       allowBackground: o.allowBackground === true,
       ...(o.keepGoing === true ? { keepGoing: true } : {}),
       ...(o.newRun === true ? { newRun: true } : {}),
+      ...(o.resetBudget === true ? { resetBudget: true } : {}),
       signal: controller.signal,
       onRecord: (r) => progress.record(r),
       onNotice: (line) => progress.notice(line),

@@ -87,9 +87,17 @@ export class Coordinator {
         this.journal.killAfter(HEADER_TYPE, {});
         await this.journal.emit(
           'run-started',
-          runStarted(parts, { start, baseCommit: this.init.baseCommit, allowBackground: req.allowBackground }),
+          runStarted(parts, {
+            start,
+            baseCommit: this.init.baseCommit,
+            allowBackground: req.allowBackground,
+            resetBudget: req.resetBudget === true,
+          }),
         );
         if (start.mode === 'continue') await adopt(parts, start.origin, start.recovered);
+        // The budget is checked against the slug's spend (what run-started carried), not the run's.
+        this.ledger.usage = start.carried.usage;
+        this.ledger.costUsd = start.carried.costUsd;
       }
       await operatorRetries(parts, req.retry ?? []);
       const branch = await resetBranch(parts);

@@ -15,6 +15,8 @@ export interface RunRequest {
   /** `--retry TASK`: tasks whose failure history starts over (the operator says the cause changed). */
   retry?: string[];
   breakLock?: boolean;
+  /** `--reset-budget`: the slug's spend starts over with this run (journaled in run-started). */
+  resetBudget?: boolean;
   /** `--new-run`: start a new run even when the plan is up to date with its last complete run. */
   newRun?: boolean;
   /** `--keep-going`: as the plan's `keep_going = true` (a task that stops for good stops only its dependents). */

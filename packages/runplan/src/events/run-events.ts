@@ -46,9 +46,14 @@ export interface RunStartedData {
   abandoned: string[];
   /** The failed run this one continues (its valid checkpoints are adopted), or null. */
   continues: string | null;
-  /** Usage of the runs this one continues (budgets are slug-wide across continuations). */
+  /**
+   * The slug's spend before this run (budgets are slug-wide: across continuations, --fresh
+   * and new runs; zero after --reset-budget).
+   */
   usageCarried: UsageTotals;
   costCarried: number;
+  /** Present (true) only when the operator passed `--reset-budget`: the slug's spend starts over here. */
+  budgetReset?: true;
   /** Present (true) only when the operator passed `--allow-background`: the run may have been a background job. */
   allowBackground?: true;
 }
