@@ -41,6 +41,9 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
       ...(o.retry !== undefined ? { retry: ([] as unknown[]).concat(o.retry).map(String) } : {}),
       breakLock: o.breakLock === true,
       allowBackground: o.allowBackground === true,
+      ...(o.keepGoing === true ? { keepGoing: true } : {}),
+      ...(o.newRun === true ? { newRun: true } : {}),
+      ...(o.resetBudget === true ? { resetBudget: true } : {}),
       signal: controller.signal,
       onRecord: (r) => progress.record(r),
       onNotice: (line) => progress.notice(line),
@@ -79,6 +82,11 @@ export function describeEnd(end: RunEnd): string[] {
       ];
     case 'complete':
       return receiptSummary('run-complete', end.receipt, end.journal);
+    case 'up_to_date':
+      return [
+        `runplan: up to date: run ${end.runId}, ${end.resultCommit}`,
+        '  hint: nothing changed in the task contracts or the base; --new-run starts a new run anyway',
+      ];
     case 'failed':
       return receiptSummary('run-failed', end.receipt, end.journal);
     default:
@@ -90,6 +98,7 @@ export function describeEnd(end: RunEnd): string[] {
 export function exitCodeOf(end: RunEnd): number {
   switch (end.kind) {
     case 'complete':
+    case 'up_to_date':
       return 0;
     case 'failed':
       if (end.receipt.class !== 'interrupted') return 1;

@@ -55,6 +55,9 @@ export async function main(argv: string[]): Promise<number> {
     .option('--repo <dir>', 'The git repository (default: the one containing the plan)')
     .option('--state-dir <dir>', 'State root (default: <git common dir>/runplan)')
     .option('--break-lock', 'Take over a slug lock whose holder is on another host')
+    .option('--reset-budget', "Start the slug's spend over with this run (journaled); otherwise only raising [budget] lets more be spent")
+    .option('--new-run', 'Start a new run even when the plan is up to date with its last complete run')
+    .option('--keep-going', 'A task that stops for good stops only the tasks downstream of it (as make -k)')
     .option('--allow-background', 'Start even as a background job of an interactive shell (journaled)')
     .action(async (plan: string, o: Record<string, unknown>) => {
       code = await runCommand(resolve(plan), asTyped(argv, o, STRING_OPTIONS), stdout, stderr);

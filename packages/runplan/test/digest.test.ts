@@ -23,6 +23,7 @@ function task(overrides: Partial<TaskSpec> = {}): TaskSpec {
     envFileValues: { TOKEN: 'secret-1' },
     until: ['npm', 'run', 'check'],
     rounds: 8,
+    stagnationRounds: 3,
     repair: { task: 3, gate: 3, timeout: 2, provider: 4, integration: 2, backoffMs: 30_000, providerExitCodes: [] },
     ...overrides,
   };
@@ -58,6 +59,7 @@ test('keys outside the contract leave the task digest unchanged', () => {
     { stallMs: 5 },
     { gateDeadlineMs: 1 },
     { rounds: 2 },
+    { stagnationRounds: 9 },
     { blockedExit: 3 },
     { format: 'text' },
     { repair: { task: 9, gate: 9, timeout: 9, provider: 9, integration: 9, backoffMs: 1, providerExitCodes: [75] } },

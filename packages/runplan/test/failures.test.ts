@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -10,6 +10,7 @@ import {
   readPids,
   savedPrompts,
   tempDir,
+  waitUntil,
   withTimeout,
 } from '@runplan/test-fixtures';
 import { alive, ofType, records, runplan, setup } from './support.js';
@@ -270,12 +271,12 @@ test(
       const moved = g.repo.commitFiles({ 'elsewhere.txt': 'x\n' }, 'someone else');
       // base = "main" is resolved at start: point the plan at the old commit so main has moved on.
       writeFileSync(g.plan, readFileSync(g.plan, 'utf8').replace('base = "main"', `base = "${g.repo.head('main~1')}"`));
+      // Checked before any work now: refused (exit 3), nothing dispatched (land-check.test.ts
+      // has the same failure after dispatch, class integration).
       const r = await runplan(['run', g.plan], g);
-      assert.is(r.exitCode, 1, r.stderr);
-      const receipt = await failedReceipt(g, 'land');
-      assert.is(receipt.class, 'integration');
-      assert.is(receipt.reason, 'land_moved');
-      assert.is(receipt.phase, 'land');
+      assert.is(r.exitCode, 3, r.stderr);
+      assert.match(r.stderr, /^runplan: land_moved: /m);
+      assert.is(readLedger(g.ledger).length, 0);
       assert.is(g.repo.head('main'), moved, 'main was not forced');
     } finally {
       g.cleanup();
@@ -283,9 +284,15 @@ test(
     // A checked-out land branch with uncommitted changes is not touched.
     const h = setup('land');
     try {
-      writeFileSync(join(h.repo.path, 'README.md'), 'local edit\n');
+      // Edited while the run works (before any work it is refused: land-check.test.ts).
+      const holdFile = join(h.ledger + '.hold');
+      writeFileSync(holdFile, '');
       const before = h.repo.head('main');
-      const r = await runplan(['run', h.plan], h);
+      const running = runplan(['run', h.plan], { env: { ...h.env, MOCK_HOLD: 'second', MOCK_HOLD_FILE: holdFile } });
+      await waitUntil('second is dispatched', () => readLedger(h.ledger).some((e) => e.task === 'second'), { timeoutMs: 60_000 });
+      writeFileSync(join(h.repo.path, 'README.md'), 'local edit\n');
+      rmSync(holdFile);
+      const r = await running;
       assert.is(r.exitCode, 1, r.stderr);
       const receipt = await failedReceipt(h, 'land');
       assert.is(receipt.reason, 'land_checked_out');

@@ -50,7 +50,7 @@ function recovered(): RecoveredRun {
     attemptsTotal: 3,
     histories: new Map([['b', emptyHistory()]]),
     lastFailure: new Map([['b', { attempt: 1, failure }]]),
-    roundsUsed: new Map([['b', 2]]),
+    durableRounds: new Map([['b', { attempt: 1, round: 2, ref: 'refs/runplan/s/rounds/r/b/1/2', commit: 'c'.repeat(40) }]]),
     stopped: new Map(),
   };
 }
@@ -101,7 +101,7 @@ test('load takes what the journal proved; a resume counts on from it', () => {
   assert.is(ledger.costUsd, 1.25);
   assert.ok(ledger.histories.has('b'));
   assert.equal(ledger.lastFailure.get('b'), { attempt: 1, failure });
-  assert.is(ledger.roundsUsed.get('b'), 2);
+  assert.is(ledger.durableRounds.get('b')?.round, 2);
   ledger.dispatched('b', 2);
   assert.is(ledger.totalAttempts(), 4);
 });
@@ -120,7 +120,7 @@ test('a continuation forgets attempt numbers, the count and loop rounds, and kee
   ledger.forgetAttempts();
   assert.is(ledger.attempts.size, 0);
   assert.is(ledger.totalAttempts(), 0);
-  assert.is(ledger.roundsUsed.size, 0);
+  assert.is(ledger.durableRounds.size, 0);
   assert.is(ledger.checkpoints.size, 1);
   assert.equal(ledger.usage, usage(10));
   assert.ok(ledger.lastFailure.has('b'));

@@ -318,23 +318,35 @@ test('a retry prompt carries the previous failure in a delimited section, masked
   );
 });
 
-test('improve-verify rounds: done, next, stagnation, rounds_exhausted', () => {
+test('improve-verify rounds: done, next, stagnation (no_change, tree_cycle, repeated_verify), rounds_exhausted', () => {
   const round = (over: Partial<Parameters<typeof decideRound>[0]>) => ({
     round: 1,
     verifyPassed: false,
     treeChanged: true,
-    verifyFingerprint: 'v1',
+    treeSeen: false,
+    sameVerifyRounds: 1,
     ...over,
   });
-  assert.equal(decideRound(round({ verifyPassed: true, treeChanged: false }), 3), { action: 'done' });
-  assert.equal(decideRound(round({}), 3), { action: 'next_round' });
-  assert.equal(decideRound(round({ round: 2, previousVerifyFingerprint: 'v1', verifyFingerprint: 'v2' }), 3), { action: 'next_round' });
-  const noChange = decideRound(round({ treeChanged: false }), 3);
-  assert.equal(noChange.action === 'stop' && [noChange.class, noChange.reason], ['stagnation', 'no_change']);
-  const repeated = decideRound(round({ round: 2, previousVerifyFingerprint: 'v1' }), 3);
-  assert.equal(repeated.action === 'stop' && [repeated.class, repeated.reason], ['stagnation', 'repeated_verify']);
-  const exhausted = decideRound(round({ round: 3, previousVerifyFingerprint: 'v0' }), 3);
-  assert.equal(exhausted.action === 'stop' && [exhausted.class, exhausted.reason], ['task', 'rounds_exhausted']);
+  const limits = { rounds: 3, stagnationRounds: 3 };
+  const stop = (d: ReturnType<typeof decideRound>) => d.action === 'stop' && [d.class, d.reason];
+  assert.equal(decideRound(round({ verifyPassed: true, treeChanged: false }), limits), { action: 'done' });
+  assert.equal(decideRound(round({}), limits), { action: 'next_round' });
+  assert.equal(
+    decideRound(round({ round: 2, sameVerifyRounds: 2 }), limits),
+    { action: 'next_round' },
+    'one repeat on a changing tree is progress',
+  );
+  assert.equal(stop(decideRound(round({ treeChanged: false }), limits)), ['stagnation', 'no_change']);
+  assert.equal(stop(decideRound(round({ round: 2, treeSeen: true }), limits)), ['stagnation', 'tree_cycle']);
+  assert.equal(stop(decideRound(round({ round: 3, sameVerifyRounds: 3 }), { rounds: 9, stagnationRounds: 3 })), [
+    'stagnation',
+    'repeated_verify',
+  ]);
+  assert.equal(stop(decideRound(round({ round: 2, sameVerifyRounds: 2 }), { rounds: 9, stagnationRounds: 2 })), [
+    'stagnation',
+    'repeated_verify',
+  ]);
+  assert.equal(stop(decideRound(round({ round: 3 }), limits)), ['task', 'rounds_exhausted']);
   assert.equal(decideRepair(failure('stagnation'), emptyHistory(), DEFAULT_CAPS).action, 'stop');
   assert.equal(decideRepair(failure('task', 'x', { reason: 'rounds_exhausted' }), emptyHistory(), DEFAULT_CAPS).action, 'stop');
 });

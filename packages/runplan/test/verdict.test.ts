@@ -16,7 +16,7 @@ const stop = (reason: FailureReason, task: string | null = 't'): StopCause => ({
 });
 
 const clean: VerdictInputs = { journalFailed: false, diskFault: undefined, interrupted: undefined };
-const everything: ScheduleEnd = { failure: stop('gate_failed'), waiting: ['w'], survivors: { task: 's', pids: [9] } };
+const everything: ScheduleEnd = { failure: stop('gate_failed'), waiting: ['w'], survivors: { task: 's', pids: [9] }, keptGoing: [] };
 const disk = { errno: 'ENOSPC', path: '/full' } as const;
 
 test('a journal failure comes before everything: no receipt', () => {
@@ -46,7 +46,10 @@ test('an interruption names the signal, keeps the failure task, phase and eviden
       evidence: ['t.log'],
     },
   });
-  const bare = verdict({ failure: undefined, waiting: [], survivors: undefined }, { ...clean, interrupted: { reason: 'SIGINT' } });
+  const bare = verdict(
+    { failure: undefined, waiting: [], survivors: undefined, keptGoing: [] },
+    { ...clean, interrupted: { reason: 'SIGINT' } },
+  );
   assert.equal(bare.kind === 'failed' && [bare.stop.task, bare.stop.failure.phase], [null, 'run']);
 });
 
@@ -59,7 +62,23 @@ test('then the failure that stopped dispatching, then unschedulable tasks, then 
   ]);
   const survivors = verdict({ ...everything, failure: undefined, waiting: [] }, clean);
   assert.equal(survivors.kind === 'failed' && [survivors.stop.failure.reason, survivors.stop.task], ['teardown_failed', 's']);
-  assert.equal(verdict({ failure: undefined, waiting: [], survivors: undefined }, clean), { kind: 'land' });
+  assert.equal(verdict({ failure: undefined, waiting: [], survivors: undefined, keptGoing: [] }, clean), { kind: 'land' });
+});
+
+test('keep-going: the first task stop is the run failure unless a stop of the whole run came; failed lists every task stop', () => {
+  const a = { ...stop('gate_failed'), task: 'a' };
+  const b = { ...stop('blocked'), task: 'b' };
+  const listed = (s: ReturnType<typeof stop>) => ({
+    task: s.task,
+    class: s.failure.class,
+    reason: s.failure.reason,
+    phase: s.failure.phase,
+  });
+  const kept = verdict({ failure: undefined, waiting: ['after'], survivors: undefined, keptGoing: [a, b] }, clean);
+  assert.equal(kept.kind === 'failed' && [kept.stop.task, kept.stop.failed], ['a', [listed(a), listed(b)]]);
+  const budget = { ...stop('max_tokens'), task: null };
+  const whole = verdict({ failure: budget, waiting: ['after'], survivors: undefined, keptGoing: [a] }, clean);
+  assert.equal(whole.kind === 'failed' && [whole.stop.failure.reason, whole.stop.failed], ['max_tokens', [listed(a)]]);
 });
 
 test.run();

@@ -9,6 +9,7 @@ import { runCommand, type CommandRun } from './command.js';
 import { fail, interruption, writing } from './failure.js';
 import { check } from './gates.js';
 import type { Attempt } from './record.js';
+import { keepRound, restoreRound } from './round-refs.js';
 import { treeState } from './workspace.js';
 
 // Quotes output lines so nothing in them reads as a line of the prompt's own protocol.
@@ -22,9 +23,11 @@ function quote(text: string): string {
 
 // An improve-verify loop: the command in rounds on the same worktree, each round's prompt
 // carrying the previous verify output, until the `until` argv exits 0. A round that
-// changes nothing or fails verify exactly like the round before is stagnation; the last
-// round still red is rounds_exhausted. Rounds are journaled (round-done), so a resumed
-// task continues from the rounds left (hooks run once per attempt, not per round).
+// changes nothing, returns to a tree already verified, or fails verify the same way
+// `stagnation_rounds` rounds running is stagnation; the last round still red is
+// rounds_exhausted. Each round's tree is kept on a side ref named in its round-done, so a
+// loop resumed after a crash continues from the last kept round (hooks run once per
+// attempt, not per round).
 export async function runLoop(
   a: Attempt,
   at: { vars: TemplateVars; tree: string; prompt: string; baseCommit: string },
@@ -33,8 +36,14 @@ export async function runLoop(
   const { vars, tree, prompt, baseCommit } = at;
   const until = renderArgv(task.until ?? [], vars, 'pre_run');
   if (!until.ok) return { execution: undefined, failure: fail('template_refused', 'command', until.error.message) };
-  const first = (ctx.roundsUsed.get(task.id) ?? 0) + 1;
+  // After a crash: continue from the last durable round's tree; rounds whose work was lost
+  // (no durable round, or it no longer applies on this base) do not count.
+  const durable = ctx.durableRounds.get(task.id);
+  const restored = durable !== undefined && durable.attempt < a.attempt && (await restoreRound(a, tree, durable));
+  const first = (restored ? durable.round : 0) + 1;
   let previousFingerprint: string | undefined;
+  let sameVerifyRounds = 0;
+  const verifiedTrees = new Set<string>();
   let verifyTail = '';
   let last: Execution | undefined;
   for (let round = first; round <= task.rounds; round++) {
@@ -67,16 +76,14 @@ export async function runLoop(
       },
       [a.evidenceDir, tree],
     );
+    const after = await treeState(tree);
+    sameVerifyRounds = verifyFingerprint === previousFingerprint ? sameVerifyRounds + 1 : 1;
     const decision = decideRound(
-      {
-        round,
-        verifyPassed,
-        treeChanged: (await treeState(tree)) !== before,
-        verifyFingerprint,
-        ...(previousFingerprint !== undefined ? { previousVerifyFingerprint: previousFingerprint } : {}),
-      },
-      task.rounds,
+      { round, verifyPassed, treeChanged: after !== before, treeSeen: verifiedTrees.has(after), sameVerifyRounds },
+      { rounds: task.rounds, stagnationRounds: task.stagnationRounds },
     );
+    verifiedTrees.add(after);
+    const kept = await keepRound(a, { worktree: tree, tree: after, baseCommit, round });
     await ctx.emit('round-done', {
       taskId: task.id,
       attempt: a.attempt,
@@ -86,6 +93,8 @@ export async function runLoop(
       action: decision.action,
       reason: decision.action === 'stop' ? decision.reason : null,
       evidence: path,
+      roundRef: kept?.ref ?? null,
+      roundCommit: kept?.commit ?? null,
     });
     if (decision.action === 'done') return { execution: last };
     if (decision.action === 'stop')

@@ -5,7 +5,7 @@ import { newRunOwnerTag } from '../resume/leftovers.js';
 import type { TaskSpec } from '../plan/types.js';
 import { sha256Hex } from '../plan/digest.js';
 import { maskSecrets } from '../plan/secrets.js';
-import { retryPrompt } from '../repair/retry-prompt.js';
+import { retryPrompt, type PreviousAttempt } from '../repair/retry-prompt.js';
 import { JournalFailure, type RunContext } from '../coordinator/context.js';
 import type { AttemptFailureData, CheckpointData, UsageTotals } from '../events/types.js';
 import { attemptEvidenceDir } from '../host/state.js';
@@ -29,15 +29,12 @@ export type AttemptResult =
       /** Fingerprint inputs: the base the attempt started from and its own paths (masked). */
       baseCommit: string;
       ownPaths: string[];
+      /** The attempt's worktree, kept as evidence: a retry's prompt must not send its agent there. */
+      worktree?: string;
     };
 
 // Runs one attempt of a task, start to close, and journals every step (DESIGN "One attempt").
-export async function runAttempt(
-  ctx: RunContext,
-  task: TaskSpec,
-  attempt: number,
-  previous?: { attempt: number; failure: AttemptFailureData },
-): Promise<AttemptResult> {
+export async function runAttempt(ctx: RunContext, task: TaskSpec, attempt: number, previous?: PreviousAttempt): Promise<AttemptResult> {
   const started = Date.now();
   const ownerTag = newRunOwnerTag(ctx.runId);
   const baseCommit = ctx.integration.head;
@@ -99,6 +96,7 @@ export async function runAttempt(
       costUsd: rec.costUsd,
       baseCommit,
       ownPaths,
+      ...(rec.worktree !== undefined ? { worktree: rec.worktree } : {}),
     };
   }
   await removeWorktree(a);

@@ -33,7 +33,7 @@ export async function afterFailure(parts: RunParts, task: TaskSpec, r: FailedAtt
     detail: decision.action === 'stop' ? decision.detail : null,
   });
   if (decision.action === 'retry') {
-    ledger.lastFailure.set(task.id, { attempt: r.attempt, failure: f });
+    ledger.lastFailure.set(task.id, { attempt: r.attempt, failure: f, ...(r.worktree !== undefined ? { worktree: r.worktree } : {}) });
     return { retryInMs: decision.delayMs };
   }
   // A repeat is its own reason (the run stopped because nothing changed); an exhausted

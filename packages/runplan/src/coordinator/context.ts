@@ -1,5 +1,5 @@
 import type { Plan } from '../plan/types.js';
-import type { EventMap, EventType } from '../events/types.js';
+import type { DurableRound, EventMap, EventType } from '../events/types.js';
 import type { RunPaths, SlugPaths } from '../host/state.js';
 import type { DiskFault } from '../host/disk.js';
 
@@ -65,8 +65,8 @@ export interface RunContext {
    * concurrent add and remove can fail with "could not create directory".
    */
   worktrees: Serial;
-  /** Loop rounds already used by crashed attempts, per task: a resumed loop gets what is left. */
-  roundsUsed: ReadonlyMap<string, number>;
+  /** The last durable loop round of crashed attempts, per task: a resumed loop continues from it. */
+  durableRounds: ReadonlyMap<string, DurableRound>;
   /** Attempt directory template (plan `workdir` or the default under the slug dir). */
   workdirTemplate: string;
 }

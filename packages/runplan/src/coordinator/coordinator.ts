@@ -26,6 +26,8 @@ import { taskList } from './task-list.js';
 import type { RunEnd, RunRequest, StopCause } from './types.js';
 import { verdict } from './verdict.js';
 import { removeEarlierTrees } from './worktrees.js';
+import { deleteRoundRefs } from '../attempt/round-refs.js';
+import { keepResult } from './result-ref.js';
 
 /** What one run's coordinator is built from, once its journal is open. */
 export interface CoordinatorInit {
@@ -91,9 +93,17 @@ export class Coordinator {
         this.journal.killAfter(HEADER_TYPE, {});
         await this.journal.emit(
           'run-started',
-          runStarted(parts, { start, baseCommit: this.init.baseCommit, allowBackground: req.allowBackground }),
+          runStarted(parts, {
+            start,
+            baseCommit: this.init.baseCommit,
+            allowBackground: req.allowBackground,
+            resetBudget: req.resetBudget === true,
+          }),
         );
         if (start.mode === 'continue') await adopt(parts, start.origin, start.recovered);
+        // The budget is checked against the slug's spend (what run-started carried), not the run's.
+        this.ledger.usage = start.carried.usage;
+        this.ledger.costUsd = start.carried.costUsd;
       }
       await operatorRetries(parts, req.retry ?? []);
       const branch = await resetBranch(parts);
@@ -102,11 +112,13 @@ export class Coordinator {
         plan,
         ledger: this.ledger,
         jobs: parts.jobs,
+        keepGoing: req.keepGoing === true || plan.keepGoing === true,
         signal: this.abort.signal,
         nextAttempt: (taskId) => nextAttempt(parts, taskId),
         dispatch: (task, attempt) => dispatch(parts, task, attempt),
         afterSuccess: async (taskId, attempt, inFlight) => {
           await removeEarlierTrees(parts, taskId);
+          await deleteRoundRefs(this.init.repo, plan.slug, taskId);
           await retain(parts, taskId, attempt, inFlight);
         },
         afterFailure: (task, r) => afterFailure(parts, task, r),
@@ -147,7 +159,7 @@ export class Coordinator {
       integration: this.integration,
       checkpoints: this.ledger.checkpoints,
       workdirTemplate: plan.workdir ?? join(slug.work, '{{run.id}}.{{task.id}}.{{run.attempt}}'),
-      roundsUsed: this.ledger.roundsUsed,
+      durableRounds: this.ledger.durableRounds,
       worktrees: new Serial(),
     };
     const jobs = Math.max(1, req.jobs ?? plan.jobs);
@@ -173,6 +185,13 @@ export class Coordinator {
       });
       const fault = result.ok ? undefined : diskFaultInText(result.failure.message, repo);
       if (fault !== undefined) this.journal.diskFailed(fault);
+      if (!result.ok && fault === undefined && result.failure.reason === 'land_moved') {
+        // The result stays reachable; the next run continues and lands without redoing the work.
+        const kept = await keepResult(repo, plan.slug, run.runId, this.integration.head);
+        const where = kept ? `refs/runplan/${plan.slug}/runs/${run.runId}` : this.integration.branchRef;
+        const message = `${result.failure.message}. The result ${this.integration.head.slice(0, 12)} is kept at ${where}: merge it into ${plan.land} yourself, or bring ${plan.land} back onto it and run \`runplan run ${plan.file}\` (it continues, redoing no task, and lands)`;
+        return this.failed(parts, { failure: { ...result.failure, message }, task: null, evidence: [] });
+      }
       if (!result.ok)
         return this.failed(parts, { failure: fault !== undefined ? diskFailure(fault, 'land') : result.failure, task: null, evidence: [] });
       landed = result.branch;
@@ -181,6 +200,7 @@ export class Coordinator {
   }
 
   async complete(parts: RunParts, landed: string | null): Promise<RunEnd> {
+    await keepResult(this.init.repo, this.init.plan.slug, this.init.run.runId, this.integration.head);
     const receipt = completeReceipt(parts, landed);
     try {
       await this.journal.complete(receipt);

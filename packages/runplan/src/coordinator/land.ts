@@ -63,7 +63,7 @@ export async function land(repo: string, branch: string, target: string, emit: E
 }
 
 // The worktree that has `ref` checked out, if any.
-async function checkedOutIn(repo: string, ref: string): Promise<string | undefined> {
+export async function checkedOutIn(repo: string, ref: string): Promise<string | undefined> {
   const list = await git(repo, ['worktree', 'list', '--porcelain']);
   let path: string | undefined;
   for (const line of list.stdout.split('\n')) {

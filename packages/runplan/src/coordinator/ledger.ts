@@ -1,5 +1,5 @@
 import type { AttemptResult } from '../attempt/run-attempt.js';
-import { addUsage, ZERO_USAGE, type AttemptFailureData, type UsageTotals } from '../events/types.js';
+import { addUsage, ZERO_USAGE, type AttemptFailureData, type DurableRound, type UsageTotals } from '../events/types.js';
 import type { TaskHistory } from '../repair/index.js';
 import type { RecoveredRun } from '../resume/recover.js';
 
@@ -18,9 +18,9 @@ export class RunLedger {
   /** Failure history per task (counts and fingerprints), rebuilt from the journal on resume. */
   readonly histories = new Map<string, TaskHistory>();
   /** The last failure of a task that will be retried: its evidence goes into the next prompt. */
-  readonly lastFailure = new Map<string, { attempt: number; failure: AttemptFailureData }>();
-  /** Loop rounds used by crashed attempts (a resumed loop gets the rounds that are left). */
-  readonly roundsUsed = new Map<string, number>();
+  readonly lastFailure = new Map<string, { attempt: number; failure: AttemptFailureData; worktree?: string }>();
+  /** The last durable loop round of crashed attempts: a resumed loop continues from it. */
+  readonly durableRounds = new Map<string, DurableRound>();
   /** Tokens the run's agents reported (carried over a resume); the budget is checked against it. */
   usage: UsageTotals = ZERO_USAGE;
   costUsd = 0;
@@ -36,14 +36,14 @@ export class RunLedger {
     this.costUsd = recovered.costUsd;
     for (const [task, h] of recovered.histories) this.histories.set(task, h);
     for (const [task, f] of recovered.lastFailure) this.lastFailure.set(task, f);
-    for (const [task, n] of recovered.roundsUsed) this.roundsUsed.set(task, n);
+    for (const [task, d] of recovered.durableRounds) this.durableRounds.set(task, d);
   }
 
   // A continuation's attempts start over: numbering (above the slug's floor), count and loop rounds.
   forgetAttempts(): void {
     this.attempts.clear();
     this.attemptCount = 0;
-    this.roundsUsed.clear();
+    this.durableRounds.clear();
   }
 
   // The next attempt of a task was given number `attempt` and dispatched.

@@ -34,6 +34,7 @@ export function failedReceipt(parts: RunParts, stop: StopCause, signalReason: un
     evidence: stop.evidence,
     signal: f.class === 'interrupted' && typeof signalReason === 'string' ? signalReason : null,
     ...(f.detail !== undefined ? { detail: f.detail } : {}),
+    ...(stop.failed !== undefined ? { failed: stop.failed } : {}),
     tasksDone: ledger.checkpoints.size,
     attempts: ledger.totalAttempts(),
     usage: ledger.usage,

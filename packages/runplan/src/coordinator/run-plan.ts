@@ -7,6 +7,7 @@ import type { Plan } from '../plan/types.js';
 import { planDigest, taskContractDigests } from '../plan/digest.js';
 import { maskSecrets, planCopy, secretValues } from '../plan/secrets.js';
 import { chooseRun, type Start } from '../resume/choose.js';
+import { landPrecheck } from './land-check.js';
 import { commonDir, identityEnv, resolveCommit, toplevel } from '../host/git.js';
 import { ensurePrivateDir, newRunId, slugPaths, START_ORDER_FIELD, stateRootFor, type SlugPaths } from '../host/state.js';
 import { describeFault, diskFaultOf, diskReason, type DiskFault } from '../host/disk.js';
@@ -81,8 +82,14 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
   }
   try {
     const contracts = taskContractDigests(plan);
-    const chosen = await chooseRun({ slug, plan, repo, req, runId, digests: contracts });
+    const chosen = await chooseRun({ slug, plan, repo, req, runId, baseCommit, digests: contracts });
     if (!chosen.ok) return chosen.end;
+    if (plan.land !== undefined) {
+      const start = chosen.value;
+      const line = start.mode === 'clean' ? baseCommit : start.recovered.head;
+      const refusal = await landPrecheck(repo, plan.land, line, plan.file);
+      if (refusal !== undefined) return { kind: 'refused', ...refusal };
+    }
     for (const line of chosen.notices) req.onNotice?.(line);
     return await startRun({ plan, repo, slug, start: chosen.value, baseCommit, contracts, identity, req });
   } catch (e) {

@@ -1,4 +1,4 @@
-import { ZERO_USAGE, type RunStartedData } from '../events/types.js';
+import type { RunStartedData } from '../events/types.js';
 import type { Start } from '../resume/choose.js';
 import { coordinatorIdentity } from './identity.js';
 import type { RunParts } from './parts.js';
@@ -7,7 +7,7 @@ import type { RunParts } from './parts.js';
 // its base and branch, this coordinator, and what a continuation carries over.
 export function runStarted(
   parts: RunParts,
-  at: { start: Exclude<Start, { mode: 'resume' }>; baseCommit: string; allowBackground?: boolean },
+  at: { start: Exclude<Start, { mode: 'resume' }>; baseCommit: string; allowBackground?: boolean; resetBudget?: boolean },
 ): RunStartedData {
   const { plan, run, slug, repo, planDigest, integration, workdirTemplate } = parts.ctx;
   const { start } = at;
@@ -29,8 +29,9 @@ export function runStarted(
     coordinator: coordinatorIdentity(),
     abandoned: start.abandoned,
     continues: start.mode === 'continue' ? start.origin : null,
-    usageCarried: start.mode === 'continue' ? start.recovered.usage : ZERO_USAGE,
-    costCarried: start.mode === 'continue' ? start.recovered.costUsd : 0,
+    usageCarried: start.carried.usage,
+    costCarried: start.carried.costUsd,
+    ...(at.resetBudget === true ? { budgetReset: true as const } : {}),
     ...(at.allowBackground === true ? { allowBackground: true as const } : {}),
   };
 }

@@ -7,6 +7,7 @@ import { budgetExceeded } from '../repair/index.js';
 import type { AfterFailure, FailedAttempt } from './after-failure.js';
 import type { RunLedger } from './ledger.js';
 import type { StopCause } from './types.js';
+import type { FailureClass } from '../events/reasons.js';
 
 /** How one dispatched attempt came back: its result, or the journal failure it threw. */
 export type Settled = { kind: 'attempt'; taskId: string; result: AttemptResult } | { kind: 'journal'; taskId: string; error: Error };
@@ -19,6 +20,8 @@ export interface ScheduleEnd {
   waiting: string[];
   /** The first checkpointed task whose processes survived teardown. */
   survivors: { task: string; pids: number[] } | undefined;
+  /** Under keep-going: the tasks that stopped for good while the others went on, in that order. */
+  keptGoing: StopCause[];
 }
 
 /** What the DAG loop needs: the plan, the ledger it reads and updates, and the steps around an attempt. */
@@ -26,6 +29,8 @@ export interface ScheduleDeps {
   plan: Pick<Plan, 'tasks' | 'budget'>;
   ledger: RunLedger;
   jobs: number;
+  /** `--keep-going` / `keep_going`: a task's stop (other than KEEP_GOING_STOPS_ALL) stops only its dependents. */
+  keepGoing?: boolean;
   /** The run's abort: once aborted nothing new is dispatched and delayed retries wake at once. */
   signal: AbortSignal;
   /** The number the task's next attempt takes (may journal attempt-renumbered). */
@@ -38,6 +43,9 @@ export interface ScheduleDeps {
   afterFailure(task: TaskSpec, r: FailedAttempt): Promise<AfterFailure>;
 }
 
+/** Classes that stop all dispatch even under keep-going: the run itself, not one task, is in doubt. */
+export const KEEP_GOING_STOPS_ALL: readonly FailureClass[] = ['budget', 'teardown', 'invariant', 'engine', 'interrupted'];
+
 // Resolves undefined after `ms`, however long (a provider's reset may be days away), or at
 // once when the run is aborted (the scheduler then looks again and stops dispatching): a
 // delayed retry's turn.
@@ -48,7 +56,8 @@ async function wake(ms: number, signal: AbortSignal): Promise<undefined> {
 
 // DAG dispatch up to `jobs` at once, in plan order among ready tasks. A failed attempt is
 // retried when repair says so (after its delay); the first failure that stops stops new
-// dispatches; attempts in flight finish (their checkpoints stay valid). Which failure is the
+// dispatches (under keep-going only a class of KEEP_GOING_STOPS_ALL does; another task's
+// stop leaves its dependents waiting); attempts in flight finish (their checkpoints stay valid). Which failure is the
 // run's: a disk failure over any other; else a repair stop over an interruption; else the first.
 export async function schedule(deps: ScheduleDeps): Promise<ScheduleEnd> {
   const { plan, ledger, signal } = deps;
@@ -59,6 +68,7 @@ export async function schedule(deps: ScheduleDeps): Promise<ScheduleEnd> {
   const inFlight = new Map<string, Promise<Settled>>();
   let failure: StopCause | undefined;
   let survivors: { task: string; pids: number[] } | undefined;
+  const keptGoing: StopCause[] = [];
   for (;;) {
     if (failure === undefined && !signal.aborted) {
       const spent = budgetExceeded(plan.budget, { usage: ledger.usage, costUsd: ledger.costUsd });
@@ -121,9 +131,12 @@ export async function schedule(deps: ScheduleDeps): Promise<ScheduleEnd> {
     if ('retryInMs' in decided && failure === undefined) {
       waiting.add(r.taskId);
       notBefore.set(r.taskId, Date.now() + decided.retryInMs);
-    } else if ('stop' in decided && (failure === undefined || failure.failure.class === 'interrupted')) {
-      failure = { failure: decided.stop, task: r.taskId, evidence: r.evidence };
+    } else if ('stop' in decided) {
+      const stop = { failure: decided.stop, task: r.taskId, evidence: r.evidence };
+      // Its dependents stay waiting (never ready); everything else goes on.
+      if (deps.keepGoing && failure === undefined && !KEEP_GOING_STOPS_ALL.includes(decided.stop.class)) keptGoing.push(stop);
+      else if (failure === undefined || failure.failure.class === 'interrupted') failure = stop;
     }
   }
-  return { failure, waiting: [...waiting], survivors };
+  return { failure, waiting: [...waiting], survivors, keptGoing };
 }

@@ -1,6 +1,6 @@
 import type { RefusalReason } from '../resume/refusal.js';
 import type { JournalFs, JournalRecord, LockHolder } from '@runplan/journal';
-import type { AttemptFailureData, RunCompleteData, RunFailedData } from '../events/types.js';
+import type { AttemptFailureData, FailedTask, RunCompleteData, RunFailedData } from '../events/types.js';
 import type { PlanProblem } from '../plan/types.js';
 
 /** What `runplan run` is asked to do (the CLI builds it from argv; tests build it directly). */
@@ -15,6 +15,12 @@ export interface RunRequest {
   /** `--retry TASK`: tasks whose failure history starts over (the operator says the cause changed). */
   retry?: string[];
   breakLock?: boolean;
+  /** `--reset-budget`: the slug's spend starts over with this run (journaled in run-started). */
+  resetBudget?: boolean;
+  /** `--new-run`: start a new run even when the plan is up to date with its last complete run. */
+  newRun?: boolean;
+  /** `--keep-going`: as the plan's `keep_going = true` (a task that stops for good stops only its dependents). */
+  keepGoing?: boolean;
   /** `--allow-background`: start even as a background job of an interactive shell (journaled in run-started). */
   allowBackground?: boolean;
   /** Aborted by the CLI on SIGINT/SIGTERM; its `reason` is the signal name. */
@@ -36,6 +42,7 @@ export type RunEnd =
   | { kind: 'locked'; message: string; holder?: LockHolder }
   | { kind: 'journal_failed'; message: string; journal: string }
   | { kind: 'complete'; receipt: RunCompleteData; journal: string }
+  | { kind: 'up_to_date'; runId: string; resultCommit: string; journal: string }
   | { kind: 'failed'; receipt: RunFailedData; journal: string };
 
 /** Why a run stops short of its receipt's success: the failure, the task it ended (null for the run), its evidence paths. */
@@ -43,4 +50,6 @@ export interface StopCause {
   failure: AttemptFailureData;
   task: string | null;
   evidence: string[];
+  /** Under keep-going: every task that stopped for good (the receipt's `failed`). */
+  failed?: FailedTask[];
 }

@@ -144,6 +144,21 @@ export interface RoundDoneData {
   action: 'done' | 'next_round' | 'stop';
   reason: LoopReason | null;
   evidence: string;
+  /**
+   * The round's tree made durable: a commit (parent: the attempt's base) on this side ref,
+   * so a loop resumed after a crash continues from it. Null when git refused; absent in
+   * journals written before rounds were kept.
+   */
+  roundRef?: string | null;
+  roundCommit?: string | null;
+}
+
+/** The last durable round of a crashed attempt's loop: where a resumed loop continues from. */
+export interface DurableRound {
+  attempt: number;
+  round: number;
+  ref: string;
+  commit: string;
 }
 
 export interface AttemptClosedData {

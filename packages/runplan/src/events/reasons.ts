@@ -61,7 +61,7 @@ export type SettlementReason =
 export type CommandReason = SettlementReason | 'provider_reset_too_far' | 'template_refused' | 'transport_error' | 'teardown_failed';
 
 /** An improve-verify loop (`until`). */
-export type LoopReason = 'no_change' | 'repeated_verify' | 'rounds_exhausted';
+export type LoopReason = 'no_change' | 'tree_cycle' | 'repeated_verify' | 'rounds_exhausted';
 
 export type GateReason = 'gate_failed';
 
@@ -139,6 +139,7 @@ export const REASON_CLASS = {
   transport_error: 'task',
   teardown_failed: 'teardown',
   no_change: 'stagnation',
+  tree_cycle: 'stagnation',
   repeated_verify: 'stagnation',
   rounds_exhausted: 'task',
   gate_failed: 'gate',

@@ -46,9 +46,14 @@ export interface RunStartedData {
   abandoned: string[];
   /** The failed run this one continues (its valid checkpoints are adopted), or null. */
   continues: string | null;
-  /** Usage of the runs this one continues (budgets are slug-wide across continuations). */
+  /**
+   * The slug's spend before this run (budgets are slug-wide: across continuations, --fresh
+   * and new runs; zero after --reset-budget).
+   */
   usageCarried: UsageTotals;
   costCarried: number;
+  /** Present (true) only when the operator passed `--reset-budget`: the slug's spend starts over here. */
+  budgetReset?: true;
   /** Present (true) only when the operator passed `--allow-background`: the run may have been a background job. */
   allowBackground?: true;
 }
@@ -152,6 +157,14 @@ export interface RunCompleteData {
   durationMs: number;
 }
 
+/** One task that stopped for good, as a keep-going receipt lists it. */
+export interface FailedTask {
+  task: string;
+  class: FailureClass;
+  reason: ReceiptReason;
+  phase: Phase;
+}
+
 export interface RunFailedData {
   logicalRunId: string;
   class: FailureClass;
@@ -164,6 +177,8 @@ export interface RunFailedData {
   signal: string | null;
   /** disk_full / io_error: the errno and the path the file system refused. */
   detail?: { errno: string | null; path: string };
+  /** Under keep-going: every task that stopped for good, in the order they stopped (absent otherwise). */
+  failed?: FailedTask[];
   tasksDone: number;
   attempts: number;
   usage: UsageTotals;

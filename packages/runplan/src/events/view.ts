@@ -9,6 +9,8 @@ import {
   ZERO_USAGE,
   type AttemptFailureData,
   type CheckpointData,
+  type DurableRound,
+  type RunCompleteData,
   type RunFailedData,
   type RunStartedData,
   type UsageTotals,
@@ -87,7 +89,7 @@ export class RunView {
   private readonly startedKeys = new Set<string>();
   private readonly closedFailures = new Map<string, AttemptFailureData>();
   private readonly contracts = new Map<string, string>();
-  private readonly roundsByAttempt = new Map<string, { taskId: string; rounds: number }>();
+  private readonly roundsByAttempt = new Map<string, { taskId: string; durable?: DurableRound }>();
   private readonly crashedKeys = new Set<string>();
   /** Spend journaled before run-started, added again on top of what it carries. */
   private early: Array<{ usage: unknown; costUsd: unknown }> | undefined = [];
@@ -107,6 +109,12 @@ export class RunView {
   /** How many tasks the plan has (run-started's count). */
   get taskCount(): number {
     return this.started !== undefined ? taskCountOf(this.started) : 0;
+  }
+
+  /** The receipt when it is a run-complete. */
+  get completeReceipt(): RunCompleteData | undefined {
+    const e = this.terminal !== undefined ? readEvent(this.terminal) : undefined;
+    return e?.type === 'run-complete' ? e.data : undefined;
   }
 
   /** The receipt when it is a run-failed. */
@@ -139,13 +147,15 @@ export class RunView {
     return [...new Set([...this.open.values()].map((a) => a.taskId))];
   }
 
-  /** Loop rounds of attempts that are still open or that a coordinator crash closed, per task. */
-  roundsUsed(): Map<string, number> {
-    const roundsUsed = new Map<string, number>();
+  /** The last durable loop round of attempts that are still open or that a coordinator crash closed, per task. */
+  durableRounds(): Map<string, DurableRound> {
+    const durable = new Map<string, DurableRound>();
     for (const [key, r] of this.roundsByAttempt) {
-      if (this.open.has(key) || this.crashedKeys.has(key)) roundsUsed.set(r.taskId, Math.max(roundsUsed.get(r.taskId) ?? 0, r.rounds));
+      if (r.durable === undefined || !(this.open.has(key) || this.crashedKeys.has(key))) continue;
+      const known = durable.get(r.taskId);
+      if (known === undefined || known.attempt < r.durable.attempt) durable.set(r.taskId, r.durable);
     }
-    return roundsUsed;
+    return durable;
   }
 
   private fold(e: RunEvent): void {
@@ -234,11 +244,14 @@ export class RunView {
         break;
       }
       case 'round-done': {
-        const key = `${e.data.taskId}.${e.data.attempt}`;
-        this.roundsByAttempt.set(key, {
-          taskId: e.data.taskId,
-          rounds: Math.max(this.roundsByAttempt.get(key)?.rounds ?? 0, e.data.round),
-        });
+        const d = e.data;
+        const key = `${d.taskId}.${d.attempt}`;
+        const known = this.roundsByAttempt.get(key)?.durable;
+        const durable =
+          typeof d.roundRef === 'string' && typeof d.roundCommit === 'string' && (known === undefined || known.round < d.round)
+            ? { attempt: d.attempt, round: d.round, ref: d.roundRef, commit: d.roundCommit }
+            : known;
+        this.roundsByAttempt.set(key, { taskId: d.taskId, ...(durable !== undefined ? { durable } : {}) });
         break;
       }
       case 'operator-retry':

@@ -24,6 +24,7 @@ export const TOP_KEYS = [
   'land',
   'workdir',
   'min_free',
+  'keep_going',
   'secret_env',
   'hooks',
   'defaults',
@@ -93,6 +94,7 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
   if (landProblem) r.problem('land', 'bad_ref', `branch ${JSON.stringify(land)} ${landProblem}`);
   const workdir = readWorkdir(r, raw['workdir']);
   const minFree = r.size(raw['min_free'], 'min_free');
+  const keepGoing = r.boolean(raw['keep_going'], 'keep_going');
   const secretEnv = r.stringList(raw['secret_env'], 'secret_env') ?? [];
   secretEnv.forEach((name, i) => {
     if (!isEnvName(name)) r.problem(keyPath('secret_env', i), 'bad_env_name', `${JSON.stringify(name)} is not a variable name`);
@@ -159,6 +161,7 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
   if (land !== undefined) plan.land = land;
   if (workdir !== undefined) plan.workdir = workdir;
   if (minFree !== undefined) plan.minFree = minFree;
+  if (keepGoing === true) plan.keepGoing = true;
   return ok(plan);
 }
 

@@ -76,6 +76,11 @@ export class PlanReader {
     return isTable(value) ? value : this.wrong(path, value, 'a table');
   }
 
+  boolean(value: unknown, path: string): boolean | undefined {
+    if (value === undefined) return undefined;
+    return typeof value === 'boolean' ? value : this.wrong(path, value, 'a boolean');
+  }
+
   string(value: unknown, path: string): string | undefined {
     if (value === undefined) return undefined;
     return typeof value === 'string' ? value : this.wrong(path, value, 'a string');

@@ -25,6 +25,7 @@ export const DEFAULT_KEYS = [
   'env_file',
   'gates',
   'rounds',
+  'stagnation_rounds',
   'blocked_exit',
 ];
 const EXPECT = ['commit', 'none'] as const;
@@ -44,6 +45,7 @@ export interface TaskKeys {
   envFile?: { ref: string; path: string; values: Record<string, string> };
   gates?: string[][];
   rounds?: number;
+  stagnationRounds?: number;
   blockedExit?: number;
 }
 
@@ -128,6 +130,10 @@ export function readTaskKeys(r: PlanReader, t: Table, path: string, files: PlanF
   if (t['rounds'] !== undefined) {
     const rounds = r.integer(t['rounds'], at('rounds'), 1);
     if (rounds !== undefined) keys.rounds = rounds;
+  }
+  if (t['stagnation_rounds'] !== undefined) {
+    const stagnationRounds = r.integer(t['stagnation_rounds'], at('stagnation_rounds'), 2);
+    if (stagnationRounds !== undefined) keys.stagnationRounds = stagnationRounds;
   }
   if (t['blocked_exit'] !== undefined) {
     const blockedExit = r.integer(t['blocked_exit'], at('blocked_exit'), 1, 255);

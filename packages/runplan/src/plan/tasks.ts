@@ -187,6 +187,7 @@ function buildTask(r: PlanReader, entry: TaskEntry, base: TaskDefaults): TaskSpe
     env: { ...defaults.env, ...own.env },
     envFileValues: envFile ? { ...envFile.values } : {},
     rounds: own.rounds ?? defaults.rounds ?? PLAN_DEFAULTS.rounds,
+    stagnationRounds: own.stagnationRounds ?? defaults.stagnationRounds ?? PLAN_DEFAULTS.stagnationRounds,
     repair,
   };
   if (prompt !== undefined) task.prompt = prompt;

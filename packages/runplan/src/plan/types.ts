@@ -71,6 +71,11 @@ export interface TaskSpec {
   /** Improve-verify loop: rounds of the command until this argv exits 0. */
   until?: string[];
   rounds: number;
+  /**
+   * Consecutive rounds failing verify with the same fingerprint (on changing trees) that make
+   * a loop `repeated_verify`: a coarse verify prints the same line while the work advances.
+   */
+  stagnationRounds: number;
   /** An exit code of the command meaning "I am blocked" (class needs_human). */
   blockedExit?: number;
   /** The plan's `[repair]` with the task's `repair = {…}` applied over it. */
@@ -87,6 +92,11 @@ export interface Plan {
   base: string;
   jobs: number;
   retain?: number;
+  /**
+   * `keep_going = true` (as `make -k`): a task that stops for good stops only what is
+   * downstream of it. Outside every contract.
+   */
+  keepGoing?: boolean;
   land?: string;
   /** Attempt directory template (tier workdir). */
   workdir?: string;
@@ -134,6 +144,7 @@ export const PLAN_DEFAULTS = Object.freeze({
   gateDeadlineMs: 30 * 60_000,
   hookTimeoutMs: 10 * 60_000,
   rounds: 25,
+  stagnationRounds: 3,
   minFree: 1024 ** 3,
   expect: 'commit' as const,
   format: 'text' as AgentFormat,

@@ -9,7 +9,9 @@ import { recoverRun, type RecoveredRun } from './recover.js';
 import { inspectRuns, type PriorRun } from './inspect.js';
 import type { Refusal } from './refusal.js';
 import { closeNeverStarted, closePriorRuns } from './close.js';
-import type { UsageTotals } from '../events/types.js';
+import { upToDate } from './up-to-date.js';
+import { slugSpend, type SlugSpend } from './slug-spend.js';
+import { ZERO_USAGE, type UsageTotals } from '../events/types.js';
 import { nextStartOrder, runPaths, type RunPaths, type SlugPaths } from '../host/state.js';
 import type { RunEnd, RunRequest } from '../coordinator/types.js';
 
@@ -24,7 +26,11 @@ export type StartMode =
  * of each task in the slug's whole history, so the Nth attempt of a task is attempt N and
  * `{{run.attempt}}` never repeats for a task, across resumes, continuations and `--fresh`.
  */
-export type Start = StartMode & { attemptFloor: Map<string, number> };
+export type Start = StartMode & {
+  attemptFloor: Map<string, number>;
+  /** The slug's spend a new run or continuation carries (zero with --reset-budget); a resume keeps its own. */
+  carried: SlugSpend;
+};
 
 /** What chooseRun decides from. `digests`: the plan's task contract digests, when the caller has them already. */
 export interface ChooseInput {
@@ -34,6 +40,8 @@ export interface ChooseInput {
   req: RunRequest;
   /** The id a new run (clean or continuation) takes. */
   runId: string;
+  /** What the plan's base resolves to now: a complete run on it with the same contracts is up to date. */
+  baseCommit: string;
   digests?: Map<string, string>;
 }
 
@@ -43,6 +51,8 @@ interface DecideInput extends Required<ChooseInput> {
   never: PriorRun[];
   /** The new run's place in the slug's history. */
   startOrder: number;
+  /** What a new run or continuation would carry: the slug's spend (zero with --reset-budget). */
+  carried: SlugSpend;
 }
 
 /** The chosen start, and one line for people per never-started run closed on the way. */
@@ -57,12 +67,22 @@ export type Chosen = { ok: true; value: Start; notices: string[] } | { ok: false
 // over when looking for a failed run to continue). One with no whole record (zero bytes
 // or a torn header) cannot take a receipt and is not written to: its directory is renamed
 // aside, `<run-id>.never-started-<time>`.
-export async function chooseRun({ slug, plan, repo, req, runId, digests = taskContractDigests(plan) }: ChooseInput): Promise<Chosen> {
+export async function chooseRun({
+  slug,
+  plan,
+  repo,
+  req,
+  runId,
+  baseCommit,
+  digests = taskContractDigests(plan),
+}: ChooseInput): Promise<Chosen> {
   const prior = await inspectRuns(slug);
   const never = prior.filter((p) => p.neverStarted);
   // A new run's place in the slug's history, taken while we hold the slug lock.
   const startOrder = nextStartOrder(prior.map((p) => p.start));
+  const carried = req.resetBudget === true ? { usage: ZERO_USAGE, costUsd: 0 } : slugSpend(prior.filter((p) => !p.neverStarted));
   const decided = await decideRun({
+    carried,
     prior: prior.filter((p) => !p.neverStarted && p.failedReason !== 'never_started'),
     never,
     slug,
@@ -70,6 +90,7 @@ export async function chooseRun({ slug, plan, repo, req, runId, digests = taskCo
     repo,
     req,
     runId,
+    baseCommit,
     startOrder,
     digests,
   });
@@ -80,7 +101,7 @@ export async function chooseRun({ slug, plan, repo, req, runId, digests = taskCo
   if (start.mode !== 'resume') start.abandoned.push(...closed.abandoned);
   const attemptFloor = new Map<string, number>();
   for (const run of prior) for (const [task, n] of run.journal.attempts) attemptFloor.set(task, Math.max(attemptFloor.get(task) ?? 0, n));
-  return { ok: true, value: { ...start, attemptFloor }, notices: [...(decided.notices ?? []), ...closed.notices] };
+  return { ok: true, value: { ...start, attemptFloor, carried }, notices: [...(decided.notices ?? []), ...closed.notices] };
 }
 
 // Decides, read-only, between resuming the sole incomplete run, continuing a failed one,
@@ -96,7 +117,19 @@ async function decideRun(input: DecideInput): Promise<{ ok: true; value: StartMo
   }
   const incomplete = prior.filter((p) => p.kind === 'incomplete' || p.kind === 'corrupt');
   const refused = (r: Refusal): { ok: false; end: RunEnd } => ({ ok: false, end: { kind: 'refused', ...r } });
+  // Spend is the slug's: a new run or a continuation refuses while it is spent.
+  const spentRefusal = (what: string): { ok: false; end: RunEnd } | undefined => {
+    const spent = spentBudget(plan, input.carried.usage, input.carried.costUsd);
+    if (spent === undefined) return undefined;
+    return refused({
+      reason: 'budget_spent',
+      message: `slug ${plan.slug} has spent its budget across its runs (${spent}; --fresh and new runs count too); ${what} would spend more`,
+      hint: `raise [budget] in ${plan.file}, or runplan run ${plan.file} --reset-budget (journaled) to start its spend over`,
+    });
+  };
   if (req.fresh) {
+    const spent = spentRefusal('a fresh run');
+    if (spent !== undefined) return spent;
     const closed = await closePriorRuns(incomplete);
     if (!closed.ok) return closed;
     return {
@@ -127,7 +160,9 @@ async function decideRun(input: DecideInput): Promise<{ ok: true; value: StartMo
   }
   if (incomplete.length === 1) return resumeOf(incomplete[0]!, plan, repo, digests);
   const last = prior.at(-1);
-  if (last !== undefined && last.kind === 'failed' && last.failedClass !== 'abandoned') {
+  const current = req.newRun === true ? undefined : upToDate(last, plan, digests, input.baseCommit);
+  if (current !== undefined) return { ok: false, end: { kind: 'up_to_date', ...current } };
+  if (last !== undefined && last.kind === 'failed' && last.failedClass !== 'abandoned' && req.newRun !== true) {
     // After disk_full the changed input is the disk itself: no dispatch while it is still short.
     if (last.failedReason === 'disk_full') {
       const detail = last.journal.failedReceipt?.detail;
@@ -158,14 +193,16 @@ async function decideRun(input: DecideInput): Promise<{ ok: true; value: StartMo
         hint: `if its cause changed: runplan run ${plan.file} --retry ${task}   (or --fresh to start over)`,
       });
     }
-    const spent = spentBudget(plan, recovered.value.usage, recovered.value.costUsd);
-    if (spent !== undefined) {
-      return refused({
-        reason: 'budget_spent',
-        message: `slug ${plan.slug} has spent its budget (${spent}); a continuation would spend more`,
-        hint: `raise [budget] in ${plan.file}, or start over with --fresh`,
-      });
-    }
+    const spent = spentRefusal('a continuation');
+    if (spent !== undefined) return spent;
+    // A continuation proceeds on the base its runs started from; a moved base is said once.
+    const old = recovered.value.started.baseCommit;
+    const moved =
+      old !== input.baseCommit
+        ? [
+            `runplan: base_moved: continuing from ${old}; ${input.baseCommit} is the base now — runplan run ${plan.file} --new-run starts from it`,
+          ]
+        : [];
     return {
       ok: true,
       value: {
@@ -176,8 +213,11 @@ async function decideRun(input: DecideInput): Promise<{ ok: true; value: StartMo
         recovered: recovered.value,
         abandoned: [],
       },
+      notices: moved,
     };
   }
+  const spent = spentRefusal('a new run');
+  if (spent !== undefined) return spent;
   return { ok: true, value: { mode: 'clean', run: runPaths(slug, runId), startOrder, abandoned: [] } };
 }
 

@@ -2,7 +2,7 @@ import type { ProcessIdentity } from '@runplan/settle';
 import type { Plan } from '../plan/types.js';
 import { taskContractDigests } from '../plan/digest.js';
 import type { TaskHistory } from '../repair/index.js';
-import type { AttemptFailureData, CheckpointData, RunStartedData, UsageTotals } from '../events/types.js';
+import type { AttemptFailureData, CheckpointData, DurableRound, RunStartedData, UsageTotals } from '../events/types.js';
 import type { OpenAttempt, StoppedTask } from '../events/view.js';
 import { ancestryOracle, isAncestor, missingObjects, type AncestryOracle } from '../host/git.js';
 import { checkpointProblem } from './checkpoint-check.js';
@@ -42,8 +42,8 @@ export interface RecoveredRun {
   histories: Map<string, TaskHistory>;
   /** The last failure of each task that was to be retried (its evidence goes into the next prompt). */
   lastFailure: Map<string, { attempt: number; failure: AttemptFailureData }>;
-  /** Loop rounds journaled by attempts a coordinator crash ended, per task. */
-  roundsUsed: Map<string, number>;
+  /** The last durable loop round of attempts a coordinator crash ended, per task. */
+  durableRounds: Map<string, DurableRound>;
   /**
    * Tasks repair stopped (and no operator-retry since): never redispatched on the same
    * inputs. `contractDigest` is the contract the stopped attempt ran under (its
@@ -133,7 +133,7 @@ export async function recoverRun(
     ok: true,
     value: {
       stopped: fold.stopped,
-      roundsUsed: fold.roundsUsed(),
+      durableRounds: fold.durableRounds(),
       started,
       checkpoints: valid,
       head,

@@ -16,6 +16,8 @@ export type RefusalReason =
   | 'contract_changed'
   | 'dependency_mismatch'
   | 'journal_corrupt'
+  | 'land_checked_out'
+  | 'land_moved'
   | 'no_such_run'
   | 'not_a_repository'
   | 'not_descendant'

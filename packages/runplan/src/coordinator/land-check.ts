@@ -1,0 +1,29 @@
+import { git, isAncestor, readRef } from '../host/git.js';
+import type { Refusal } from '../resume/refusal.js';
+import { checkedOutIn } from './land.js';
+
+// `land` checked before any work: a land branch that is already off the integration line
+// (`line`: the run's base, or a resumed run's integration head), or checked out with
+// uncommitted changes to tracked files, would fail only after every task ran. After
+// dispatch the same findings stay class integration (land.ts).
+export async function landPrecheck(repo: string, branch: string, line: string, planFile: string): Promise<Refusal | undefined> {
+  const ref = `refs/heads/${branch}`;
+  const current = await readRef(repo, ref);
+  if (current === undefined) return undefined;
+  if (current !== line && (await isAncestor(repo, current, line)) !== true) {
+    return {
+      reason: 'land_moved',
+      message: `${ref} is at ${current.slice(0, 12)}, which the integration line from ${line.slice(0, 12)} does not contain: the result could not land there; nothing was started`,
+      hint: `bring ${branch} back onto that line, or point land in ${planFile} at another branch`,
+    };
+  }
+  const worktree = await checkedOutIn(repo, ref);
+  if (worktree === undefined) return undefined;
+  const dirty = await git(worktree, ['status', '--porcelain', '--untracked-files=no']);
+  if (dirty.code === 0 && dirty.stdout.trim() === '') return undefined;
+  return {
+    reason: 'land_checked_out',
+    message: `${ref} is checked out in ${worktree} with uncommitted changes; nothing was started`,
+    hint: `commit or stash them in ${worktree}, then run the same command again`,
+  };
+}

@@ -1,0 +1,34 @@
+// Budgets are a stop-loss for the slug: the spend is the slug's, across --fresh,
+// continuations and new runs; only raising [budget] or an explicit, journaled
+// --reset-budget lets more be spent (real bin).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { dispatchCounts } from '@runplan/test-fixtures';
+import { ofType, records, runIds, runplan, withPlan } from './support.js';
+
+test(
+  'after a budget stop, --fresh and --new-run refuse budget_spent (the hint names [budget] and --reset-budget); --reset-budget is journaled and runs',
+  withPlan('budget', { timeoutMs: 150_000 }, async (f) => {
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 1, r.stderr);
+    for (const flag of ['--fresh', '--new-run']) {
+      const refused = await runplan(['run', f.plan, flag], f);
+      assert.is(refused.exitCode, 3, `${flag}: ${refused.stderr}`);
+      assert.match(
+        refused.stderr,
+        /^runplan: budget_spent: slug budget has spent its budget across its runs \(\d+ tokens spent, budget\.max_tokens = 1500;/m,
+      );
+      assert.match(refused.stderr, /hint: raise \[budget\] in .*, or runplan run .* --reset-budget/);
+      assert.not.match(refused.stderr, /hint:.*--fresh/);
+      assert.is(runIds(f.repo, 'budget').length, 1, `${flag}: nothing written`);
+    }
+    const reset = await runplan(['run', f.plan, '--reset-budget'], f);
+    assert.is(reset.exitCode, 0, reset.stderr);
+    const started = ofType(await records(f.repo, 'budget'), 'run-started')[0]!;
+    assert.is(started.budgetReset, true);
+    assert.is(started.usageCarried.inputTokens, 0);
+    assert.is(dispatchCounts(f.ledger).get('b3'), 1);
+  }),
+);
+
+test.run();

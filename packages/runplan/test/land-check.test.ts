@@ -1,0 +1,72 @@
+// `land` is checked before any work: a land branch checked out with uncommitted changes or
+// already moved away from the integration line is refused before the first dispatch (exit 3,
+// nothing written); a land_moved after dispatch says how to proceed without redoing the work.
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readLedger, tempDir, waitUntil } from '@runplan/test-fixtures';
+import { records, runIds, runplan, withPlan } from './support.js';
+
+function landOn(plan: string, branch: string): void {
+  writeFileSync(plan, readFileSync(plan, 'utf8').replace('base = "main"', `base = "main"\nland = "${branch}"`));
+}
+
+test(
+  'land_checked_out before any work: the land branch is checked out with uncommitted changes (exit 3, nothing dispatched or written)',
+  withPlan('single', { timeoutMs: 60_000 }, async (f) => {
+    landOn(f.plan, 'main');
+    writeFileSync(join(f.repo.path, 'README.md'), 'edited, not committed\n');
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 3, r.stderr);
+    assert.match(r.stderr, /^runplan: land_checked_out: refs\/heads\/main is checked out in .* with uncommitted changes/m);
+    assert.match(r.stderr, /hint: commit or stash them/);
+    assert.is(readLedger(f.ledger).length, 0);
+    assert.equal(runIds(f.repo, 'single'), []);
+  }),
+);
+
+test(
+  'land_moved before any work: the land branch is not on the integration line (exit 3, nothing dispatched or written)',
+  withPlan('single', { timeoutMs: 60_000 }, async (f) => {
+    const side = f.repo.git(['commit-tree', 'HEAD^{tree}', '-p', 'HEAD', '-m', 'side']);
+    f.repo.git(['branch', 'release', side]);
+    landOn(f.plan, 'release');
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 3, r.stderr);
+    assert.match(r.stderr, /^runplan: land_moved: refs\/heads\/release is at [0-9a-f]{12}, which the integration line/m);
+    assert.is(readLedger(f.ledger).length, 0);
+    assert.equal(runIds(f.repo, 'single'), []);
+  }),
+);
+
+test(
+  'land_moved after dispatch stays class integration; the message names the kept result ref and the command',
+  withPlan('single', { timeoutMs: 120_000 }, async (f) => {
+    const hold = tempDir('runplan-hold-');
+    try {
+      const holdFile = join(hold.path, 'hold');
+      writeFileSync(holdFile, '');
+      f.repo.git(['branch', 'release', 'main']);
+      landOn(f.plan, 'release');
+      const running = runplan(['run', f.plan], { env: { ...f.env, MOCK_HOLD: 'only', MOCK_HOLD_FILE: holdFile } });
+      await waitUntil('the task is dispatched', () => readLedger(f.ledger).length === 1, { timeoutMs: 60_000 });
+      const side = f.repo.git(['commit-tree', 'HEAD^{tree}', '-p', 'HEAD', '-m', 'someone else']);
+      f.repo.git(['update-ref', 'refs/heads/release', side]);
+      rmSync(holdFile);
+      const r = await running;
+      assert.is(r.exitCode, 1, r.stderr);
+      const terminal = (await records(f.repo, 'single')).filter((x) => x.terminal === true)[0]!;
+      const d = terminal.data as Record<string, any>;
+      assert.equal([d.class, d.reason], ['integration', 'land_moved']);
+      const kept = `refs/runplan/single/runs/${d.logicalRunId}`;
+      assert.is(f.repo.git(['rev-parse', kept]), f.repo.head('runplan/single'));
+      assert.ok(String(d.message).includes(kept), d.message);
+      assert.ok(String(d.message).includes(`runplan run ${f.plan}`), d.message);
+    } finally {
+      hold.cleanup();
+    }
+  }),
+);
+
+test.run();
