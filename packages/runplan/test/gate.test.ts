@@ -345,4 +345,25 @@ test(
   }),
 );
 
+
+test(
+  'a bin that cannot load its built CLI still denies as a hook (exit 2, never 1) and fails plainly otherwise',
+  withCleanup(
+    30_000,
+    () => tempDir('runplan-gate-shim-'),
+    async (dir) => {
+      // The committed shim beside no dist/: what a broken install or an unbuilt checkout runs.
+      mkdirSync(join(dir.path, 'bin'));
+      writeFileSync(join(dir.path, 'bin', 'runplan.js'), readFileSync(RUNPLAN));
+      const shim = join(dir.path, 'bin', 'runplan.js');
+      const input = JSON.stringify({ tool_name: 'Bash', tool_input: { command: 'runplan run plan.toml &' }, cwd: dir.path });
+      const gate = await runBin(shim, ['gate', 'claude'], { input, timeoutMs: 20_000 });
+      assert.is(gate.exitCode, 2, gate.stderr);
+      assert.match(gate.stderr, /^runplan: cannot load the built CLI/);
+      const status = await runBin(shim, ['status'], { timeoutMs: 20_000 });
+      assert.is(status.exitCode, 1, status.stderr);
+    },
+  ),
+);
+
 test.run();
