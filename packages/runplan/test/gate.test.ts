@@ -345,7 +345,6 @@ test(
   }),
 );
 
-
 test(
   'a bin that cannot load its built CLI still denies as a hook (exit 2, never 1) and fails plainly otherwise',
   withCleanup(
