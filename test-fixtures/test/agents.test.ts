@@ -178,7 +178,7 @@ test(
 );
 
 test(
-  'codex json: thread.started, turn.started, agent_message items, turn.completed usage per turn',
+  "codex json: thread.started, turn.started, agent_message items, turn.completed usage as the thread's running total (as codex exec prints it)",
   withTimeout(60_000, async () => {
     const r = await runAgent('mock: format codex\nmock: usage 100 20 30 0\nmock: turn\nmock: usage 200 40 0 0\nmock: say hi\n');
     assert.is(r.exitCode, 0);
@@ -191,7 +191,7 @@ test(
       turns.map((t) => t.usage),
       [
         { input_tokens: 130, cached_input_tokens: 30, output_tokens: 20 },
-        { input_tokens: 200, cached_input_tokens: 0, output_tokens: 40 },
+        { input_tokens: 330, cached_input_tokens: 30, output_tokens: 60 },
       ],
     );
     const messages = out.filter((l) => l.type === 'item.completed' && l.item.type === 'agent_message').map((l) => l.item.text);
