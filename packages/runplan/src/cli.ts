@@ -5,10 +5,8 @@ import { loadPlan } from './plan/load.js';
 import { SafeOutput } from './observe/progress.js';
 import { collectStatus, statusTable } from './observe/status.js';
 import { stopSlug } from './observe/stop.js';
-import { commonDir, toplevel } from './host/git.js';
-import { stateRootFor } from './host/state.js';
 import { gateMain } from './gate/cli.js';
-import { printProblems, UsageError } from './cli-support.js';
+import { joinDashValue, printProblems, STRING_OPTIONS, stateRoot, UsageError } from './cli-support.js';
 import { runCommand } from './cli-run.js';
 import { reportStop, stopExitCode, clockTime } from './cli-stop.js';
 import { reportCommand } from './cli-report.js';
@@ -246,40 +244,3 @@ export async function main(argv: string[]): Promise<number> {
   }
   return code ?? 2;
 }
-
-// `--out -` as `--out=-`: the option parser reads a lone `-` as no value at all.
-function joinDashValue(argv: string[], flag: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === flag && argv[i + 1] === '-') {
-      out.push(`${flag}=-`);
-      i++;
-    } else out.push(argv[i]!);
-  }
-  return out;
-}
-
-// The state root for status/stop: --state-dir, else <git common dir of --repo or cwd>/runplan.
-async function stateRoot(o: Record<string, unknown>): Promise<{ ok: true; value: string } | { ok: false; message: string }> {
-  if (typeof o.stateDir === 'string') return { ok: true, value: stateRootFor('', o.stateDir) };
-  const dir = typeof o.repo === 'string' ? resolve(o.repo) : process.cwd();
-  const top = await toplevel(dir);
-  const common = top !== undefined ? await commonDir(top) : undefined;
-  return common !== undefined
-    ? { ok: true, value: stateRootFor(common) }
-    : { ok: false, message: `${dir} is not inside a git work tree (pass --repo or --state-dir)` };
-}
-
-/** Options whose values are strings as typed (camelCase key → flag name; @runplan/common's asTyped). */
-const STRING_OPTIONS = {
-  repo: 'repo',
-  stateDir: 'state-dir',
-  run: 'run',
-  out: 'out',
-  retry: 'retry',
-  jobs: 'jobs',
-  wait: 'wait',
-  grace: 'grace',
-  project: 'project',
-  bashTimeout: 'bash-timeout',
-} as const;
