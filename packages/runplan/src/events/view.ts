@@ -4,6 +4,7 @@ import { emptyHistory, recordFailure, type TaskHistory } from '../repair/index.j
 import { readEvent, taskCountOf, type RunEvent } from './read.js';
 import { nextStep, type TaskStep } from './task-step.js';
 import { AttemptLog } from './attempt-log.js';
+import type { OpenAttempt, StoppedTask } from './view-types.js';
 import {
   addUsage,
   ZERO_USAGE,
@@ -16,25 +17,7 @@ import {
   type UsageTotals,
 } from './types.js';
 
-/** An attempt that started and never closed: a crashed coordinator's leftover. */
-export interface OpenAttempt {
-  taskId: string;
-  attempt: number;
-  ownerTag: string;
-  evidenceDir: string;
-  /** The attempt's git worktree ('' when its dir could not be rendered). */
-  worktree: string;
-  /** Whether any command-settled was journaled (its usage is then already counted). */
-  settled: boolean;
-}
-
-/** A task repair stopped: not dispatched again on the same inputs (see decideRun). */
-export interface StoppedTask {
-  class: string;
-  reason: string;
-  detail: string;
-  contractDigest: string | null;
-}
+export type { OpenAttempt, StoppedTask } from './view-types.js';
 
 /**
  * The one reading of a run's journal: records are folded as they stream by (scanJournal's

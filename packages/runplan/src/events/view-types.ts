@@ -1,0 +1,21 @@
+// What the run view says of one attempt or task (events/view.ts).
+
+/** An attempt that started and never closed: a crashed coordinator's leftover. */
+export interface OpenAttempt {
+  taskId: string;
+  attempt: number;
+  ownerTag: string;
+  evidenceDir: string;
+  /** The attempt's git worktree ('' when its dir could not be rendered). */
+  worktree: string;
+  /** Whether any command-settled was journaled (its usage is then already counted). */
+  settled: boolean;
+}
+
+/** A task repair stopped: not dispatched again on the same inputs (see decideRun). */
+export interface StoppedTask {
+  class: string;
+  reason: string;
+  detail: string;
+  contractDigest: string | null;
+}
