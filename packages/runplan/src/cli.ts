@@ -42,6 +42,14 @@ export async function main(argv: string[]): Promise<number> {
   }
   let code: number | undefined;
   const cli = cac('runplan');
+  // The state root for status/log/report/stop, or undefined after saying why there is none (exit 2).
+  const stateRootOrSay = async (o: Record<string, unknown>): Promise<string | undefined> => {
+    const root = await stateRoot(o);
+    if (root.ok) return root.value;
+    say(`runplan: not_a_repository: ${root.message}`);
+    code = 2;
+    return undefined;
+  };
 
   cli
     .command('run <plan>', 'Run a plan: the blocking coordinator (one foreground process)')
@@ -79,19 +87,15 @@ export async function main(argv: string[]): Promise<number> {
     .option('--state-dir <dir>', 'State root (default: <git common dir>/runplan)')
     .action(async (slug: string | undefined, typed: Record<string, unknown>) => {
       const o = asTyped(argv, typed, STRING_OPTIONS);
-      const root = await stateRoot(o);
-      if (!root.ok) {
-        say(`runplan: not_a_repository: ${root.message}`);
-        code = 2;
-        return;
-      }
+      const root = await stateRootOrSay(o);
+      if (root === undefined) return;
       const flags = [
         ...(typeof o.stateDir === 'string' ? ['--state-dir', resolve(o.stateDir)] : []),
         ...(typeof o.repo === 'string' ? ['--repo', resolve(o.repo)] : []),
       ];
-      const rows = await collectStatus(root.value, slug, { resumeFlags: flags });
+      const rows = await collectStatus(root, slug, { resumeFlags: flags });
       if (rows === undefined) {
-        say(`runplan: no_such_slug: ${slug} has no runs under ${root.value}`);
+        say(`runplan: no_such_slug: ${slug} has no runs under ${root}`);
         code = 1;
         return;
       }
@@ -127,15 +131,11 @@ export async function main(argv: string[]): Promise<number> {
     .option('--state-dir <dir>', 'State root (default: <git common dir>/runplan)')
     .action(async (slug: string | undefined, typed: Record<string, unknown>) => {
       const o = asTyped(argv, typed, STRING_OPTIONS);
-      const root = await stateRoot(o);
-      if (!root.ok) {
-        say(`runplan: not_a_repository: ${root.message}`);
-        code = 2;
-        return;
-      }
-      const rows = await collectLog(root.value, slug);
+      const root = await stateRootOrSay(o);
+      if (root === undefined) return;
+      const rows = await collectLog(root, slug);
       if (rows === undefined) {
-        say(`runplan: no_such_slug: ${slug} has no runs under ${root.value}`);
+        say(`runplan: no_such_slug: ${slug} has no runs under ${root}`);
         code = 1;
         return;
       }
@@ -153,13 +153,9 @@ export async function main(argv: string[]): Promise<number> {
     .option('--state-dir <dir>', 'State root (default: <git common dir>/runplan)')
     .action(async (slug: string | undefined, typed: Record<string, unknown>) => {
       const o = asTyped(argv, typed, STRING_OPTIONS);
-      const root = await stateRoot(o);
-      if (!root.ok) {
-        say(`runplan: not_a_repository: ${root.message}`);
-        code = 2;
-        return;
-      }
-      code = await reportCommand(root.value, slug, o, { say, print: (text) => stdout.write(text) });
+      const root = await stateRootOrSay(o);
+      if (root === undefined) return;
+      code = await reportCommand(root, slug, o, { say, print: (text) => stdout.write(text) });
     });
 
   cli
@@ -177,13 +173,9 @@ export async function main(argv: string[]): Promise<number> {
       if (waitMs === undefined) throw new UsageError(`--wait ${String(o.wait)}: not a duration (500ms, 30s, 10m, 2h)`);
       const graceMs = o.grace === undefined ? 5000 : parseDuration(String(o.grace));
       if (graceMs === undefined) throw new UsageError(`--grace ${String(o.grace)}: not a duration (500ms, 30s, 10m, 2h)`);
-      const root = await stateRoot(o);
-      if (!root.ok) {
-        say(`runplan: not_a_repository: ${root.message}`);
-        code = 2;
-        return;
-      }
-      const end = await stopSlug(root.value, slug, waitMs, { graceMs });
+      const root = await stateRootOrSay(o);
+      if (root === undefined) return;
+      const end = await stopSlug(root, slug, waitMs, { graceMs });
       reportStop(end, stdout, say);
       code = stopExitCode(end);
     });
