@@ -4,7 +4,7 @@
 // exit 1 — Claude Code reads 1 as "allow".
 let cli;
 try {
-  cli = await import('../dist/src/cli.js');
+  cli = await import('../dist/lib/cli.js');
 } catch (e) {
   process.stderr.write(`runplan: cannot load the built CLI (${e instanceof Error ? e.message : String(e)})\n  hint: npm run build\n`);
   process.exit(process.argv[2] === 'gate' ? 2 : 1);

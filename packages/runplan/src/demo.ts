@@ -14,9 +14,10 @@ export interface DemoSetup {
 
 export type DemoError = { reason: 'fixtures_missing'; message: string } | { reason: 'git_failed'; message: string };
 
-// The bundled example: test-fixtures of this monorepo (the 13-task plan, the mock agents).
+// The bundled example, shipped in this package at dist/demo (copied from the monorepo's
+// test-fixtures at build): the 13-task plan, its prompts, the mock agents it runs.
 export function fixturesRoot(): string | undefined {
-  const candidate = join(import.meta.dirname, '..', '..', '..', '..', 'test-fixtures');
+  const candidate = join(import.meta.dirname, '..', 'demo');
   return existsSync(join(candidate, 'plans', 'thirteen.toml')) && existsSync(join(candidate, 'agents', 'mock-agent'))
     ? candidate
     : undefined;
@@ -33,7 +34,7 @@ export async function prepareDemo(
       ok: false,
       error: {
         reason: 'fixtures_missing',
-        message: 'the bundled example (test-fixtures/plans/thirteen.toml, agents/mock-agent) is not beside this package',
+        message: 'the bundled example (dist/demo/plans/thirteen.toml, agents/mock-agent) is not in this package',
       },
     };
   }
