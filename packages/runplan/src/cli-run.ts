@@ -47,7 +47,8 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
       signal: controller.signal,
       onRecord: (r) => progress.record(r),
       onNotice: (line) => progress.notice(line),
-      onStart: (info) => progress.tasks(info.tasks, { postRun: info.postRun }),
+      onStart: (info) =>
+        progress.tasks(info.tasks, { postRun: info.postRun, preRun: info.preRun, budget: info.budget, rounds: info.rounds }),
     });
     progress.close();
     for (const line of describeEnd(end)) stderr.write(showControls(line) + '\n');

@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runBin, tempDir } from '@runplan/test-fixtures';
 import type { JournalRecord } from '@runplan/journal';
-import { fit, Progress, SafeOutput } from '../src/observe/progress.js';
+import { fit, footer, Progress, SafeOutput } from '../src/observe/progress.js';
 import { HOSTILE, HOSTILE_PLAN } from './hostile.js';
 import { RUNPLAN, waitUntil, withPlan } from './support.js';
 
@@ -72,7 +72,47 @@ function checkScreen(screen: string, columns: number): void {
   const lastHeader = lines.findLastIndex((l) => /^TASK\s+STATE/.test(l));
   assert.ok(lastHeader < summary, `the final table comes before the summary, not after it:\n${screen}`);
   assert.is(lines.filter((l) => l.startsWith('runplan: complete')).length, 1);
+  // The footer closes the final table, and is redrawn in place like the rest (never a copy per draw).
+  const footers = lines.filter((l) => /^\d+ done · \d+ running · /.test(l)).length;
+  assert.ok(footers >= 1 && footers <= 2, `the footer appears ${footers} times:\n${screen}`);
+  assert.match(lines[summary - 1]!, /^\d+ done · 0 running · 0 failed/, `the footer is the table's last line:\n${screen}`);
 }
+
+// Three tasks that report spend (the mock agent's default for the one that exits 3: 100/20 tokens,
+// $0.01), one of them failing for good, under a budget; the run goes on past the failure.
+const FOOTER_PLAN = `slug = "footer"
+base = "main"
+keep_going = true
+[defaults]
+command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
+format = "claude-stream-json"
+deadline = "1m"
+grace = "2s"
+[budget]
+max_tokens = 10000
+max_cost_usd = 1.0
+
+[[tasks]]
+id = "spend-a"
+prompt = """
+mock: usage 600 200 100 100 0.05
+mock: write out/a.txt one
+"""
+
+[[tasks]]
+id = "broken"
+repair = { task = 1 }
+prompt = """
+mock: exit 3
+"""
+
+[[tasks]]
+id = "spend-b"
+prompt = """
+mock: usage 300 100 50 50 0.02
+mock: write out/b.txt two
+"""
+`;
 
 for (const size of [
   { columns: 100, rows: 30 },
@@ -88,6 +128,26 @@ for (const size of [
     }),
   );
 }
+
+test(
+  'in tmux: the footer counts the tasks, holds the spend against the budget and names the first failure with its evidence',
+  withPlan(FOOTER_PLAN, { timeoutMs: 120_000 }, async (f) => {
+    const { screen } = await inTmux({ columns: 200, rows: 30 }, f);
+    const lines = screen.split('\n');
+    const summary = lines.findIndex((l) => l.startsWith('runplan: exited: task broken'));
+    assert.ok(summary > 0, `the summary is on screen:\n${screen}`);
+    assert.match(
+      lines[summary - 2]!,
+      /^2 done · 0 running · 1 failed · 0 queued · 1\.6k of 10k tokens · \$0\.0800 of \$1\.00 · budget left 8\.4k tokens, \$0\.9200$/,
+      screen,
+    );
+    assert.match(lines[summary - 1]!, /^first failure: broken #1 exited · \/\S+\/evidence\/broken\.1$/, screen);
+    // Each task's own spend, in the table's TOKENS and COST columns.
+    assert.match(screen, /^TASK\s+STATE\s+ATTEMPT\s+ELAPSED\s+TOKENS\s+COST$/m);
+    assert.match(screen, /^spend-a\s+done\s+1\s+\d+s\s+1\.0k\s+\$0\.0500$/m);
+    assert.match(screen, /^broken\s+failed \(exited\)\s+1\s+\d+s\s+120\s+\$0\.0100$/m);
+  }),
+);
 
 test(
   'in tmux: an agent error holding ESC ]0;pwned BEL is shown as \\x1b]0;pwned\\x07, and the window title stays',
@@ -137,6 +197,42 @@ test('fit: never taller than the window, never wider; the tasks at work and fail
   assert.is(fit(rows, { now: 5000, columns: 0, rows: 0 }).length, rows.length + 1);
   // A window that holds them all shows them all, unfolded.
   assert.is(fit(rows.slice(0, 3), { now: 5000, columns: 200, rows: 50 }).length, 4);
+});
+
+test('a loop task reads round N/M from its round-done records, until the loop is over', () => {
+  for (const preRun of [false, true]) {
+    const p = quiet();
+    p.tasks(['l', 'plain'], { postRun: false, preRun, rounds: { l: 6 } });
+    const state = () => p.rows()[0]!.state;
+    p.track(rec(1, 'attempt-started', { taskId: 'l', attempt: 1, ownerTag: 'o', evidenceDir: '/e', worktree: '/w' }));
+    assert.is(state(), preRun ? 'running' : 'round 1/6', 'pre_run first, when the plan has one');
+    if (preRun) p.track(rec(2, 'pre-run-done', { taskId: 'l', attempt: 1, ok: true }));
+    assert.is(state(), 'round 1/6');
+    p.track(rec(3, 'command-settled', { taskId: 'l', attempt: 1, reason: 'exited', exitCode: 0 }));
+    assert.is(state(), 'round 1/6', 'its verify is part of the round');
+    p.track(rec(4, 'round-done', { taskId: 'l', attempt: 1, round: 1, action: 'next_round' }));
+    assert.is(state(), 'round 2/6');
+    p.track(rec(5, 'command-settled', { taskId: 'l', attempt: 1, reason: 'exited', exitCode: 0 }));
+    p.track(rec(6, 'round-done', { taskId: 'l', attempt: 1, round: 2, action: 'done' }));
+    assert.is(state(), 'gates', 'verify passed: the gates run next');
+    // A task that is no loop never shows rounds.
+    p.track(rec(7, 'attempt-started', { taskId: 'plain', attempt: 1, ownerTag: 'o', evidenceDir: '/e', worktree: '/w' }));
+    assert.is(p.rows()[1]!.state, 'running');
+  }
+});
+
+test('the footer stays the last lines of a table folded to a small window, and gives way in a tiny one', () => {
+  const rows = Array.from({ length: 30 }, (_, i) => ({ task: `t-${i}`, state: i < 3 ? 'command' : 'done', attempt: 1, startedAt: 0 }));
+  const foot = footer({ rows, tokens: 1500, costUsd: 0.25, budget: { maxCostUsd: 2 } });
+  assert.equal(foot, ['27 done · 3 running · 0 failed · 0 queued · 1.5k tokens · $0.2500 of $2.00 · budget left $1.75']);
+  const lines = fit(rows, { now: 1000, columns: 40, rows: 15, footer: [...foot, 'first failure: x #1 exited · /e/x.1'] });
+  assert.ok(lines.length <= 14, lines.join('\n'));
+  assert.match(lines.at(-2)!, /^27 done · 3 running/);
+  assert.is(lines.at(-1), 'first failure: x #1 exited · /e/x.1');
+  assert.match(lines.at(-3)!, /^\+20 done$/);
+  for (const l of lines) assert.ok(l.length <= 39, l);
+  // In a window of 4 lines, the header and a row keep their place; the footer shrinks first.
+  assert.is(fit(rows, { now: 1000, columns: 40, rows: 4, footer: foot }).length, 3);
 });
 
 test.run();

@@ -83,6 +83,9 @@ export class Coordinator {
       slug: plan.slug,
       tasks: plan.tasks.map((t) => t.id),
       postRun: (plan.hooks.postRun ?? []).length > 0,
+      preRun: (plan.hooks.preRun ?? []).length > 0,
+      budget: plan.budget,
+      rounds: Object.fromEntries(plan.tasks.filter((t) => t.until !== undefined).map((t) => [t.id, t.rounds])),
     });
     try {
       if (start.mode === 'resume') {

@@ -29,8 +29,20 @@ export interface RunRequest {
   onRecord?: (record: JournalRecord) => void;
   /** One line for people that is not a journal record (a never-started run closed on the way). */
   onNotice?: (line: string) => void;
-  /** The run's paths, once they exist; `postRun`: whether the plan has a post_run hook (the live table names that step only then). */
-  onStart?: (info: { runId: string; journal: string; slug: string; tasks: string[]; postRun: boolean }) => void;
+  /**
+   * The run's paths, once they exist, and what the live table shows of the plan: `postRun`/`preRun`,
+   * whether it has those hooks (the table names a step only then), its budget, each loop task's rounds.
+   */
+  onStart?: (info: {
+    runId: string;
+    journal: string;
+    slug: string;
+    tasks: string[];
+    postRun: boolean;
+    preRun: boolean;
+    budget: { maxTokens?: number; maxCostUsd?: number };
+    rounds: Record<string, number>;
+  }) => void;
   /** The journal writer's file operations (tests inject EIO through it). */
   journalFs?: JournalFs;
 }

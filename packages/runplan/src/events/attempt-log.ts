@@ -1,5 +1,5 @@
 import type { RunEvent } from './read.js';
-import type { UsageTotals } from './usage.js';
+import { addUsage, ZERO_USAGE, type UsageTotals } from './usage.js';
 
 // Every attempt of a run as its records tell it, for the report: when each phase ended, what
 // it spent, how it closed and what repair decided. Part of RunView's one fold (RunView.add).
@@ -55,10 +55,22 @@ const PHASE_OF: Partial<Record<RunEvent['type'], string>> = {
   checkpoint: 'checkpoint',
 };
 
+/** What one task's attempts spent in this run (the live table's TOKENS and COST, without a walk over every attempt). */
+export interface TaskSpend {
+  tokens: number;
+  costUsd: number;
+  /** Whether any record of the task reported usage or a cost: unknown is shown as `-`, not 0. */
+  known: boolean;
+}
+
+const tokensOf = (u: UsageTotals): number => u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheCreationTokens;
+
 export class AttemptLog {
   /** By `task.attempt`, in the order attempts started. */
   readonly entries = new Map<string, AttemptEntry>();
   readonly marks: RunMark[] = [];
+  /** By task: the sum of its attempts' usage and cost, kept as the records come. */
+  readonly spent = new Map<string, TaskSpend>();
 
   add(e: RunEvent): void {
     if (e.type === 'coordinator-crashed' || e.type === 'journal-failed' || e.type === 'leftovers-ended') {
@@ -107,12 +119,18 @@ export class AttemptLog {
     if (phase !== undefined) a.marks.push({ phase, ts: e.ts });
     switch (e.type) {
       case 'command-settled':
-        a.usage = e.data.usage;
-        a.costUsd += e.data.costUsd ?? 0;
+      case 'usage': {
+        // A loop journals a command-settled per round, a resumed coordinator a usage recount
+        // of a crashed attempt: both add to what the attempt spent.
+        const usage = { ...ZERO_USAGE, ...e.data.usage };
+        const cost = typeof e.data.costUsd === 'number' ? e.data.costUsd : 0;
+        a.usage = addUsage(a.usage ?? ZERO_USAGE, usage);
+        a.costUsd += cost;
+        const t = this.spent.get(a.taskId) ?? { tokens: 0, costUsd: 0, known: false };
+        const known = t.known || tokensOf(usage) > 0 || typeof e.data.costUsd === 'number';
+        this.spent.set(a.taskId, { tokens: t.tokens + tokensOf(usage), costUsd: t.costUsd + cost, known });
         break;
-      case 'usage':
-        a.costUsd += typeof e.data.costUsd === 'number' ? e.data.costUsd : 0;
-        break;
+      }
       case 'round-done':
         a.rounds.push(e.ts);
         break;

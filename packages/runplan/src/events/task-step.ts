@@ -24,6 +24,8 @@ export interface TaskStep {
   /** When the attempt started and closed (record ts). */
   startedTs?: string;
   closedTs?: string;
+  /** A loop attempt's last round-done: the round it finished and what came next (the table shows `round N/M`). */
+  round?: { done: number; action: 'done' | 'next_round' | 'stop' };
 }
 
 // Where a task stands after one more record of it (a record that is no step only names it).
@@ -38,6 +40,8 @@ export function nextStep(task: TaskStep | undefined, e: RunEvent): TaskStep {
       return { ...t, step: e.type, gatesPhase: e.data.phase };
     case 'attempt-closed':
       return { ...t, step: e.type, closed: { outcome: e.data.outcome, reason: e.data.reason }, closedTs: e.ts };
+    case 'round-done':
+      return { ...t, round: { done: e.data.round, action: e.data.action } };
     case 'pre-run-done':
     case 'command-settled':
     case 'post-run-done':

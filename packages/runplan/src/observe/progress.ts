@@ -1,12 +1,26 @@
 import type { JournalRecord } from '@runplan/journal';
 import { legacyTasks, readEvent } from '../events/read.js';
 import { RunView } from '../events/view.js';
+import { totalTokens } from '../agent/state.js';
 import { showControls } from './terminal-text.js';
 import { describe } from './describe.js';
+import { type FirstFailure, footer } from './footer.js';
 import { fit, rowOf, type Row } from './table.js';
 
 export { describe } from './describe.js';
 export { fit, table } from './table.js';
+export { footer } from './footer.js';
+
+/** What the plan says that the table shows (known when the coordinator starts: RunRequest.onStart). */
+export interface PlanFacts {
+  /** Whether the plan has a post_run hook: without one, the step after the gates is the commit. */
+  postRun: boolean;
+  /** Whether it has a pre_run hook: a loop's first round starts after it. */
+  preRun?: boolean;
+  budget?: { maxTokens?: number; maxCostUsd?: number };
+  /** Each loop task's `rounds` (the M of `round N/M`). */
+  rounds?: Record<string, number>;
+}
 
 /**
  * Progress for people (stderr) and for programs (`--json`: every journal record as one
@@ -52,8 +66,9 @@ export class Progress {
   #drawn = 0;
   /** Set by close: the final table is drawn once, and nothing after it (the summary follows). */
   #closed = false;
-  /** Whether the plan has a post_run hook: without one, the step after the gates is the commit. */
-  #postRun = false;
+  #plan: PlanFacts = { postRun: false };
+  /** The footer names it: the first attempt of this run that closed without success. */
+  #firstFailure: FirstFailure | undefined;
   #timer: NodeJS.Timeout | undefined;
   readonly now: () => number;
 
@@ -66,9 +81,9 @@ export class Progress {
   }
 
   // The plan's tasks, known before any event (a resumed run has no run-started of its own).
-  tasks(ids: readonly string[], hooks?: { postRun: boolean }): void {
+  tasks(ids: readonly string[], plan?: PlanFacts): void {
     for (const id of ids) this.#order.add(id);
-    if (hooks !== undefined) this.#postRun = hooks.postRun;
+    if (plan !== undefined) this.#plan = plan;
   }
 
   // One durable journal record.
@@ -102,11 +117,42 @@ export class Progress {
     // Journals written before run-started carried taskCount listed every task.
     if (e?.type === 'run-started') this.tasks((legacyTasks(e.data) ?? []).map((t) => t.id));
     else if (typeof r.data.taskId === 'string') this.#order.add(r.data.taskId);
+    if (e?.type === 'attempt-closed' && e.data.outcome !== 'success' && this.#firstFailure === undefined) {
+      const entry = this.view.log.entries.get(`${e.data.taskId}.${e.data.attempt}`);
+      this.#firstFailure = {
+        task: e.data.taskId,
+        attempt: e.data.attempt,
+        reason: e.data.reason,
+        evidenceDir: entry?.evidenceDir ?? '',
+      };
+    }
   }
 
   // One row per task, as the view says it stands.
   rows(): Row[] {
-    return [...this.#order].map((task) => rowOf(task, this.view.tasks.get(task), { now: this.now, postRun: this.#postRun }));
+    const { postRun, preRun, rounds } = this.#plan;
+    return [...this.#order].map((task) => {
+      const spend = this.view.log.spent.get(task);
+      const loop = rounds?.[task];
+      return rowOf(task, this.view.tasks.get(task), {
+        now: this.now,
+        postRun,
+        ...(preRun !== undefined ? { preRun } : {}),
+        ...(spend !== undefined ? { spend } : {}),
+        ...(loop !== undefined ? { rounds: loop } : {}),
+      });
+    });
+  }
+
+  // The footer under the table: totals, spend against the budget, the first failure.
+  footer(rows: Row[]): string[] {
+    return footer({
+      rows,
+      tokens: totalTokens(this.view.usage),
+      costUsd: this.view.costUsd,
+      ...(this.#plan.budget !== undefined ? { budget: this.#plan.budget } : {}),
+      ...(this.#firstFailure !== undefined ? { failure: this.#firstFailure } : {}),
+    });
   }
 
   clear(): void {
@@ -121,7 +167,8 @@ export class Progress {
   draw(): void {
     if (this.#order.size === 0 || this.#closed) return;
     const size = this.opts.size?.() ?? { columns: 80, rows: 24 };
-    const lines = fit(this.rows(), { now: this.now(), ...size });
+    const rows = this.rows();
+    const lines = fit(rows, { now: this.now(), ...size, footer: this.footer(rows) });
     // Each line overwritten in place, then what is left of a longer table erased below it.
     const up = this.#drawn > 0 ? `\x1b[${this.#drawn}A` : '';
     this.opts.stderr.write(up + lines.map((l) => `\x1b[2K${l}\n`).join('') + '\x1b[J');

@@ -1,27 +1,60 @@
 import { unreachable } from '@runplan/common';
+import type { TaskSpend } from '../events/attempt-log.js';
 import type { TaskStep } from '../events/task-step.js';
+import { formatCost, formatTokens } from './amounts.js';
 import { showControls } from './terminal-text.js';
 
 // The live table: one row per task, ordered and folded to fit the terminal.
 
 export interface Row {
   task: string;
+  /**
+   * The STATE cell. Ranking and the footer's counts read only `done`, `adopted`, `waiting` and
+   * whether the attempt closed: any other word is "at work" — so a state another event adds
+   * (a provider wait: `waiting for provider until 14:05`) needs only a case in stepWord.
+   */
   state: string;
   attempt: number;
   startedAt?: number;
   endedAt?: number;
+  /** What the task's attempts spent in this run; undefined: no record reported any. */
+  tokens?: number;
+  costUsd?: number;
+}
+
+/** What a row needs beyond the task's step. */
+export interface RowContext {
+  now: () => number;
+  /** Whether the plan has a post_run hook: without one, the step after the gates is the commit. */
+  postRun: boolean;
+  /** Whether the plan has a pre_run hook: a loop's first round starts after it. */
+  preRun?: boolean;
+  spend?: TaskSpend;
+  /** A loop task's `rounds` (the M of `round N/M`). */
+  rounds?: number;
 }
 
 // A task's row: its step in words, its attempt and when that attempt started and closed.
-export function rowOf(task: string, t: TaskStep | undefined, o: { now: () => number; postRun: boolean }): Row {
+export function rowOf(task: string, t: TaskStep | undefined, o: RowContext): Row {
   const now = o.now;
-  if (t === undefined) return { task, state: 'waiting', attempt: 0 };
+  const spend = o.spend?.known === true ? { tokens: o.spend.tokens, costUsd: o.spend.costUsd } : {};
+  if (t === undefined) return { task, state: 'waiting', attempt: 0, ...spend };
   const at = (ts: string | undefined): number | undefined => {
     if (ts === undefined) return undefined;
     const ms = Date.parse(ts);
     return Number.isFinite(ms) ? ms : now();
   };
-  return { task, state: stepWord(t, o.postRun), attempt: t.attempt, startedAt: at(t.startedTs), endedAt: at(t.closedTs) };
+  const state = roundWord(t, o) ?? stepWord(t, o.postRun);
+  return { task, state, attempt: t.attempt, startedAt: at(t.startedTs), endedAt: at(t.closedTs), ...spend };
+}
+
+// `round N/M` while a loop attempt is in its rounds: from its command's start (after pre_run,
+// when the plan has one) until a round-done says the loop is over.
+export function roundWord(t: TaskStep, o: { rounds?: number; preRun?: boolean }): string | undefined {
+  if (o.rounds === undefined) return undefined;
+  const inRounds = t.step === 'command-settled' || t.step === 'pre-run-done' || (t.step === 'attempt-started' && o.preRun !== true);
+  if (!inRounds || (t.round !== undefined && t.round.action !== 'next_round')) return undefined;
+  return `round ${Math.min(o.rounds, (t.round?.done ?? 0) + 1)}/${o.rounds}`;
 }
 
 // The STATE cell of a task's row.
@@ -62,13 +95,17 @@ export function rankOf(r: Row): number {
 }
 
 /**
- * The live table as it fits the window: at most `rows - 1` lines (the running and failed
- * tasks first; the rest folded into one "+N done, M waiting" line) and no line wider than
- * `columns - 1` (truncated, so no row ever wraps and a redraw in place stays in place).
+ * The live table as it fits the window: at most `rows - 1` lines, the footer's included (the
+ * running and failed tasks first; the rest folded into one "+N done, M waiting" line) and no
+ * line wider than `columns - 1` (truncated, so no row ever wraps and a redraw in place stays in place).
  */
-export function fit(rows: Row[], o: { now: number; columns: number; rows: number }): string[] {
+export function fit(rows: Row[], o: { now: number; columns: number; rows: number; footer?: string[] }): string[] {
   // A size of 0 is a terminal that does not know its size (a pty nobody sized): no limit then.
-  const height = o.rows > 0 ? Math.max(2, o.rows - 1) : Number.POSITIVE_INFINITY;
+  const footer = o.footer ?? [];
+  const window = o.rows > 0 ? Math.max(2, o.rows - 1) : Number.POSITIVE_INFINITY;
+  // The footer gives way to the table in a window too small for both (a header and one line stay).
+  const shownFooter = footer.slice(0, Math.max(0, Math.min(footer.length, window - 3)));
+  const height = window - shownFooter.length;
   let shown = rows;
   let folded = '';
   if (rows.length + 1 > height) {
@@ -83,19 +120,21 @@ export function fit(rows: Row[], o: { now: number; columns: number; rows: number
       .join(', ');
     shown = keep.sort((a, b) => a.i - b.i).map((x) => x.r);
   }
-  const lines = [...table(shown, o.now), ...(folded !== '' ? [folded] : [])].map(showControls);
+  const lines = [...table(shown, o.now), ...(folded !== '' ? [folded] : []), ...shownFooter].map(showControls);
   const width = o.columns > 0 ? Math.max(1, o.columns - 1) : Number.POSITIVE_INFINITY;
   return lines.map((line) => (line.length > width ? line.slice(0, Math.max(0, width - 1)) + '…' : line));
 }
 
-// The live table: task, state, attempt, elapsed.
+// The live table: task, state, attempt, elapsed, and what each task spent once any reported it.
 export function table(rows: Row[], now: number): string[] {
-  const header = ['TASK', 'STATE', 'ATTEMPT', 'ELAPSED'];
+  const spend = rows.some((r) => r.tokens !== undefined || r.costUsd !== undefined);
+  const header = ['TASK', 'STATE', 'ATTEMPT', 'ELAPSED', ...(spend ? ['TOKENS', 'COST'] : [])];
   const body = rows.map((r) => [
     r.task,
     r.state,
     r.attempt === 0 ? '-' : String(r.attempt),
     r.startedAt === undefined ? '-' : `${Math.max(0, Math.round(((r.endedAt ?? now) - r.startedAt) / 1000))}s`,
+    ...(spend ? [r.tokens === undefined ? '-' : formatTokens(r.tokens), r.costUsd === undefined ? '-' : formatCost(r.costUsd)] : []),
   ]);
   const all = [header, ...body];
   const widths = header.map((_, i) => Math.max(...all.map((row) => row[i]!.length)));
