@@ -7,6 +7,7 @@ import type { JournalRecord } from '@runplan/journal';
 import { RunView } from '../src/events/view.js';
 import { reportData } from '../src/observe/report-data.js';
 import { embedJson, PAGE_SIZE, reportHtml } from '../src/observe/report-html.js';
+import { GRAPH_LIMIT } from '../src/observe/report-graph.js';
 import { render } from './chromium.js';
 import { HOSTILE, HOSTILE_PLAN } from './hostile.js';
 import { ofType, records, runIds, runplan, slugDir, withPlan } from './support.js';
@@ -35,6 +36,16 @@ test(
     assert.equal(shown.console, [], 'nothing is logged to the console');
     assert.match(shown.dom, /data-rendered="yes"/);
     assert.is(count(shown.dom, /class="task-row"/g), 13);
+    // The task graph: a box per task, an edge per need (the data's own needs), every task done.
+    const needs = (
+      JSON.parse((await runplan(['report', 'thirteen', '--json', '--repo', f.repo.path], f)).stdout) as {
+        tasks: Array<{ needs: string[] }>;
+      }
+    ).tasks.reduce((n, t) => n + t.needs.length, 0);
+    assert.ok(needs > 0);
+    assert.is(count(shown.dom, /class="graph-node"/g), 13);
+    assert.is(count(shown.dom, /class="graph-edge"/g), needs);
+    assert.is(count(shown.dom, /data-state="done"/g), 13);
     assert.is(count(shown.dom, /class="attempt-bar[^"]*"/g), receipt.attempts);
     const tokens =
       receipt.usage.inputTokens + receipt.usage.outputTokens + receipt.usage.cacheReadTokens + receipt.usage.cacheCreationTokens;
@@ -49,6 +60,104 @@ test(
     assert.is(data.attemptsTotal, receipt.attempts);
     assert.is(data.tasks.length, 13);
     assert.is(data.outcome, 'complete');
+  }),
+);
+
+// Four chained tasks; c fails its first attempt for good (task cap 1) and passes its second.
+const CRASH_PLAN = `slug = "crashy"
+base = "main"
+[defaults]
+command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
+format = "claude-stream-json"
+deadline = "1m"
+grace = "2s"
+
+[[tasks]]
+id = "a"
+prompt = "mock: write out/a.txt a"
+
+[[tasks]]
+id = "b"
+needs = ["a"]
+prompt = "mock: write out/b.txt b"
+
+[[tasks]]
+id = "c"
+needs = ["b"]
+repair = { task = 1 }
+prompt = """
+mock: fail-first 1
+mock: write out/c.txt c
+"""
+
+[[tasks]]
+id = "d"
+needs = ["c"]
+prompt = "mock: write out/d.txt d"
+`;
+
+test(
+  'the report of a crashed, resumed and continued run in Chromium: every run folded in, crash and resume marks, adopted checkpoints, the task graph',
+  withPlan(CRASH_PLAN, { timeoutMs: 240_000 }, async (f) => {
+    // The coordinator is SIGKILLed once b's attempt-started is durable (b's agent may be running).
+    const crashed = await runplan(['run', f.plan], { env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:attempt-started:b' } });
+    assert.is(crashed.signal, 'SIGKILL', crashed.stderr);
+    // The resume takes the run over (b again), then c fails for good: the run fails.
+    const resumed = await runplan(['run', f.plan], f);
+    assert.is(resumed.exitCode, 1, resumed.stderr);
+    // A new run continues it: a and b adopted, c retried, d run.
+    const continued = await runplan(['run', f.plan, '--retry', 'c'], f);
+    assert.is(continued.exitCode, 0, continued.stderr);
+    const [first, second] = runIds(f.repo, 'crashy');
+    assert.ok(first !== undefined && second !== undefined, 'two runs');
+    const file = /^ {2}report: (.*report\.html)$/m.exec(continued.stderr)?.[1];
+    assert.is(file, join(slugDir(f.repo, 'crashy'), second!, 'report.html'), continued.stderr);
+
+    const json = await runplan(['report', 'crashy', '--json', '--repo', f.repo.path], f);
+    assert.is(json.exitCode, 0, json.stderr);
+    const data = JSON.parse(json.stdout) as {
+      runs: Array<{ runId: string; outcome: string }>;
+      attemptsTotal: number;
+      crashes: number;
+      attempts: Array<{ run: string; task: string; attempt: number; reason: string | null }>;
+      tasks: Array<{ id: string; state: string; attempts: number }>;
+    };
+    assert.equal(
+      data.runs.map((r) => [r.runId, r.outcome]),
+      [
+        [first, 'failed'],
+        [second, 'complete'],
+      ],
+    );
+    // a#1, b#1 (crashed), b#2, c#1 in the first run; c#2, d#1 in the continuation.
+    assert.equal(
+      data.attempts.map((a) => `${a.run === first ? 1 : 2}:${a.task}#${a.attempt}`),
+      ['1:a#1', '1:b#1', '1:b#2', '1:c#1', '2:c#2', '2:d#1'],
+    );
+    assert.is(data.attempts[1]!.reason, 'coordinator_crashed');
+    assert.is(data.attemptsTotal, 6);
+    assert.is(data.crashes, 1);
+    assert.equal(
+      data.tasks.map((t) => `${t.id} ${t.state} ${t.attempts}`),
+      ['a adopted 1', 'b adopted 2', 'c done 2', 'd done 1'],
+    );
+
+    const shown = await render(file!);
+    assert.equal(shown.console, [], 'nothing is logged to the console');
+    assert.match(shown.dom, /data-rendered="yes"/);
+    assert.is(count(shown.dom, /class="attempt-bar[^"]*"/g), 6);
+    assert.is(count(shown.dom, /class="attempt-bar[^"]*earlier-run[^"]*"/g), 4, "the first run's attempts, faded");
+    assert.is(count(shown.dom, /data-kind="coordinator-crashed"/g), 1, 'the crash and its resume');
+    assert.is(count(shown.dom, /data-kind="checkpoint-adopted"/g), 2, 'the adopted checkpoints');
+    assert.is(count(shown.dom, /data-kind="run-continued"/g), 1, 'where the continuation starts');
+    assert.is(textOf(shown.dom, 'total-attempts'), '6');
+    assert.match(textOf(shown.dom, 'runs'), new RegExp(`^${first} failed → ${second} complete \\(×2\\)$`));
+    // The task graph: a box per task in its state, an edge per need.
+    assert.is(count(shown.dom, /class="graph-node"/g), 4);
+    assert.is(count(shown.dom, /class="graph-edge"/g), 3);
+    assert.match(shown.dom, /data-task="a" data-state="adopted"/);
+    assert.match(shown.dom, /data-task="d" data-state="done"/);
+    assert.ok(shown.inked > shown.pixels / 100, `the screenshot is not blank: ${shown.inked} of ${shown.pixels} pixels inked`);
   }),
 );
 
@@ -187,6 +296,12 @@ test(
       assert.is(textOf(shown.dom, 'total-attempts'), '10000');
       assert.is(textOf(shown.dom, 'total-tasks'), '5000/5000');
       assert.match(shown.dom, /tasks 1–200 of 5000/);
+      // No graph of 5000 boxes: a note says so (the table pages through the tasks).
+      assert.is(count(shown.dom, /class="graph-node"/g), 0);
+      assert.match(
+        shown.dom,
+        new RegExp(`id="graph-skipped">The task graph is drawn for plans of up to ${GRAPH_LIMIT} tasks; this one has 5000`),
+      );
       assert.ok(shown.inked > shown.pixels / 100);
     } finally {
       dir.cleanup();

@@ -1,36 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { isPlainObject } from '@runplan/common';
-import type { AttemptEntry } from '../events/attempt-log.js';
-import { shownCost, type UsageTotals } from '../events/types.js';
+import { shownCost } from '../events/types.js';
 import type { RunView } from '../events/view.js';
+import { attemptsOf, type FoldedRun, type ReportAttempt, type ReportMark, tokensOf } from './report-attempts.js';
 
-// What `runplan report` shows, as data: built from the one run view (RunView) of a journal
-// and the masked plan copy beside it; `--json` prints it, the HTML embeds it once.
+export type { FoldedRun, ReportAttempt, ReportMark } from './report-attempts.js';
 
-/** One attempt's bar: times in ms from the run's start. */
-export interface ReportAttempt {
-  task: string;
-  attempt: number;
-  start: number;
-  end: number | null;
-  phases: Array<{ phase: string; from: number; to: number }>;
-  rounds: number[];
-  outcome: string | null;
-  class: string | null;
-  reason: string | null;
-  /** Agent text (untrusted): shown only as text. */
-  message: string | null;
-  fingerprint: string | null;
-  /** "retried: fingerprint changed a1b2 → c3d4", "not retried: same as attempt 2", … */
-  verdict: string | null;
-  /** When the provider said its limit resets (ms from the run's start): a provider wait. */
-  waitUntil: number | null;
-  tokens: number;
-  costUsd: number;
-  evidence: string[];
-  evidenceDir: string;
-  resultCommit: string | null;
-}
+// What `runplan report` shows, as data: built from the one run view (RunView) of a journal —
+// and of each run it continued, folded the same way — and the masked plan copy beside it;
+// `--json` prints it, the HTML embeds it once.
 
 export interface ReportTask {
   id: string;
@@ -52,6 +30,8 @@ export interface ReportData {
   reason: string | null;
   message: string | null;
   continues: string | null;
+  /** The runs this report covers, oldest first: those this one continued, then itself (its directory id last). */
+  runs: Array<{ runId: string; startedAt: string | null; outcome: 'complete' | 'failed' | 'incomplete' }>;
   crashes: number;
   base: string;
   baseCommit: string;
@@ -68,11 +48,8 @@ export interface ReportData {
   resumeCommand: string | null;
   tasks: ReportTask[];
   attempts: ReportAttempt[];
-  marks: Array<{ kind: string; at: number; task: string | null }>;
+  marks: ReportMark[];
 }
-
-const tokensOf = (u: UsageTotals | null): number =>
-  u === null ? 0 : u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheCreationTokens;
 
 // The plan copy's task needs and budget (the masked copy the run wrote beside its journal).
 async function readPlanCopy(path: string | undefined): Promise<{ needs: Map<string, string[]>; budget: ReportData['budget'] }> {
@@ -94,60 +71,25 @@ async function readPlanCopy(path: string | undefined): Promise<{ needs: Map<stri
   return out;
 }
 
-// Repair's verdict on one failed attempt, against the task's previous failure.
-function verdictOf(a: AttemptEntry, previous: AttemptEntry | undefined): string | null {
-  if (a.outcome === null || a.outcome === 'success' || a.action === null) return null;
-  const fp = (a.fingerprint ?? '').slice(0, 8);
-  const before = previous?.fingerprint?.slice(0, 8);
-  if (a.action === 'stop')
-    return before === fp && previous !== undefined ? `not retried: same as attempt ${previous.attempt}` : 'not retried';
-  const changed = a.changed !== null ? ` (${a.changed})` : '';
-  if (before !== undefined && before !== fp) return `retried: fingerprint changed ${before} → ${fp}${changed}`;
-  return `retried${changed}`;
-}
+// How a run's journal ended.
+const outcomeOf = (view: RunView): 'complete' | 'failed' | 'incomplete' =>
+  view.terminal === undefined ? 'incomplete' : view.completeReceipt !== undefined ? 'complete' : 'failed';
 
-// The report of one run, from its folded journal.
-export async function reportData(view: RunView, o: { journal: string; resumeCommand: string | null }): Promise<ReportData> {
+// The report of one run, from its folded journal and those of the runs it continued (`continued`, oldest first).
+export async function reportData(
+  view: RunView,
+  o: { journal: string; resumeCommand: string | null; runId?: string; continued?: FoldedRun[] },
+): Promise<ReportData> {
   const started = view.started;
-  const t0 = Date.parse(view.startedTs ?? view.createdAt ?? '') || 0;
-  const at = (ts: string | null): number | null => (ts === null ? null : Math.max(0, (Date.parse(ts) || t0) - t0));
+  const runs: FoldedRun[] = [...(o.continued ?? []), { runId: o.runId ?? started?.logicalRunId ?? '', view }];
+  const first = runs[0]!.view;
+  const t0 = Date.parse(first.startedTs ?? first.createdAt ?? '') || 0;
   const plan = await readPlanCopy(started?.planCopy);
-  const last = new Map<string, AttemptEntry>();
-  const attempts: ReportAttempt[] = [];
+  const { attempts, marks } = attemptsOf(runs, t0);
   const perTask = new Map<string, { tokens: number; costUsd: number; attempts: number }>();
-  for (const a of view.log.entries.values()) {
-    const start = at(a.startedTs)!;
-    let from = start;
-    const phases = a.marks.map((m) => {
-      const to = at(m.ts)!;
-      const p = { phase: m.phase, from, to };
-      from = to;
-      return p;
-    });
-    const tokens = tokensOf(a.usage);
-    attempts.push({
-      task: a.taskId,
-      attempt: a.attempt,
-      start,
-      end: at(a.closedTs),
-      phases,
-      rounds: a.rounds.map((r) => at(r)!),
-      outcome: a.outcome,
-      class: a.class,
-      reason: a.reason,
-      message: a.message,
-      fingerprint: a.fingerprint,
-      verdict: verdictOf(a, last.get(a.taskId)),
-      waitUntil: a.resetAtMs !== null ? Math.max(0, a.resetAtMs - t0) : null,
-      tokens,
-      costUsd: shownCost(a.costUsd),
-      evidence: a.evidence,
-      evidenceDir: a.evidenceDir,
-      resultCommit: a.resultCommit,
-    });
-    if (a.outcome !== null && a.outcome !== 'success') last.set(a.taskId, a);
-    const t = perTask.get(a.taskId) ?? { tokens: 0, costUsd: 0, attempts: 0 };
-    perTask.set(a.taskId, { tokens: t.tokens + tokens, costUsd: t.costUsd + a.costUsd, attempts: t.attempts + 1 });
+  for (const a of attempts) {
+    const t = perTask.get(a.task) ?? { tokens: 0, costUsd: 0, attempts: 0 };
+    perTask.set(a.task, { tokens: t.tokens + a.tokens, costUsd: t.costUsd + a.costUsd, attempts: t.attempts + 1 });
   }
   const ids = [...new Set([...plan.needs.keys(), ...view.tasks.keys()])];
   const done = new Set(view.checkpoints.map((c) => c.taskId));
@@ -176,7 +118,7 @@ export async function reportData(view: RunView, o: { journal: string; resumeComm
     slug: started?.slug ?? '',
     runId: started?.logicalRunId ?? '',
     journal: o.journal,
-    outcome: terminal === undefined ? 'incomplete' : complete !== undefined ? 'complete' : 'failed',
+    outcome: outcomeOf(view),
     exitCode:
       terminal === undefined
         ? null
@@ -191,14 +133,15 @@ export async function reportData(view: RunView, o: { journal: string; resumeComm
     reason: failed?.reason ?? null,
     message: failed?.message ?? null,
     continues: started?.continues ?? null,
-    crashes: view.log.marks.filter((m) => m.kind === 'coordinator-crashed' || m.kind === 'journal-failed').length,
+    runs: runs.map((r) => ({ runId: r.runId, startedAt: r.view.startedTs ?? null, outcome: outcomeOf(r.view) })),
+    crashes: marks.filter((m) => m.kind === 'coordinator-crashed' || m.kind === 'journal-failed').length,
     base: started?.base ?? '',
     baseCommit: started?.baseCommit ?? '',
     result: typeof complete?.resultCommit === 'string' ? complete.resultCommit : (view.checkpoints.at(-1)?.resultCommit ?? null),
     landed: typeof complete?.landed === 'string' ? complete.landed : null,
     tasksTotal: view.taskCount,
     tasksDone: view.tasksDone(),
-    attemptsTotal: view.attemptsTotal,
+    attemptsTotal: runs.reduce((n, r) => n + r.view.attemptsTotal, 0),
     tokens: tokensOf(view.usage),
     costUsd: shownCost(view.costUsd),
     budget: plan.budget,
@@ -207,6 +150,6 @@ export async function reportData(view: RunView, o: { journal: string; resumeComm
     resumeCommand: terminal === undefined || failed !== undefined ? o.resumeCommand : null,
     tasks,
     attempts,
-    marks: view.log.marks.map((m) => ({ kind: m.kind, at: at(m.ts)!, task: m.taskId ?? null })),
+    marks,
   };
 }

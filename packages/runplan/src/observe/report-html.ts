@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { GRAPH_SCRIPT } from './report-graph.js';
 import type { ReportData } from './report-data.js';
 
 // `runplan report` as one self-contained HTML file: inline CSS, inline script, SVG drawn by
@@ -25,6 +26,8 @@ code,pre{font:12px ui-monospace,monospace}pre{white-space:pre-wrap;background:#f
 .ph-pre_run{fill:#94a3b8}.ph-command{fill:#3b82f6}.ph-gates{fill:#8b5cf6}.ph-post_run{fill:#14b8a6}.ph-integrate{fill:#f59e0b}.ph-checkpoint{fill:#22c55e}
 .ph-open{fill:#cbd5e1}.failed-bar{stroke:#b42318;stroke-width:2}.wait{fill:#fde68a}.tick{stroke:#111;stroke-width:1}
 .mark-crash{stroke:#b42318;stroke-dasharray:4 2}.mark-adopted{stroke:#2563eb;stroke-dasharray:2 2}.mark-journal{stroke:#a15c07}
+.gn-done{fill:#dcfce7;stroke:#17803d}.gn-adopted{fill:#dbeafe;stroke:#2563eb}.gn-failed{fill:#fee2e2;stroke:#b42318}.gn-running{fill:#fef3c7;stroke:#a15c07}.gn-waiting{fill:#f1f5f9;stroke:#94a3b8}
+.graph-edge{stroke:#94a3b8;stroke-width:1}.graph-label{font:11px ui-monospace,monospace;fill:#1d232a}.mark-continued{stroke:#17803d;stroke-dasharray:8 3}.earlier-run{opacity:.6}
 .lane-label{font:11px ui-monospace,monospace;fill:#334155}.axis{stroke:#cbd5e1}.curve{fill:none;stroke:#3b82f6;stroke-width:2}.budget{stroke:#b42318;stroke-dasharray:6 3}
 .legend span{display:inline-block;margin-right:12px}.sw{display:inline-block;width:10px;height:10px;margin-right:4px}
 button{margin:0 4px}
@@ -57,6 +60,7 @@ function header() {
   const dl = el('dl');
   row(dl, 'exit code', D.exitCode === null ? 'none yet (incomplete)' : D.exitCode);
   row(dl, 'run', D.runId + (D.continues ? ' (continues ' + D.continues + ')' : ''));
+  if (D.runs.length > 1) row(dl, 'runs', D.runs.map((r) => r.runId + ' ' + r.outcome).join(' → ') + ' (×' + D.runs.length + ')', 'runs');
   row(dl, 'coordinator crashes and resumes', D.crashes);
   row(dl, 'base → result', D.base + ' ' + D.baseCommit.slice(0, 12) + ' → ' + (D.result ? D.result.slice(0, 12) : '-') + (D.landed ? ' (landed ' + D.landed + ')' : ''));
   row(dl, 'tasks', '', 'total-tasks').textContent = D.tasksDone + '/' + D.tasksTotal;
@@ -105,8 +109,9 @@ function timeline(shown) {
     const y = i * lane + 2;
     const name = svg('text', { x: 0, y: y + 11, class: 'lane-label' }); name.textContent = t.id; s.append(name);
     for (const a of byTask.get(t.id) || []) {
-      const g = svg('g', { class: 'attempt-bar' + (a.outcome && a.outcome !== 'success' ? ' failed-bar' : ''), 'data-task': t.id, 'data-attempt': a.attempt });
-      const title = svg('title', {}); title.textContent = t.id + ' #' + a.attempt + ': ' + (a.outcome ?? 'open') + (a.reason && a.reason !== 'ok' ? ' (' + a.reason + ')' : ''); g.append(title);
+      const earlier = a.run !== D.runs[D.runs.length - 1].runId;
+      const g = svg('g', { class: 'attempt-bar' + (a.outcome && a.outcome !== 'success' ? ' failed-bar' : '') + (earlier ? ' earlier-run' : ''), 'data-task': t.id, 'data-attempt': a.attempt, 'data-run': a.run });
+      const title = svg('title', {}); title.textContent = (earlier ? 'run ' + a.run + ': ' : '') + t.id + ' #' + a.attempt + ': ' + (a.outcome ?? 'open') + (a.reason && a.reason !== 'ok' ? ' (' + a.reason + ')' : ''); g.append(title);
       const stop = a.end ?? D.wallMs;
       g.append(svg('rect', { x: x(a.start), y, width: Math.max(1, x(stop) - x(a.start)), height: lane - 4, class: 'ph-open' }));
       for (const p of a.phases) g.append(svg('rect', { x: x(p.from), y, width: Math.max(1, x(p.to) - x(p.from)), height: lane - 4, class: 'ph-' + p.phase }));
@@ -116,8 +121,8 @@ function timeline(shown) {
     }
   });
   for (const m of D.marks) {
-    const cls = m.kind === 'checkpoint-adopted' ? 'mark-adopted' : m.kind === 'journal-failed' ? 'mark-journal' : 'mark-crash';
-    const line = svg('line', { x1: x(m.at), x2: x(m.at), y1: 0, y2: shown.length * lane + 4, class: 'run-mark ' + cls });
+    const cls = m.kind === 'checkpoint-adopted' ? 'mark-adopted' : m.kind === 'journal-failed' ? 'mark-journal' : m.kind === 'run-continued' ? 'mark-continued' : 'mark-crash';
+    const line = svg('line', { x1: x(m.at), x2: x(m.at), y1: 0, y2: shown.length * lane + 4, class: 'run-mark ' + cls, 'data-kind': m.kind });
     const title = svg('title', {}); title.textContent = m.kind + (m.task ? ' ' + m.task : ''); line.append(title);
     s.append(line);
   }
@@ -155,7 +160,8 @@ function draw() {
   const shown = D.tasks.slice(page * PAGE, (page + 1) * PAGE);
   pager(); tasksTable(shown); timeline(shown);
 }
-header(); draw(); costCurve(); failures();
+${GRAPH_SCRIPT}
+header(); graph(); draw(); costCurve(); failures();
 document.body.setAttribute('data-rendered', 'yes');
 `;
 
@@ -172,9 +178,10 @@ export function reportHtml(data: ReportData): string {
 <style nonce="${nonce}">${CSS}</style>
 </head><body>
 <section id="receipt"></section>
+<h2>Task graph</h2><div id="graph"></div>
 <h2>Tasks</h2><div id="pager"></div>
 <table><thead><tr><th>task</th><th>state</th><th>needs</th><th>attempts</th><th>tokens</th><th>cost</th></tr></thead><tbody id="task-rows"></tbody></table>
-<h2>Timeline</h2><div class="legend">${legend}<span>| round tick</span><span>dashed: coordinator crash / adopted checkpoint</span></div>
+<h2>Timeline</h2><div class="legend">${legend}<span>| round tick</span><span>dashed: coordinator crash / adopted checkpoint / a continuation's start (earlier runs' attempts faded)</span></div>
 <div id="timeline"></div>
 <h2>Cost</h2><div id="cost"></div>
 <h2>Failures</h2><div id="failures"></div>

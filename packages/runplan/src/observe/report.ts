@@ -1,8 +1,9 @@
 import writeFileAtomic from 'write-file-atomic';
-import { dirname, join } from 'node:path';
-import { listRunIds, runPaths, slugPaths } from '../host/state.js';
+import { basename, dirname, join } from 'node:path';
+import type { RunView } from '../events/view.js';
+import { listRunIds, RUN_ID_PATTERN, runPaths, slugPaths } from '../host/state.js';
 import { readRun } from '../resume/inspect.js';
-import { reportData, type ReportData } from './report-data.js';
+import { type FoldedRun, reportData, type ReportData } from './report-data.js';
 import { reportHtml } from './report-html.js';
 
 // `runplan report`: one run's report, read-only from its journal (a crashed or degraded run too).
@@ -17,6 +18,36 @@ function quoteArg(arg: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 
+// The runs the run in `runDir` continued, oldest first, each folded by the one RunView: each
+// run-started's `continues` followed back to the first. A missing or unreadable run (or one
+// named twice) ends the chain there; what was read is still shown.
+export async function continuedRuns(runDir: string, view: RunView): Promise<FoldedRun[]> {
+  const chain: FoldedRun[] = [];
+  const seen = new Set([basename(runDir)]);
+  let next = view.started?.continues ?? null;
+  while (next !== null && RUN_ID_PATTERN.test(next) && !seen.has(next)) {
+    seen.add(next);
+    const read = await readRun(join(dirname(runDir), next, 'journal.jsonl'));
+    if (read.scan === undefined) break;
+    chain.unshift({ runId: next, view: read.view });
+    next = read.view.started?.continues ?? null;
+  }
+  return chain;
+}
+
+// The report's data of the run whose journal this is, the runs it continued folded in.
+async function reportOf(journal: string): Promise<ReportData> {
+  const { view } = await readRun(journal);
+  const plan = typeof view.started?.planFile === 'string' ? view.started.planFile : '<plan>';
+  const dir = dirname(journal);
+  return reportData(view, {
+    journal,
+    resumeCommand: `runplan run ${quoteArg(plan)}`,
+    runId: basename(dir),
+    continued: await continuedRuns(dir, view),
+  });
+}
+
 // The report of the slug's newest run (or of `runId`), and where it is written by default.
 export async function findReport(stateRoot: string, slug: string, runId?: string): Promise<ReportFind> {
   const paths = slugPaths(stateRoot, slug);
@@ -25,9 +56,7 @@ export async function findReport(stateRoot: string, slug: string, runId?: string
   const id = runId ?? runs[runs.length - 1]!;
   if (!runs.includes(id)) return { kind: 'no_such_run', message: `${slug} has no run ${id} (runs: ${runs.join(', ')})` };
   const run = runPaths(paths, id);
-  const { view } = await readRun(run.journal);
-  const plan = typeof view.started?.planFile === 'string' ? view.started.planFile : '<plan>';
-  const data = await reportData(view, { journal: run.journal, resumeCommand: `runplan run ${quoteArg(plan)}` });
+  const data = await reportOf(run.journal);
   return { kind: 'found', data, html: () => reportHtml(data), defaultOut: join(run.dir, 'report.html') };
 }
 
@@ -40,9 +69,7 @@ export async function writeReport(file: string, html: string): Promise<void> {
 // could not be written (a report never changes the run's exit code or receipt).
 export async function writeRunReport(journal: string): Promise<string | undefined> {
   try {
-    const { view } = await readRun(journal);
-    const plan = typeof view.started?.planFile === 'string' ? view.started.planFile : '<plan>';
-    const data = await reportData(view, { journal, resumeCommand: `runplan run ${quoteArg(plan)}` });
+    const data = await reportOf(journal);
     const file = join(dirname(journal), 'report.html');
     await writeReport(file, reportHtml(data));
     return file;
