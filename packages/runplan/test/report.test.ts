@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { tempDir, withTimeout } from '@runplan/test-fixtures';
+import { readLedger, runBin, tempDir, withTimeout } from '@runplan/test-fixtures';
 import type { JournalRecord } from '@runplan/journal';
 import { RunView } from '../src/events/view.js';
 import { reportData } from '../src/observe/report-data.js';
@@ -10,7 +10,7 @@ import { embedJson, PAGE_SIZE, reportHtml } from '../src/observe/report-html.js'
 import { GRAPH_LIMIT } from '../src/observe/report-graph.js';
 import { render } from './chromium.js';
 import { HOSTILE, HOSTILE_PLAN } from './hostile.js';
-import { ofType, records, runIds, runplan, slugDir, withPlan } from './support.js';
+import { alive, ofType, records, RUNPLAN, runIds, runplan, slugDir, waitForLine, withPlan } from './support.js';
 
 const count = (dom: string, pattern: RegExp): number => dom.match(pattern)?.length ?? 0;
 // The text of the element with this id in the dumped DOM.
@@ -98,13 +98,18 @@ prompt = "mock: write out/d.txt d"
 
 test(
   'the report of a crashed, resumed and continued run in Chromium: every run folded in, crash and resume marks, adopted checkpoints, the task graph',
-  withPlan(CRASH_PLAN, { timeoutMs: 240_000 }, async (f) => {
-    // The coordinator is SIGKILLed once b's attempt-started is durable (b's agent may be running).
-    const crashed = await runplan(['run', f.plan], { env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:attempt-started:b' } });
-    assert.is(crashed.signal, 'SIGKILL', crashed.stderr);
-    // The resume takes the run over (b again), then c fails for good: the run fails.
+  withPlan(CRASH_PLAN, { timeoutMs: 240_000, env: { MOCK_HOLD: 'b:1', MOCK_HOLD_SECONDS: '120' } }, async (f) => {
+    // kill -9 of the coordinator while b's first agent holds (it is left running, an orphan).
+    let pid = 0;
+    const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 120_000, onSpawn: (p) => (pid = p) });
+    await waitForLine(f.ledger, (l) => l.startsWith('b 1 '), 100_000);
+    process.kill(pid, 'SIGKILL');
+    assert.is((await running).signal, 'SIGKILL');
+    const orphan = readLedger(f.ledger).find((e) => e.task === 'b')!;
+    // The resume takes the run over (the orphan ended, b again), then c fails for good: the run fails.
     const resumed = await runplan(['run', f.plan], f);
     assert.is(resumed.exitCode, 1, resumed.stderr);
+    assert.not.ok(alive(orphan.pid), 'the resume ended the crashed attempt');
     // A new run continues it: a and b adopted, c retried, d run.
     const continued = await runplan(['run', f.plan, '--retry', 'c'], f);
     assert.is(continued.exitCode, 0, continued.stderr);
