@@ -10,10 +10,13 @@ export interface Row {
   task: string;
   /**
    * The STATE cell. Ranking and the footer's counts read only `done`, `adopted`, `waiting` and
-   * whether the attempt closed: any other word is "at work" — so a state another event adds
-   * (a provider wait: `waiting for provider until 14:05`) needs only a case in stepWord.
+   * `failed`: any other word is "at work" — so a state another event adds (a provider wait,
+   * `waiting for provider until 14:05`, a step after the failed attempt closed) needs only a
+   * case in stepWord and counts as running, not failed.
    */
   state: string;
+  /** Whether the task's last step is its attempt's close without success (default: whether the attempt closed). */
+  failed?: boolean;
   attempt: number;
   startedAt?: number;
   endedAt?: number;
@@ -45,7 +48,8 @@ export function rowOf(task: string, t: TaskStep | undefined, o: RowContext): Row
     return Number.isFinite(ms) ? ms : now();
   };
   const state = roundWord(t, o) ?? stepWord(t, o.postRun);
-  return { task, state, attempt: t.attempt, startedAt: at(t.startedTs), endedAt: at(t.closedTs), ...spend };
+  const failed = t.step === 'attempt-closed' && t.closed?.outcome !== 'success';
+  return { task, state, failed, attempt: t.attempt, startedAt: at(t.startedTs), endedAt: at(t.closedTs), ...spend };
 }
 
 // `round N/M` while a loop attempt is in its rounds: from its command's start (after pre_run,
@@ -90,7 +94,7 @@ export function stepWord(t: TaskStep, postRun: boolean): string {
 export function rankOf(r: Row): number {
   if (r.state === 'done' || r.state === 'adopted') return 3;
   if (r.state === 'waiting') return 2;
-  if (r.endedAt !== undefined) return 1;
+  if (r.failed ?? r.endedAt !== undefined) return 1;
   return 0;
 }
 
