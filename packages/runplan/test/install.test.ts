@@ -1,7 +1,7 @@
 // The tools install outside this monorepo: `npm pack` each package, install the tarballs
-// offline (a registry that cannot answer, so nothing is fetched by name) into a fresh project
-// and, runplan alone, into an empty global prefix; then every installed bin answers --version
-// and --help, the libraries import by name, and `runplan demo` runs from outside the checkout.
+// offline (a registry that cannot answer, so nothing is fetched by name) into an empty global
+// prefix and into a fresh project; then every installed bin answers --version and --help, the
+// libraries import by name, and `runplan demo` runs from outside the checkout.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -47,16 +47,16 @@ test(
         tarballs.push(join(dir.path, 'packs', out.trim().split('\n').at(-1)!));
       }
 
-      // A fresh project with all five: each manifest declares no runtime dependencies (ours are bundled).
-      writeFileSync(join(dir.path, 'project', 'package.json'), '{"name":"outside","private":true,"type":"module"}\n');
-      await npm(['install', ...tarballs], join(dir.path, 'project'), env);
+      // Into an empty global prefix, each tool its own package: every bin answers from there,
+      // from a directory outside the checkout.
+      await npm(['install', '--global', '--prefix', join(dir.path, 'prefix'), ...tarballs], join(dir.path, 'work'), env);
       for (const tool of TOOLS) {
-        const installed = join(dir.path, 'project', 'node_modules', '@runplan', tool);
+        const installed = join(dir.path, 'prefix', 'lib', 'node_modules', '@runplan', tool);
         const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as Record<string, unknown>;
         assert.is(manifest.private, undefined, `${tool} is not private`);
-        assert.is(manifest.dependencies, undefined, `${tool} has no runtime dependencies`);
-        assert.ok(existsSync(join(installed, 'dist', 'types', tool, 'index.d.ts')), `${tool} ships its types`);
-        const bin = join(dir.path, 'project', 'node_modules', '.bin', tool);
+        assert.is(manifest.dependencies, undefined, `${tool} has no runtime dependencies (ours and the third-party ones are bundled)`);
+        assert.not.ok(existsSync(join(installed, 'node_modules')), `${tool} installed nothing beside itself`);
+        const bin = join(dir.path, 'prefix', 'bin', tool);
         const version = await runBin(bin, ['--version'], { cwd: join(dir.path, 'work'), env });
         assert.is(version.exitCode, 0, `${tool} --version: ${version.stderr}`);
         assert.is(version.stdout, `${tool} ${manifest.version as string}\n`);
@@ -64,6 +64,15 @@ test(
         assert.is(help.exitCode, 0, `${tool} --help: ${help.stderr}`);
         assert.match(help.stdout, /usage/i, `${tool} --help prints its usage`);
       }
+
+      // Into a fresh project: each library imports by name and ships its typings.
+      writeFileSync(join(dir.path, 'project', 'package.json'), '{"name":"outside","private":true,"type":"module"}\n');
+      await npm(['install', ...tarballs], join(dir.path, 'project'), env);
+      for (const tool of TOOLS)
+        assert.ok(
+          existsSync(join(dir.path, 'project', 'node_modules', '@runplan', tool, 'dist', 'types', tool, 'index.d.ts')),
+          `${tool} ships its types`,
+        );
       const imported = await runBin(
         process.execPath,
         [
@@ -76,8 +85,7 @@ test(
       assert.is(imported.exitCode, 0, imported.stderr);
       for (const tool of TOOLS) assert.match(imported.stdout, new RegExp(`^${tool} [1-9]`, 'm'), `${tool}'s library imports`);
 
-      // runplan on its own into an empty global prefix, then its demo from a directory outside the checkout.
-      await npm(['install', '--global', '--prefix', join(dir.path, 'prefix'), tarballs.at(-1)!], join(dir.path, 'work'), env);
+      // The demo, from the prefix, outside the checkout: its plan and mock agents ship in the package.
       const demo = await runBin(join(dir.path, 'prefix', 'bin', 'runplan'), ['demo'], {
         cwd: join(dir.path, 'work'),
         env,
