@@ -1,6 +1,7 @@
 import { printProblems, UsageError } from './cli-support.js';
 import { resolve } from 'node:path';
 import { unreachable } from '@runplan/common';
+import { readJournal } from '@runplan/journal';
 import { runPlan } from './coordinator/run-plan.js';
 import type { RunEnd } from './coordinator/types.js';
 import { Progress, type SafeOutput } from './observe/progress.js';
@@ -47,8 +48,11 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
       signal: controller.signal,
       onRecord: (r) => progress.record(r),
       onNotice: (line) => progress.notice(line),
-      onStart: (info) =>
-        progress.tasks(info.tasks, { postRun: info.postRun, preRun: info.preRun, budget: info.budget, rounds: info.rounds }),
+      onStart: async (info) => {
+        progress.tasks(info.tasks, { postRun: info.postRun, preRun: info.preRun, budget: info.budget, rounds: info.rounds });
+        // A resumed run's tasks done before the crash: the table and its footer count them.
+        if (info.resumed) progress.earlier((await readJournal(info.journal)).records);
+      },
     });
     progress.close();
     for (const line of describeEnd(end)) stderr.write(showControls(line) + '\n');

@@ -5,7 +5,7 @@ import { runBin, tempDir } from '@runplan/test-fixtures';
 import type { JournalRecord } from '@runplan/journal';
 import { fit, footer, Progress, SafeOutput } from '../src/observe/progress.js';
 import { HOSTILE, HOSTILE_PLAN } from './hostile.js';
-import { RUNPLAN, waitUntil, withPlan } from './support.js';
+import { RUNPLAN, runplan, waitUntil, withPlan } from './support.js';
 
 // N quick tasks (a shell that sleeps a little, so the table is redrawn many times).
 function manyTasks(n: number): string {
@@ -128,6 +128,18 @@ for (const size of [
     }),
   );
 }
+
+test(
+  'in tmux: a run resumed after a crash counts the tasks done before it as done, not queued',
+  withPlan(manyTasks(8), { timeoutMs: 150_000 }, async (f) => {
+    const crashed = await runplan(['run', f.plan], { env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:checkpoint:task-05' } });
+    assert.is(crashed.signal, 'SIGKILL', crashed.stderr);
+    const { screen } = await inTmux({ columns: 100, rows: 30 }, f);
+    checkScreen(screen, 100);
+    assert.match(screen, /^task-01\s+done\s+1\s/m, screen);
+    assert.match(screen, /^8 done · 0 running · 0 failed · 0 queued$/m, screen);
+  }),
+);
 
 test(
   'in tmux: the footer counts the tasks, holds the spend against the budget and names the first failure with its evidence',

@@ -77,16 +77,21 @@ export class Coordinator {
     this.ledger.attemptFloor = start.attemptFloor;
     const registered = start.mode !== 'clean' ? await registeredWorktrees(this.init.repo) : new Set<string>();
     const parts = this.wire(gitIdentity, registered);
-    req.onStart?.({
-      runId: run.runId,
-      journal: run.journal,
-      slug: plan.slug,
-      tasks: plan.tasks.map((t) => t.id),
-      postRun: (plan.hooks.postRun ?? []).length > 0,
-      preRun: (plan.hooks.preRun ?? []).length > 0,
-      budget: plan.budget,
-      rounds: Object.fromEntries(plan.tasks.filter((t) => t.until !== undefined).map((t) => [t.id, t.rounds])),
-    });
+    try {
+      await req.onStart?.({
+        runId: run.runId,
+        journal: run.journal,
+        slug: plan.slug,
+        tasks: plan.tasks.map((t) => t.id),
+        postRun: (plan.hooks.postRun ?? []).length > 0,
+        preRun: (plan.hooks.preRun ?? []).length > 0,
+        budget: plan.budget,
+        rounds: Object.fromEntries(plan.tasks.filter((t) => t.until !== undefined).map((t) => [t.id, t.rounds])),
+        resumed: start.mode === 'resume',
+      });
+    } catch {
+      // An observer never changes the run.
+    }
     try {
       if (start.mode === 'resume') {
         const stop = await takeOver(parts, start.recovered);

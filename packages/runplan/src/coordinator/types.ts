@@ -31,7 +31,9 @@ export interface RunRequest {
   onNotice?: (line: string) => void;
   /**
    * The run's paths, once they exist, and what the live table shows of the plan: `postRun`/`preRun`,
-   * whether it has those hooks (the table names a step only then), its budget, each loop task's rounds.
+   * whether it has those hooks (the table names a step only then), its budget, each loop task's rounds;
+   * `resumed`: the run is taken over after a crash, its journal already holds the earlier coordinators' records.
+   * Awaited before the first record (so an observer can read those first); what it throws is ignored.
    */
   onStart?: (info: {
     runId: string;
@@ -42,7 +44,8 @@ export interface RunRequest {
     preRun: boolean;
     budget: { maxTokens?: number; maxCostUsd?: number };
     rounds: Record<string, number>;
-  }) => void;
+    resumed: boolean;
+  }) => void | Promise<void>;
   /** The journal writer's file operations (tests inject EIO through it). */
   journalFs?: JournalFs;
 }

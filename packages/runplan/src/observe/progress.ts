@@ -59,7 +59,7 @@ export interface ProgressOptions {
 }
 
 export class Progress {
-  /** The records of this run so far (a resumed run's earlier ones are not among them). */
+  /** The records of this run so far (a resumed run's earlier ones first: see earlier). */
   readonly view = new RunView();
   /** Tasks in the order they are drawn: the plan's first, then any other a record names. */
   readonly #order = new Set<string>();
@@ -84,6 +84,13 @@ export class Progress {
   tasks(ids: readonly string[], plan?: PlanFacts): void {
     for (const id of ids) this.#order.add(id);
     if (plan !== undefined) this.#plan = plan;
+  }
+
+  // The records a resumed run's journal held before this coordinator: folded, not printed
+  // (only while nothing of this coordinator's own has been, so the view stays in journal order).
+  earlier(records: readonly JournalRecord[]): void {
+    if (this.view.lastSeen !== undefined) return;
+    for (const r of records) this.track(r);
   }
 
   // One durable journal record.
