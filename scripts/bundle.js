@@ -74,6 +74,9 @@ await build({
   platform: 'node',
   target: 'node20',
   chunkNames: 'chunk-[hash]',
+  // Linked maps back to src/*.ts (through tsc's maps), for coverage and debugging here; not shipped.
+  sourcemap: 'linked',
+  sourcesContent: false,
   // CommonJS dependencies (write-file-atomic, fast-glob) call require() for Node's built-ins
   // and read __filename (write-file-atomic seeds its temp names with it).
   banner: {
