@@ -161,6 +161,7 @@ export class Coordinator {
       workdirTemplate: plan.workdir ?? join(slug.work, '{{run.id}}.{{task.id}}.{{run.attempt}}'),
       durableRounds: this.ledger.durableRounds,
       worktrees: new Serial(),
+      spent: () => ({ usage: this.ledger.usage, costUsd: this.ledger.costUsd }),
     };
     const jobs = Math.max(1, req.jobs ?? plan.jobs);
     return { ctx, ledger: this.ledger, journal: this.journal, jobs, tasks: taskList(plan, contracts), registeredTrees };
