@@ -8,7 +8,7 @@ import type { RunParts } from './parts.js';
 export type FailedAttempt = Extract<AttemptResult, { ok: false }>;
 
 /** What repair made of a failed attempt: dispatch the task again after a delay, or stop the run. */
-export type AfterFailure = { retryInMs: number } | { stop: AttemptFailureData };
+export type AfterFailure = { retryInMs: number; retryAtMs?: number } | { stop: AttemptFailureData };
 
 // After a failed attempt: fingerprint it, ask repair.ts, journal the decision (before any
 // re-dispatch, so counts survive a crash). Returns the delay of a retry, or the run's failure.
@@ -32,6 +32,21 @@ export async function afterFailure(parts: RunParts, task: TaskSpec, r: FailedAtt
     stopReason: decision.action === 'stop' ? decision.reason : null,
     detail: decision.action === 'stop' ? decision.detail : null,
   });
+  if (decision.action === 'retry' && f.class === 'provider' && decision.delayMs > 0) {
+    // The provider's own reset when it named one; the scheduler holds the task until exactly then.
+    const reset = f.resetAtMs !== undefined && Number.isFinite(f.resetAtMs);
+    const retryAtMs = reset ? Math.max(Date.now(), Math.ceil(f.resetAtMs!)) : Date.now() + decision.delayMs;
+    await ctx.emit('provider-wait', {
+      taskId: task.id,
+      attempt: r.attempt,
+      reason: f.reason,
+      until: new Date(retryAtMs).toISOString(),
+      delayMs: decision.delayMs,
+      source: reset ? 'reset' : 'backoff',
+    });
+    ledger.lastFailure.set(task.id, { attempt: r.attempt, failure: f, ...(r.worktree !== undefined ? { worktree: r.worktree } : {}) });
+    return { retryInMs: decision.delayMs, retryAtMs };
+  }
   if (decision.action === 'retry') {
     ledger.lastFailure.set(task.id, { attempt: r.attempt, failure: f, ...(r.worktree !== undefined ? { worktree: r.worktree } : {}) });
     return { retryInMs: decision.delayMs };

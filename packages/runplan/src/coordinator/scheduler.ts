@@ -130,7 +130,7 @@ export async function schedule(deps: ScheduleDeps): Promise<ScheduleEnd> {
     const decided = await deps.afterFailure(byId.get(r.taskId)!, r);
     if ('retryInMs' in decided && failure === undefined) {
       waiting.add(r.taskId);
-      notBefore.set(r.taskId, Date.now() + decided.retryInMs);
+      notBefore.set(r.taskId, decided.retryAtMs ?? Date.now() + decided.retryInMs);
     } else if ('stop' in decided) {
       const stop = { failure: decided.stop, task: r.taskId, evidence: r.evidence };
       // Its dependents stay waiting (never ready); everything else goes on.

@@ -124,6 +124,24 @@ export interface RepairDecidedData {
   detail: string | null;
 }
 
+/**
+ * The coordinator holds a task back after a provider refusal (class provider): until the
+ * reset the provider named, else its doubling backoff. Journaled after repair-decided, so
+ * progress, `status` and the report can say what the run is waiting for and until when.
+ */
+export interface ProviderWaitData {
+  taskId: string;
+  /** The refused attempt; the next one starts at `until` at the earliest. */
+  attempt: number;
+  /** The refusal's reason (`rate_limited`, …). */
+  reason: ReceiptReason;
+  /** ISO time the next attempt may start. */
+  until: string;
+  delayMs: number;
+  /** `reset`: the provider named the reset time; `backoff`: it did not ([repair] backoff, doubled). */
+  source: 'reset' | 'backoff';
+}
+
 /** Usage recounted from a crashed attempt's saved transcript (it never reached command-settled). */
 export interface UsageData {
   taskId: string;

@@ -128,6 +128,12 @@ export class AttemptLog {
         a.evidence = e.data.evidence;
         a.resetAtMs = e.data.failure?.resetAtMs ?? null;
         break;
+      case 'provider-wait': {
+        // The wait as the coordinator held it (a reset, or the backoff when none was named).
+        const until = Date.parse(e.data.until);
+        if (Number.isFinite(until)) a.resetAtMs = until;
+        break;
+      }
       case 'repair-decided':
         a.fingerprint = e.data.fingerprint;
         a.action = e.data.action;

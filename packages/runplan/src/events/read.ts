@@ -19,6 +19,7 @@ const EVENT_TYPES: Record<EventType, true> = {
   'plan-amended': true,
   'checkpoint-adopted': true,
   'repair-decided': true,
+  'provider-wait': true,
   'round-done': true,
   usage: true,
   'operator-retry': true,

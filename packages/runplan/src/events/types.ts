@@ -8,6 +8,7 @@ import type {
   GatesDoneData,
   HookDoneData,
   IntegratedData,
+  ProviderWaitData,
   RepairDecidedData,
   RoundDoneData,
   UsageData,
@@ -37,6 +38,7 @@ export { FAILURE_CLASSES, type FailureClass, type FailureReason, type RepairStop
  *     └─ per attempt: attempt-started → [pre-run-done] → command-settled → gates-done →
  *        [post-run-done] → integrated → [gates-done (phase integrate)] → checkpoint →
  *        branch-updated → attempt-closed            (any step may jump to attempt-closed)
+ *   after a failed attempt: repair-decided [→ provider-wait, class provider]
  *   [landing-started → landed]
  *   run-complete | run-failed   (terminal, exactly one)
  *
@@ -58,6 +60,7 @@ export interface EventMap {
   'plan-amended': PlanAmendedData;
   'checkpoint-adopted': CheckpointAdoptedData;
   'repair-decided': RepairDecidedData;
+  'provider-wait': ProviderWaitData;
   'round-done': RoundDoneData;
   usage: UsageData;
   'operator-retry': OperatorRetryData;

@@ -11,6 +11,7 @@ import {
   type AttemptFailureData,
   type CheckpointData,
   type DurableRound,
+  type ProviderWaitData,
   type RunCompleteData,
   type RunFailedData,
   type RunStartedData,
@@ -65,6 +66,8 @@ export class RunView {
   readonly lastFailure = new Map<string, { attempt: number; failure: AttemptFailureData }>();
   /** Tasks repair stopped, with the contract the stopped attempt ran under. */
   readonly stopped = new Map<string, StoppedTask>();
+  /** Tasks held back for the provider (provider-wait) whose next attempt has not started yet. */
+  readonly providerWaits = new Map<string, ProviderWaitData>();
   /** Where each task named by a record stands, in the order they were first named. */
   readonly tasks = new Map<string, TaskStep>();
   /** Every attempt's phases, spend, close and repair verdict, and the crash/resume marks: what `runplan report` draws. */
@@ -159,6 +162,7 @@ export class RunView {
         const d = e.data;
         const key = `${d.taskId}.${d.attempt}`;
         this.attemptsTotal++;
+        this.providerWaits.delete(d.taskId);
         if (this.startedKeys.has(key)) this.collision ??= { taskId: d.taskId, attempt: d.attempt, seq: e.seq };
         this.startedKeys.add(key);
         this.attempts.set(d.taskId, Math.max(this.attempts.get(d.taskId) ?? 0, d.attempt));
@@ -226,6 +230,9 @@ export class RunView {
         }
         break;
       }
+      case 'provider-wait':
+        this.providerWaits.set(e.data.taskId, e.data);
+        break;
       case 'round-done': {
         const d = e.data;
         const key = `${d.taskId}.${d.attempt}`;

@@ -6,6 +6,7 @@ import { shownCost, ZERO_USAGE, type RunStartedData, type UsageTotals } from '..
 import type { RunView } from '../events/view.js';
 import { diskUsage, listRunIds, listSlugs, runPaths, slugPaths, type SlugPaths } from '../host/state.js';
 import { findLeftovers } from '../resume/leftovers.js';
+import { clockOf } from './table.js';
 import { readRun } from '../resume/inspect.js';
 
 /**
@@ -32,6 +33,8 @@ export interface SlugStatus {
   tasksDone: number;
   tasksTotal: number;
   current: string[];
+  /** Tasks an unfinished run holds back for the provider (provider-wait): until when, and why. */
+  providerWaits: Array<{ taskId: string; attempt: number; until: string; reason: string }>;
   attempts: number;
   usage: UsageTotals;
   costUsd: number;
@@ -104,6 +107,7 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
     tasksDone: 0,
     tasksTotal: 0,
     current: [],
+    providerWaits: [],
     attempts: 0,
     usage: ZERO_USAGE,
     costUsd: 0,
@@ -170,6 +174,13 @@ function summarize(row: SlugStatus, view: RunView, now: number | undefined): voi
   row.planFile = typeof view.started?.planFile === 'string' ? view.started.planFile : null;
   row.attempts = view.attemptsTotal;
   row.current = view.current();
+  if (view.terminal === undefined)
+    row.providerWaits = [...view.providerWaits.values()].map((w) => ({
+      taskId: w.taskId,
+      attempt: w.attempt,
+      until: w.until,
+      reason: w.reason,
+    }));
   row.tasksDone = view.tasksDone();
   row.usage = view.usage;
   row.costUsd = shownCost(view.costUsd);
@@ -215,6 +226,8 @@ export function statusTable(rows: SlugStatus[]): string[] {
 function stateCell(r: SlugStatus): string {
   if (r.state === 'failed') return `failed (${r.failedClass ?? '?'})`;
   if (r.leftovers.length > 0) return `${r.state} (${r.leftovers.length} leftover${r.leftovers.length === 1 ? '' : 's'})`;
+  const wait = r.providerWaits[0];
+  if (wait !== undefined) return `${r.state} (${wait.taskId} waiting for provider until ${clockOf(wait.until)})`;
   return r.state;
 }
 
