@@ -75,6 +75,7 @@ export class Coordinator {
     const { plan, run, req } = this.init;
     const gitIdentity = await identity;
     this.ledger.attemptFloor = start.attemptFloor;
+    for (const [id, total] of start.threadTotals) this.ledger.threadTotals.set(id, total);
     const registered = start.mode !== 'clean' ? await registeredWorktrees(this.init.repo) : new Set<string>();
     const parts = this.wire(gitIdentity, registered);
     req.onStart?.({
@@ -162,6 +163,7 @@ export class Coordinator {
       durableRounds: this.ledger.durableRounds,
       worktrees: new Serial(),
       spent: () => ({ usage: this.ledger.usage, costUsd: this.ledger.costUsd }),
+      threadTotals: this.ledger.threadTotals,
     };
     const jobs = Math.max(1, req.jobs ?? plan.jobs);
     return { ctx, ledger: this.ledger, journal: this.journal, jobs, tasks: taskList(plan, contracts), registeredTrees };

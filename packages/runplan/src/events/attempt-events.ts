@@ -1,6 +1,7 @@
 import type { FailureClass, LoopReason, RepairStop } from './reasons.js';
 import type { AttemptFailureData, ReceiptReason } from './failure-data.js';
 import type { Phase } from './phase.js';
+import type { ThreadTotal } from './thread-totals.js';
 import type { UsageTotals } from './usage.js';
 
 // The data of the events one attempt journals, in the order it journals them (see events/types.ts).
@@ -47,7 +48,10 @@ export interface CommandSettledData {
   /** The first transport error (EPIPE on the prompt, a reader error), masked. */
   error: string | null;
   sessionId: string | null;
+  /** What the command spent: for codex, its threads' running totals less what earlier commands counted of them. */
   usage: UsageTotals;
+  /** codex only: each thread's last running total, subtracted when a later command resumes it. */
+  threads?: ThreadTotal[];
   costUsd: number | null;
   isError: boolean;
   providerLimited: boolean;
@@ -147,6 +151,8 @@ export interface UsageData {
   taskId: string;
   attempt: number;
   usage: UsageTotals;
+  /** codex only: as command-settled `threads`. */
+  threads?: ThreadTotal[];
   costUsd: number | null;
   source: 'transcript';
   transcript: string;

@@ -49,6 +49,7 @@ export * from './attempt-events.js';
 export * from './failure-data.js';
 export * from './phase.js';
 export * from './run-events.js';
+export * from './thread-totals.js';
 export * from './usage.js';
 
 /** Every event the coordinator writes, by type. */

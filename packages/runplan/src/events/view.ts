@@ -2,6 +2,7 @@ import { HEADER_TYPE, REPAIRED_TYPE, type JournalRecord } from '@runplan/journal
 import type { ProcessIdentity } from '@runplan/settle';
 import { emptyHistory, recordFailure, type TaskHistory } from '../repair/index.js';
 import { readEvent, taskCountOf, type RunEvent } from './read.js';
+import { threadTotalsOf } from './thread-totals.js';
 import { nextStep, type TaskStep } from './task-step.js';
 import { AttemptLog } from './attempt-log.js';
 import type { OpenAttempt, StoppedTask } from './view-types.js';
@@ -66,6 +67,8 @@ export class RunView {
   readonly lastFailure = new Map<string, { attempt: number; failure: AttemptFailureData }>();
   /** Tasks repair stopped, with the contract the stopped attempt ran under. */
   readonly stopped = new Map<string, StoppedTask>();
+  /** The last running total of each agent thread (codex), from command-settled / usage `threads`. */
+  readonly threadTotals = new Map<string, UsageTotals>();
   /** Tasks held back for the provider (provider-wait) whose next attempt has not started yet. */
   readonly providerWaits = new Map<string, ProviderWaitData>();
   /** Where each task named by a record stands, in the order they were first named. */
@@ -199,8 +202,10 @@ export class RunView {
       }
       case 'usage':
         this.spend(e.data.usage, e.data.costUsd);
+        for (const t of threadTotalsOf(e.data.threads)) this.threadTotals.set(t.threadId, t.lastTotal);
         break;
       case 'command-settled': {
+        for (const t of threadTotalsOf(e.data.threads)) this.threadTotals.set(t.threadId, t.lastTotal);
         const open = this.open.get(`${e.data.taskId}.${e.data.attempt}`);
         if (open !== undefined) open.settled = true;
         this.spend(e.data.usage, e.data.costUsd);

@@ -10,7 +10,7 @@ import { inspectRuns, type PriorRun } from './inspect.js';
 import type { Refusal } from './refusal.js';
 import { closeNeverStarted, closePriorRuns } from './close.js';
 import { upToDate } from './up-to-date.js';
-import { slugSpend, type SlugSpend } from './slug-spend.js';
+import { slugSpend, slugThreadTotals, type SlugSpend } from './slug-spend.js';
 import { ZERO_USAGE, type UsageTotals } from '../events/types.js';
 import { nextStartOrder, runPaths, type RunPaths, type SlugPaths } from '../host/state.js';
 import type { RunEnd, RunRequest } from '../coordinator/types.js';
@@ -30,6 +30,8 @@ export type Start = StartMode & {
   attemptFloor: Map<string, number>;
   /** The slug's spend a new run or continuation carries (zero with --reset-budget); a resume keeps its own. */
   carried: SlugSpend;
+  /** The last running total of each agent thread in the slug's runs (even after --reset-budget: that spend was counted). */
+  threadTotals: Map<string, UsageTotals>;
 };
 
 /** What chooseRun decides from. `digests`: the plan's task contract digests, when the caller has them already. */
@@ -101,7 +103,11 @@ export async function chooseRun({
   if (start.mode !== 'resume') start.abandoned.push(...closed.abandoned);
   const attemptFloor = new Map<string, number>();
   for (const run of prior) for (const [task, n] of run.journal.attempts) attemptFloor.set(task, Math.max(attemptFloor.get(task) ?? 0, n));
-  return { ok: true, value: { ...start, attemptFloor, carried }, notices: [...(decided.notices ?? []), ...closed.notices] };
+  return {
+    ok: true,
+    value: { ...start, attemptFloor, carried, threadTotals: slugThreadTotals(prior) },
+    notices: [...(decided.notices ?? []), ...closed.notices],
+  };
 }
 
 // Decides, read-only, between resuming the sole incomplete run, continuing a failed one,

@@ -35,3 +35,10 @@ export function slugSpend(prior: readonly PriorRun[]): SlugSpend {
   }
   return total;
 }
+
+// The last running total of each agent thread (codex) across the slug's runs, in start order.
+export function slugThreadTotals(prior: readonly PriorRun[]): Map<string, UsageTotals> {
+  const totals = new Map<string, UsageTotals>();
+  for (const run of prior) for (const [id, total] of run.journal.threadTotals) totals.set(id, total);
+  return totals;
+}
