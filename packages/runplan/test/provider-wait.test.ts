@@ -4,10 +4,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseJsonLines, readLedger } from '@runplan/test-fixtures';
+import { join } from 'node:path';
+import { parseJsonLines, readLedger, runBin, tempDir } from '@runplan/test-fixtures';
 import type { JournalRecord } from '@runplan/journal';
 import { Progress, SafeOutput } from '../src/observe/progress.js';
-import { records, runplan, waitForEvent, withPlan } from './support.js';
+import { RUNPLAN, records, runplan, waitForEvent, waitUntil, withPlan } from './support.js';
 
 // The UTC clock of an ISO time, as progress and status print it (the same day).
 const clock = (ms: number): string => `${new Date(ms).toISOString().slice(11, 19)} UTC`;
@@ -81,6 +82,39 @@ test(
     // A run that is no longer waiting (stopped: it has its receipt) shows no wait.
     const after = await runplan(['status', 'rate-limit', '--json'], f);
     assert.equal((parseJsonLines(after.stdout)[0] as { providerWaits: unknown[] }).providerWaits, []);
+  }),
+);
+
+test(
+  'in tmux: while the coordinator backs off, the live table row says waiting for provider until HH:MM:SS UTC, not failed',
+  withPlan('rate-limit', { timeoutMs: 120_000, replacements: { 'backoff = "100ms"': 'backoff = "1h"' } }, async (f) => {
+    const dir = tempDir('runplan-tmux-');
+    const socket = join(dir.path, 'sock');
+    const env = { ...f.env, TERM: 'xterm-256color' };
+    const tmux = (args: string[]) => runBin('tmux', ['-S', socket, '-f', '/dev/null', ...args], { env, timeoutMs: 20_000 });
+    try {
+      const started = await tmux(['new-session', '-d', '-x', '120', '-y', '20', process.execPath, RUNPLAN, 'run', f.plan]);
+      assert.is(started.exitCode, 0, started.stderr);
+      await waitForEvent(f.repo, 'rate-limit', 'provider-wait');
+      const wait = (await records(f.repo, 'rate-limit')).find((x) => x.type === 'provider-wait')!;
+      const row = `waiting for provider until ${clock(Date.parse(String(wait.data.until)))}`;
+      // The table is redrawn on each record: the row changes once the provider-wait is drawn.
+      const screen = await waitUntil(
+        'the row of the waiting task',
+        async () => {
+          const pane = await tmux(['capture-pane', '-p', '-J']);
+          return pane.stdout.includes(row) ? pane.stdout : undefined;
+        },
+        { timeoutMs: 30_000, everyMs: 100 },
+      );
+      assert.match(screen, new RegExp(`^limited\\s+${row}\\s+1\\s`, 'm'));
+      assert.not.match(screen, /failed \(provider_limited\)/);
+    } finally {
+      const stop = await runplan(['stop', 'rate-limit', '--wait', '60s'], f);
+      assert.is(stop.exitCode, 0, stop.stderr);
+      await tmux(['kill-server']);
+      dir.cleanup();
+    }
   }),
 );
 

@@ -33,7 +33,7 @@ export interface SlugStatus {
   tasksDone: number;
   tasksTotal: number;
   current: string[];
-  /** Tasks an unfinished run holds back for the provider (provider-wait): until when, and why. */
+  /** Tasks a running run holds back for the provider (provider-wait): until when, and why. */
   providerWaits: Array<{ taskId: string; attempt: number; until: string; reason: string }>;
   attempts: number;
   usage: UsageTotals;
@@ -139,6 +139,8 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
       runId,
       [...view.open.values()].map((a) => a.ownerTag),
     );
+  // Only a driven, unfinished run is waiting for anything.
+  if (!driven || terminal !== undefined) row.providerWaits = [];
   if (row.state === 'corrupt') return row;
   if (terminal !== undefined) {
     row.state = terminal.type === 'run-complete' ? 'complete' : 'failed';
@@ -174,13 +176,12 @@ function summarize(row: SlugStatus, view: RunView, now: number | undefined): voi
   row.planFile = typeof view.started?.planFile === 'string' ? view.started.planFile : null;
   row.attempts = view.attemptsTotal;
   row.current = view.current();
-  if (view.terminal === undefined)
-    row.providerWaits = [...view.providerWaits.values()].map((w) => ({
-      taskId: w.taskId,
-      attempt: w.attempt,
-      until: w.until,
-      reason: w.reason,
-    }));
+  row.providerWaits = [...view.providerWaits.values()].map((w) => ({
+    taskId: w.taskId,
+    attempt: w.attempt,
+    until: w.until,
+    reason: w.reason,
+  }));
   row.tasksDone = view.tasksDone();
   row.usage = view.usage;
   row.costUsd = shownCost(view.costUsd);
