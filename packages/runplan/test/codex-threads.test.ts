@@ -5,14 +5,16 @@
 // numbers of gitmoot#661: 16524 tokens, then 85721 for the whole thread — not 102245).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseJsonLines, transcriptPath } from '@runplan/test-fixtures';
-import { ofType, records, runIds, runplan, withPlan } from './support.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseJsonLines, runBin, transcriptPath } from '@runplan/test-fixtures';
+import { ofType, records, RUNPLAN, runIds, runplan, waitForEvent, waitUntil, withPlan } from './support.js';
 
 const THREAD = '0199a213-81c0-7800-8aa1-bbab2a035a53';
 const tokens = (u: Record<string, number>): number => u.inputTokens! + u.outputTokens! + u.cacheReadTokens! + u.cacheCreationTokens!;
 
 // One codex task; its attempt 1 replays `codex exec` and exits 1, later ones `codex exec resume` on the same thread.
-function plan(taskCap: number): string {
+function plan(taskCap: number, extra = ''): string {
   return `slug = "codex-threads"
 base = "main"
 [defaults]
@@ -20,6 +22,7 @@ command = ["replay-agent", "{{task.id}}", "{{run.attempt}}"]
 format = "codex-json"
 deadline = "1m"
 grace = "1s"
+${extra}
 [budget]
 max_tokens = 1000000
 [repair]
@@ -86,6 +89,42 @@ test(
     assert.is(settled.length, 1);
     assert.is(settled[0]!.attempt, 2);
     assert.equal(settled[0]!.usage, DELTA);
+    assert.is(tokens(ofType(rs, 'run-complete')[0]!.usage), 85721);
+  }),
+);
+
+test(
+  'kill -9 while the attempt resuming the thread lingers: the resume recounts its transcript as the delta, and the next attempt on the thread adds nothing new',
+  withPlan(plan(3, 'result_grace = "5m"'), { timeoutMs: 120_000 }, async (f) => {
+    const env = { ...f.env, ...ENV, REPLAY_LINGER_2: '120' };
+    let pid = 0;
+    const running = runBin(RUNPLAN, ['run', f.plan], { env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
+    await waitForEvent(f.repo, 'codex-threads', 'attempt-started');
+    const transcript = await waitUntil('attempt 2 started', async () => {
+      const second = ofType(await records(f.repo, 'codex-threads'), 'attempt-started').find((d) => d.attempt === 2);
+      return second === undefined ? undefined : join(String(second.evidenceDir), 'transcript.jsonl');
+    });
+    await waitUntil(
+      'attempt 2 wrote its turn.completed',
+      () => existsSync(transcript) && readFileSync(transcript, 'utf8').includes('turn.completed'),
+    );
+    process.kill(pid, 'SIGKILL');
+    await running;
+    const r = await runplan(['run', f.plan], { ...f, env: { ...f.env, ...ENV } });
+    assert.is(r.exitCode, 0, r.stderr);
+    const rs = await records(f.repo, 'codex-threads');
+    const recount = ofType(rs, 'usage');
+    assert.is(recount.length, 1);
+    assert.equal(recount[0]!.usage, DELTA);
+    assert.equal(recount[0]!.threads, [{ threadId: THREAD, lastTotal: WHOLE }]);
+    const settled = ofType(rs, 'command-settled');
+    assert.equal(
+      settled.map((d) => [d.attempt, tokens(d.usage)]),
+      [
+        [1, 16524],
+        [3, 0],
+      ],
+    );
     assert.is(tokens(ofType(rs, 'run-complete')[0]!.usage), 85721);
   }),
 );
