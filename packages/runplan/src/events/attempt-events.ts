@@ -137,7 +137,7 @@ export interface ProviderWaitData {
   taskId: string;
   /** The refused attempt; the next one starts at `until` at the earliest. */
   attempt: number;
-  /** The refusal's reason (`rate_limited`, …). */
+  /** The refusal's reason (`provider_limited`, …). */
   reason: ReceiptReason;
   /** ISO time the next attempt may start. */
   until: string;

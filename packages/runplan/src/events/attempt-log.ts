@@ -35,7 +35,7 @@ export interface AttemptEntry {
   /** When repair retried: what it said changes (evidence, time, base), and the wait. */
   changed: string | null;
   delayMs: number;
-  /** The provider's reset time, when the failure named one (a provider wait). */
+  /** When the provider wait after this attempt ends (provider-wait `until`; older journals: the failure's reset time). */
   resetAtMs: number | null;
   resultCommit: string | null;
 }
