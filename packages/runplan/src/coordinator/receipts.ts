@@ -35,6 +35,7 @@ export function failedReceipt(parts: RunParts, stop: StopCause, signalReason: un
     signal: f.class === 'interrupted' && typeof signalReason === 'string' ? signalReason : null,
     ...(f.detail !== undefined ? { detail: f.detail } : {}),
     ...(stop.failed !== undefined ? { failed: stop.failed } : {}),
+    ...(stop.notDispatched !== undefined && stop.notDispatched.length > 0 ? { notDispatched: stop.notDispatched } : {}),
     tasksDone: ledger.checkpoints.size,
     attempts: ledger.totalAttempts(),
     usage: ledger.usage,

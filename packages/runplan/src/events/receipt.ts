@@ -40,6 +40,9 @@ export function receiptSummary(type: 'run-complete' | 'run-failed', data: RunCom
     .join(', ');
   const lines = [`runplan: ${d.reason}: ${where}: ${d.message}`];
   for (const path of d.evidence) lines.push(`  evidence: ${path}`);
+  if (d.failed !== undefined && d.failed.length > 1) lines.push(`  failed: ${d.failed.map((f) => `${f.task} (${f.reason})`).join(', ')}`);
+  if (d.notDispatched !== undefined && d.notDispatched.length > 0)
+    lines.push(`  not dispatched: ${d.notDispatched.map((n) => `${n.task} (needs ${n.because})`).join(', ')}`);
   lines.push(`  journal: ${journal}`);
   if (d.detail !== undefined && d.reason === 'disk_full')
     lines.push(

@@ -165,6 +165,13 @@ export interface FailedTask {
   phase: Phase;
 }
 
+/** Under keep-going: a task never dispatched because a task it needs (directly or not) stopped for good. */
+export interface NotDispatchedTask {
+  task: string;
+  /** The first task it needs that stopped for good (in the order they stopped). */
+  because: string;
+}
+
 export interface RunFailedData {
   logicalRunId: string;
   class: FailureClass;
@@ -179,6 +186,8 @@ export interface RunFailedData {
   detail?: { errno: string | null; path: string };
   /** Under keep-going: every task that stopped for good, in the order they stopped (absent otherwise). */
   failed?: FailedTask[];
+  /** Under keep-going: the tasks downstream of a stop that were never dispatched (absent otherwise). */
+  notDispatched?: NotDispatchedTask[];
   tasksDone: number;
   attempts: number;
   usage: UsageTotals;
