@@ -8,6 +8,7 @@ import { diskUsage, listRunIds, listSlugs, runPaths, slugPaths, type SlugPaths }
 import { findLeftovers } from '../resume/leftovers.js';
 import { clockOf } from './table.js';
 import { readRun } from '../resume/inspect.js';
+import { budgetCell, slugBudget, type SlugBudget } from './slug-budget.js';
 
 /**
  * One row of `runplan status`: the slug's newest logical run, read from its journal only.
@@ -38,6 +39,8 @@ export interface SlugStatus {
   attempts: number;
   usage: UsageTotals;
   costUsd: number;
+  /** The slug's spend across all its runs against the newest run's `[budget]`: what the budget check sees. */
+  slugSpend: SlugBudget;
   elapsedMs: number;
   diskBytes: number;
   journal: string | null;
@@ -111,6 +114,7 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
     attempts: 0,
     usage: ZERO_USAGE,
     costUsd: 0,
+    slugSpend: { usage: ZERO_USAGE, tokens: 0, costUsd: 0, maxTokens: null, maxCostUsd: null },
     elapsedMs: 0,
     diskBytes: await diskUsage(slug.dir),
     journal: run.journal,
@@ -133,6 +137,7 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
   // A run nobody drives is seen only up to its last record: its elapsed time stops there.
   summarize(row, view, driven ? (opts.now ?? Date.now()) : undefined);
   row.diskBytes += await workdirUsage(slug, view.started);
+  row.slugSpend = await slugBudget(slug, runIds, view);
   const terminal = view.terminal;
   if (terminal === undefined && !driven)
     row.leftovers = findLeftovers(
@@ -199,7 +204,7 @@ function quoteArg(arg: string): string {
 
 // The human rows of `runplan status` (a table with a header).
 export function statusTable(rows: SlugStatus[]): string[] {
-  const header = ['SLUG', 'RUN', 'RUNS', 'STATE', 'TASKS', 'ATTEMPTS', 'CURRENT', 'ELAPSED', 'TOKENS', 'COST', 'DISK'];
+  const header = ['SLUG', 'RUN', 'RUNS', 'STATE', 'TASKS', 'ATTEMPTS', 'CURRENT', 'ELAPSED', 'TOKENS', 'COST', 'BUDGET', 'DISK'];
   const body = rows.map((r) => [
     r.slug,
     r.runId ?? '-',
@@ -211,6 +216,7 @@ export function statusTable(rows: SlugStatus[]): string[] {
     `${Math.round(r.elapsedMs / 1000)}s`,
     String(r.usage.inputTokens + r.usage.outputTokens + r.usage.cacheReadTokens + r.usage.cacheCreationTokens),
     `$${r.costUsd.toFixed(2)}`,
+    budgetCell(r.slugSpend),
     humanBytes(r.diskBytes),
   ]);
   const all = [header, ...body];
