@@ -76,7 +76,7 @@ for (const [how, top, flags] of [
         ],
         'the receipt names what was never dispatched',
       );
-      assert.match(r.stderr, /^  not dispatched: after \(needs bad\), later \(needs bad\)$/m);
+      assert.match(r.stderr, /^ {2}not dispatched: after \(needs bad\), later \(needs bad\)$/m);
     }),
   );
 }

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { isPlainObject } from '@runplan/common';
-import { shownCost, type UsageTotals } from '../events/types.js';
+import { shownCost, totalTokensOf, type UsageTotals } from '../events/types.js';
 import type { RunView } from '../events/view.js';
 import { runPaths, type SlugPaths } from '../host/state.js';
 import { readRun } from '../resume/inspect.js';
@@ -33,7 +33,7 @@ export async function slugBudget(slug: SlugPaths, runIds: readonly string[], new
   const budget = await planCopyBudget(typeof started?.planCopy === 'string' ? started.planCopy : undefined);
   return {
     usage: u,
-    tokens: u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheCreationTokens,
+    tokens: totalTokensOf(u),
     costUsd: shownCost(spend.costUsd),
     ...budget,
   };

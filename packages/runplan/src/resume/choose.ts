@@ -45,10 +45,16 @@ export interface ChooseInput {
   /** What the plan's base resolves to now: a complete run on it with the same contracts is up to date. */
   baseCommit: string;
   digests?: Map<string, string>;
+  /**
+   * `run --dry-run`: decide without writing. Runs `--fresh` would abandon and never-started
+   * runs that would be closed are named in `abandoned`, not closed; nothing is torn down.
+   */
+  readOnly?: boolean;
 }
 
 /** What decideRun decides from: the slug's runs without never-started ones, which are named only for `--run`. */
-interface DecideInput extends Required<ChooseInput> {
+interface DecideInput extends Required<Omit<ChooseInput, 'readOnly'>> {
+  readOnly: boolean;
   prior: PriorRun[];
   never: PriorRun[];
   /** The new run's place in the slug's history. */
@@ -77,6 +83,7 @@ export async function chooseRun({
   runId,
   baseCommit,
   digests = taskContractDigests(plan),
+  readOnly = false,
 }: ChooseInput): Promise<Chosen> {
   const prior = await inspectRuns(slug);
   const never = prior.filter((p) => p.neverStarted);
@@ -95,9 +102,10 @@ export async function chooseRun({
     baseCommit,
     startOrder,
     digests,
+    readOnly,
   });
   if (!decided.ok) return decided;
-  const closed = await closeNeverStarted(never);
+  const closed = readOnly ? { ok: true as const, abandoned: never.map((p) => p.paths.runId), notices: [] } : await closeNeverStarted(never);
   if (!closed.ok) return closed;
   const start = decided.value;
   if (start.mode !== 'resume') start.abandoned.push(...closed.abandoned);
@@ -136,7 +144,9 @@ async function decideRun(input: DecideInput): Promise<{ ok: true; value: StartMo
   if (req.fresh) {
     const spent = spentRefusal('a fresh run');
     if (spent !== undefined) return spent;
-    const closed = await closePriorRuns(incomplete);
+    const closed = input.readOnly
+      ? { ok: true as const, abandoned: incomplete.map((p) => p.paths.runId), notices: [] }
+      : await closePriorRuns(incomplete);
     if (!closed.ok) return closed;
     return {
       ok: true,
