@@ -177,6 +177,37 @@ export interface RoundDoneData {
   roundCommit?: string | null;
 }
 
+/**
+ * A loop resumed after a crash tried the crashed attempt's last durable round (`from`) on its
+ * new base: `applied` (it continues from the round after it), or the loop starts over from
+ * the base and the lost rounds do not count — the ref is gone or moved (`ref_missing`), or
+ * its change does not apply on the new base (`conflict`).
+ */
+export interface RoundRestoredData {
+  taskId: string;
+  attempt: number;
+  from: DurableRound;
+  restored: boolean;
+  reason: 'applied' | 'ref_missing' | 'conflict';
+  message: string;
+}
+
+/**
+ * A ref runplan keeps (a loop round's tree, a run's result) or cleans up that git would not
+ * write or delete. The run goes on; what the ref was to keep may not survive a crash (a
+ * round) or a rerun (a result but for the branch), and an undeleted ref is tried again later.
+ */
+export interface RefFailedData {
+  op: 'write' | 'delete';
+  ref: string;
+  /** The commit a write was to point it at (null for a delete). */
+  commit: string | null;
+  /** The task whose ref it is (null for a run's). */
+  taskId: string | null;
+  /** git's stderr, or why it did not run. */
+  message: string;
+}
+
 /** The last durable round of a crashed attempt's loop: where a resumed loop continues from. */
 export interface DurableRound {
   attempt: number;

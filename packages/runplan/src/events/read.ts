@@ -21,6 +21,8 @@ const EVENT_TYPES: Record<EventType, true> = {
   'repair-decided': true,
   'provider-wait': true,
   'round-done': true,
+  'round-restored': true,
+  'ref-failed': true,
   usage: true,
   'operator-retry': true,
   'attempt-renumbered': true,

@@ -1,6 +1,6 @@
 import type { ProcessIdentity } from '@runplan/settle';
 import type { FailureClass } from './reasons.js';
-import type { CheckpointData } from './attempt-events.js';
+import type { CheckpointData, RefFailedData } from './attempt-events.js';
 import type { ReceiptReason } from './failure-data.js';
 import type { Phase } from './phase.js';
 import type { UsageTotals } from './usage.js';
@@ -155,6 +155,8 @@ export interface RunCompleteData {
   usage: UsageTotals;
   costUsd: number;
   durationMs: number;
+  /** Refs git would not write or delete during the run (each also journaled as ref-failed; absent when none). */
+  refsFailed?: RefFailedData[];
 }
 
 /** One task that stopped for good, as a keep-going receipt lists it. */
@@ -188,6 +190,8 @@ export interface RunFailedData {
   failed?: FailedTask[];
   /** Under keep-going: the tasks downstream of a stop that were never dispatched (absent otherwise). */
   notDispatched?: NotDispatchedTask[];
+  /** Refs git would not write or delete during the run (each also journaled as ref-failed; absent when none). */
+  refsFailed?: RefFailedData[];
   tasksDone: number;
   attempts: number;
   usage: UsageTotals;

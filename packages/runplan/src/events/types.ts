@@ -9,8 +9,10 @@ import type {
   HookDoneData,
   IntegratedData,
   ProviderWaitData,
+  RefFailedData,
   RepairDecidedData,
   RoundDoneData,
+  RoundRestoredData,
   UsageData,
   WorktreesRemovedData,
 } from './attempt-events.js';
@@ -63,6 +65,8 @@ export interface EventMap {
   'repair-decided': RepairDecidedData;
   'provider-wait': ProviderWaitData;
   'round-done': RoundDoneData;
+  'round-restored': RoundRestoredData;
+  'ref-failed': RefFailedData;
   usage: UsageData;
   'operator-retry': OperatorRetryData;
   'attempt-renumbered': AttemptRenumberedData;

@@ -49,6 +49,10 @@ export function detailOf(r: JournalRecord): string {
     }
     case 'worktrees-removed':
       return `: ${Array.isArray(e.data.worktrees) ? e.data.worktrees.length : 0} earlier worktree(s)`;
+    case 'round-restored':
+      return `: ${String(e.data.message)}`;
+    case 'ref-failed':
+      return `: could not ${String(e.data.op)} ${String(e.data.ref)}: ${String(e.data.message)}`;
     case 'journal-failed':
       return `: the previous coordinator exited 5 (${String(e.data.errno ?? e.data.reason ?? 'journal write failed')} at ${String(e.data.path)})`;
     default:
