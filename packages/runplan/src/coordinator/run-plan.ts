@@ -8,6 +8,7 @@ import { planDigest, taskContractDigests } from '../plan/digest.js';
 import { maskSecrets, planCopy, secretValues } from '../plan/secrets.js';
 import { chooseRun, type Start } from '../resume/choose.js';
 import { landPrecheck } from './land-check.js';
+import { baseMissing } from '../resume/base-missing.js';
 import { commonDir, identityEnv, resolveCommit, toplevel } from '../host/git.js';
 import { ensurePrivateDir, newRunId, slugPaths, START_ORDER_FIELD, stateRootFor, type SlugPaths } from '../host/state.js';
 import { describeFault, diskFaultOf, diskReason, type DiskFault } from '../host/disk.js';
@@ -89,7 +90,7 @@ export interface Located {
 
 // Loads the plan and finds its repository and base commit: an invalid plan, no repository
 // or a base that names no commit ends here (nothing read from the state, nothing written).
-export async function locate(req: Pick<RunRequest, 'planFile' | 'repo'>): Promise<Located | RunEnd> {
+export async function locate(req: Pick<RunRequest, 'planFile' | 'repo' | 'stateDir'>): Promise<Located | RunEnd> {
   // Which repository (and its git dir) does not depend on what the plan says, only on where
   // it is (plan.dir is the plan file's directory): git is asked while the plan loads, and
   // the answers are read in the same order as before, after the plan is known to be valid.
@@ -112,9 +113,7 @@ export async function locate(req: Pick<RunRequest, 'planFile' | 'repo'>): Promis
   }
   if (common === undefined) return { kind: 'refused', reason: 'not_a_repository', message: `no git dir for ${repo}` };
   const baseCommit = await resolveCommit(repo, plan.base);
-  if (baseCommit === undefined) {
-    return { kind: 'refused', reason: 'base_missing', message: `base "${plan.base}" of ${plan.file} names no commit in ${repo}` };
-  }
+  if (baseCommit === undefined) return { kind: 'refused', ...(await baseMissing(plan, { repo, common, stateDir: req.stateDir })) };
   return { plan, repo, common, baseCommit };
 }
 
