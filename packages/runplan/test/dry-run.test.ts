@@ -164,6 +164,29 @@ test(
   }),
 );
 
+test(
+  'a continuation on a moved base: continue on the old base, and base_moved said as run says it (stderr; a notice with --json)',
+  withPlan('budget', { timeoutMs: 120_000 }, async (f) => {
+    const old = f.repo.git(['rev-parse', 'main']);
+    const failed = await runplan(['run', f.plan], f);
+    assert.is(failed.exitCode, 1, failed.stderr);
+    writeFileSync(f.plan, readFileSync(f.plan, 'utf8').replace(/^max_tokens = 1500$/m, 'max_tokens = 10000'));
+    f.repo.git(['commit', '-q', '--allow-empty', '-m', 'moved']);
+    const moved = f.repo.git(['rev-parse', 'main']);
+    const [run] = runIds(f.repo, 'budget');
+    const r = await dry(f);
+    assert.is(r.exitCode, 0, r.stderr);
+    assert.is(r.lines[0], `continue run ${run} base ${old}`);
+    const said = `runplan: base_moved: continuing from ${old}; ${moved} is the base now — runplan run ${f.plan} --new-run starts from it`;
+    assert.ok(r.stderr.split('\n').includes(said), r.stderr);
+    const json = await dry(f, ['--json']);
+    assert.ok(
+      json.lines.map((l) => JSON.parse(l)).some((o) => o.action === 'notice' && o.line === said),
+      json.stdout,
+    );
+  }),
+);
+
 const LOOP = `slug = "crash-loop"
 base = "main"
 
