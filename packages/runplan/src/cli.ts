@@ -8,6 +8,7 @@ import { stopSlug } from './observe/stop.js';
 import { gateMain } from './gate/cli.js';
 import { joinDashValue, printProblems, STRING_OPTIONS, stateRoot, UsageError } from './cli-support.js';
 import { runCommand } from './cli-run.js';
+import { dryRunCommand } from './cli-dry-run.js';
 import { reportStop, stopExitCode, clockTime } from './cli-stop.js';
 import { reportCommand } from './cli-report.js';
 import { collectLog, logTable } from './observe/log.js';
@@ -16,6 +17,8 @@ export { exitCodeOf } from './cli-run.js';
 export { stopExitCode } from './cli-stop.js';
 
 const EXIT_CODES = `Exit codes:
+  run --dry-run  0 would dispatch or is up to date; 2 usage or invalid plan; 3 would refuse
+              (reason and hint as run); 4 slug held by a live coordinator. Writes nothing.
   run, demo   0 complete; 1 failed (class on stderr); 2 usage or invalid plan;
               3 refused to start; 4 slug locked by a live coordinator;
               5 the journal itself failed (run left incomplete); 130/143 interrupted
@@ -65,8 +68,16 @@ export async function main(argv: string[]): Promise<number> {
     .option('--new-run', 'Start a new run even when the plan is up to date with its last complete run')
     .option('--keep-going', 'A task that stops for good stops only the tasks downstream of it (as make -k)')
     .option('--allow-background', 'Start even as a background job of an interactive shell (journaled)')
+    .option(
+      '--dry-run',
+      'Say what the next run would do (skip, adopt, dispatch, refuse; budget, land pre-check); take no lock, write nothing',
+    )
     .action(async (plan: string, o: Record<string, unknown>) => {
-      code = await runCommand(resolve(plan), asTyped(argv, o, STRING_OPTIONS), stdout, stderr);
+      const typed = asTyped(argv, o, STRING_OPTIONS);
+      code =
+        typed.dryRun === true
+          ? await dryRunCommand(resolve(plan), typed, stdout, stderr)
+          : await runCommand(resolve(plan), typed, stdout, stderr);
     });
 
   cli.command('validate <plan>', 'Report every problem in a plan; run nothing').action(async (plan: string) => {

@@ -4,7 +4,7 @@ import { renderArgv, type TemplateVars } from '@runplan/workdir';
 import { PLAN_DEFAULTS, type TaskSpec } from '../plan/types.js';
 import { agentConsumer, initialAgentState, type AgentState } from '../agent/consumer.js';
 import { maskSecrets } from '../plan/secrets.js';
-import { addUsage, ZERO_USAGE } from '../events/types.js';
+import { addUsage, uncountedUsage, ZERO_USAGE } from '../events/types.js';
 import { evidenceSink, fileTail, textTail } from '../host/evidence.js';
 import { diskFaultOf, type DiskFault } from '../host/disk.js';
 import { scrubbedGitEnv } from '../host/git.js';
@@ -82,7 +82,10 @@ export async function runCommand(
     await Promise.all([transcript.close(), stderr.close()]);
   }
   const { execution, state } = settled;
-  const usage = state !== undefined ? { ...state.usage } : ZERO_USAGE;
+  // codex reports each thread's running total: what earlier commands counted of a resumed thread is not spent again.
+  const threads = Object.entries(state?.threads ?? {}).map(([threadId, lastTotal]) => ({ threadId, lastTotal: { ...lastTotal } }));
+  const usage = uncountedUsage(state !== undefined ? { ...state.usage } : ZERO_USAGE, threads, ctx.threadTotals);
+  for (const t of threads) ctx.threadTotals.set(t.threadId, t.lastTotal);
   a.rec.usage = addUsage(a.rec.usage, usage);
   a.rec.costUsd += state?.costUsd ?? 0;
   a.rec.survivors.push(...execution.teardown.survivors);
@@ -98,6 +101,7 @@ export async function runCommand(
     error: errorText,
     sessionId: state?.sessionId ?? null,
     usage,
+    ...(threads.length > 0 ? { threads } : {}),
     costUsd: state?.costUsd ?? null,
     isError: state?.isError ?? false,
     providerLimited: state?.providerLimited ?? false,

@@ -12,7 +12,7 @@ import { attemptEvidenceDir } from '../host/state.js';
 import { thrownFailure, type StepResult } from './failure.js';
 import { pipeline } from './pipeline.js';
 import { newAttempt } from './record.js';
-import { workdirVars } from './vars.js';
+import { budgetVars, workdirVars } from './vars.js';
 import { removeWorktree } from './workspace.js';
 
 /** How one attempt ended; a journal failure is not an outcome but a thrown JournalFailure. */
@@ -40,7 +40,7 @@ export async function runAttempt(ctx: RunContext, task: TaskSpec, attempt: numbe
   const baseCommit = ctx.integration.head;
   const evidenceDir = attemptEvidenceDir(ctx.run, task.id, attempt);
   const prompt = previous === undefined ? (task.prompt ?? '') : retryPrompt(task.prompt, previous, (t) => maskSecrets(t, ctx.secrets));
-  const baseVars = workdirVars(ctx, task, attempt);
+  const baseVars = { ...workdirVars(ctx, task, attempt), ...budgetVars(ctx.plan.budget, ctx.spent()) };
   const planned = render(ctx.workdirTemplate, baseVars, 'workdir');
   const plannedDir = planned.ok ? planned.value : '';
   const a = newAttempt(ctx, task, { attempt, ownerTag, evidenceDir });

@@ -8,8 +8,11 @@ import type {
   GatesDoneData,
   HookDoneData,
   IntegratedData,
+  ProviderWaitData,
+  RefFailedData,
   RepairDecidedData,
   RoundDoneData,
+  RoundRestoredData,
   UsageData,
   WorktreesRemovedData,
 } from './attempt-events.js';
@@ -37,6 +40,7 @@ export { FAILURE_CLASSES, type FailureClass, type FailureReason, type RepairStop
  *     └─ per attempt: attempt-started → [pre-run-done] → command-settled → gates-done →
  *        [post-run-done] → integrated → [gates-done (phase integrate)] → checkpoint →
  *        branch-updated → attempt-closed            (any step may jump to attempt-closed)
+ *   after a failed attempt: repair-decided [→ provider-wait, class provider]
  *   [landing-started → landed]
  *   run-complete | run-failed   (terminal, exactly one)
  *
@@ -47,6 +51,7 @@ export * from './attempt-events.js';
 export * from './failure-data.js';
 export * from './phase.js';
 export * from './run-events.js';
+export * from './thread-totals.js';
 export * from './usage.js';
 
 /** Every event the coordinator writes, by type. */
@@ -58,7 +63,10 @@ export interface EventMap {
   'plan-amended': PlanAmendedData;
   'checkpoint-adopted': CheckpointAdoptedData;
   'repair-decided': RepairDecidedData;
+  'provider-wait': ProviderWaitData;
   'round-done': RoundDoneData;
+  'round-restored': RoundRestoredData;
+  'ref-failed': RefFailedData;
   usage: UsageData;
   'operator-retry': OperatorRetryData;
   'attempt-renumbered': AttemptRenumberedData;

@@ -104,7 +104,7 @@ async function closeCrashedRun(writer: JournalWriter, p: PriorRun, report: Teard
   let usage = fold.usage;
   let costUsd = fold.costUsd;
   for (const a of open) {
-    const recount: UsageData | undefined = await recountedUsage(a, formats.get(a.taskId));
+    const recount: UsageData | undefined = await recountedUsage(a, formats.get(a.taskId), fold.threadTotals);
     if (recount === undefined) continue;
     usage = addUsage(usage, recount.usage);
     costUsd += recount.costUsd ?? 0;

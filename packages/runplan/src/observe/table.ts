@@ -10,9 +10,8 @@ export interface Row {
   task: string;
   /**
    * The STATE cell. Ranking and the footer's counts read only `done`, `adopted`, `waiting` and
-   * `failed`: any other word is "at work" — so a state another event adds (a provider wait,
-   * `waiting for provider until 14:05`, a step after the failed attempt closed) needs only a
-   * case in stepWord and counts as running, not failed.
+   * `failed`: any other word is "at work" — a provider wait (`waiting for provider until
+   * 14:05 UTC`, after the failed attempt closed) counts as running, not failed.
    */
   state: string;
   /** Whether the task's last step is its attempt's close without success (default: whether the attempt closed). */
@@ -48,7 +47,8 @@ export function rowOf(task: string, t: TaskStep | undefined, o: RowContext): Row
     return Number.isFinite(ms) ? ms : now();
   };
   const state = roundWord(t, o) ?? stepWord(t, o.postRun);
-  const failed = t.step === 'attempt-closed' && t.closed?.outcome !== 'success';
+  // A provider wait after the failed close is the task at work (held back), not a failure standing.
+  const failed = t.step === 'attempt-closed' && t.closed?.outcome !== 'success' && t.providerWait === undefined;
   return { task, state, failed, attempt: t.attempt, startedAt: at(t.startedTs), endedAt: at(t.closedTs), ...spend };
 }
 
@@ -82,12 +82,22 @@ export function stepWord(t: TaskStep, postRun: boolean): string {
     case 'checkpoint':
       return 'done';
     case 'attempt-closed':
+      if (t.providerWait !== undefined) return `waiting for provider until ${clockOf(t.providerWait.until)}`;
       return t.closed?.outcome === 'success' ? 'done' : `${String(t.closed?.outcome)} (${String(t.closed?.reason)})`;
     case 'checkpoint-adopted':
       return 'adopted';
     default:
       return unreachable(t.step);
   }
+}
+
+// An ISO time as the clock shows it in UTC (`19:00:00 UTC`), with the date when it is not today's.
+export function clockOf(iso: string, now: number = Date.now()): string {
+  const ms = Date.parse(iso);
+  if (!Number.isFinite(ms)) return iso;
+  const at = new Date(ms).toISOString();
+  const day = at.slice(0, 10) === new Date(now).toISOString().slice(0, 10) ? '' : `${at.slice(0, 10)} `;
+  return `${day}${at.slice(11, 19)} UTC`;
 }
 
 // How a row ranks when the window cannot hold them all: at work first, then failed, waiting, done.

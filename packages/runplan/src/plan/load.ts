@@ -4,6 +4,7 @@ import { err, ok } from '@runplan/common';
 import type { Result } from '@runplan/common';
 import { isIdentifier, parsePathTemplate } from '@runplan/workdir';
 import { parse as parseToml } from 'smol-toml';
+import { checkBudgetVars } from './budget-vars.js';
 import { isEnvName } from './env-file.js';
 import { dependencyOrder } from './graph.js';
 import { isTable, keyPath, PlanReader } from './reader.js';
@@ -116,6 +117,7 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
   const maxCostUsd = r.positiveNumber(budgetTable['max_cost_usd'], 'budget.max_cost_usd');
   if (maxTokens !== undefined) budget.maxTokens = maxTokens;
   if (maxCostUsd !== undefined) budget.maxCostUsd = maxCostUsd;
+  checkBudgetVars(r, raw, budget);
 
   const repair = readRepair(r, raw['repair'], 'repair', DEFAULT_CAPS);
 
