@@ -233,6 +233,20 @@ test('a loop task reads round N/M from its round-done records, until the loop is
   }
 });
 
+test('a task waiting for the provider after a failed attempt counts as running in the footer, not failed', () => {
+  const p = quiet();
+  p.tasks(['a'], { postRun: false });
+  p.track(rec(1, 'attempt-started', { taskId: 'a', attempt: 1, ownerTag: 'o', evidenceDir: '/e/a.1', worktree: '/w' }));
+  p.track(rec(2, 'attempt-closed', { taskId: 'a', attempt: 1, outcome: 'failed', reason: 'provider_limited', class: 'provider' }));
+  assert.match(p.footer(p.rows())[0]!, /^0 done · 0 running · 1 failed · 0 queued$/);
+  p.track(
+    rec(3, 'provider-wait', { taskId: 'a', attempt: 1, reason: 'provider_limited', until: '2026-11-29T08:00:00.000Z', delayMs: 1000 }),
+  );
+  assert.match(p.rows()[0]!.state, /^waiting for provider until /);
+  assert.match(p.footer(p.rows())[0]!, /^0 done · 1 running · 0 failed · 0 queued$/);
+  assert.is(p.footer(p.rows())[1], 'first failure: a #1 provider_limited · /e/a.1');
+});
+
 test('the footer stays the last lines of a table folded to a small window, and gives way in a tiny one', () => {
   const rows = Array.from({ length: 30 }, (_, i) => ({ task: `t-${i}`, state: i < 3 ? 'command' : 'done', attempt: 1, startedAt: 0 }));
   const foot = footer({ rows, tokens: 1500, costUsd: 0.25, budget: { maxCostUsd: 2 } });
