@@ -1,6 +1,6 @@
 // Public API of runplan: the coordinator as a library (the CLI is src/cli.ts).
 export { runPlan } from './coordinator/run-plan.js';
-export type { RunEnd, RunRequest } from './coordinator/types.js';
+export type { RunEnd, RunRequest, StartInfo } from './coordinator/types.js';
 export { collectStatus, isStopHolder, liveCoordinator, STOP_ROLE, statusTable } from './observe/status.js';
 export type { SlugState, SlugStatus, StatusOptions } from './observe/status.js';
 export { stopSlug } from './observe/stop.js';

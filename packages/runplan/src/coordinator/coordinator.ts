@@ -22,6 +22,7 @@ import { completeReceipt, failedReceipt } from './receipts.js';
 import { retain } from './retain.js';
 import { runStarted } from './run-started.js';
 import { schedule, type ScheduleEnd } from './scheduler.js';
+import { announceStart, startInfo } from './start-info.js';
 import { taskList } from './task-list.js';
 import type { RunEnd, RunRequest, StopCause } from './types.js';
 import { verdict } from './verdict.js';
@@ -79,21 +80,7 @@ export class Coordinator {
     for (const [id, total] of start.threadTotals) this.ledger.threadTotals.set(id, total);
     const registered = start.mode !== 'clean' ? await registeredWorktrees(this.init.repo) : new Set<string>();
     const parts = this.wire(gitIdentity, registered);
-    try {
-      await req.onStart?.({
-        runId: run.runId,
-        journal: run.journal,
-        slug: plan.slug,
-        tasks: plan.tasks.map((t) => t.id),
-        postRun: (plan.hooks.postRun ?? []).length > 0,
-        preRun: (plan.hooks.preRun ?? []).length > 0,
-        budget: plan.budget,
-        rounds: Object.fromEntries(plan.tasks.filter((t) => t.until !== undefined).map((t) => [t.id, t.rounds])),
-        resumed: start.mode === 'resume',
-      });
-    } catch {
-      // An observer never changes the run.
-    }
+    await announceStart(req, startInfo(plan, run, start));
     try {
       if (start.mode === 'resume') {
         const stop = await takeOver(parts, start.recovered);

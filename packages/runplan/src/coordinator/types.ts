@@ -29,25 +29,27 @@ export interface RunRequest {
   onRecord?: (record: JournalRecord) => void;
   /** One line for people that is not a journal record (a never-started run closed on the way). */
   onNotice?: (line: string) => void;
-  /**
-   * The run's paths, once they exist, and what the live table shows of the plan: `postRun`/`preRun`,
-   * whether it has those hooks (the table names a step only then), its budget, each loop task's rounds;
-   * `resumed`: the run is taken over after a crash, its journal already holds the earlier coordinators' records.
-   * Awaited before the first record (so an observer can read those first); what it throws is ignored.
-   */
-  onStart?: (info: {
-    runId: string;
-    journal: string;
-    slug: string;
-    tasks: string[];
-    postRun: boolean;
-    preRun: boolean;
-    budget: { maxTokens?: number; maxCostUsd?: number };
-    rounds: Record<string, number>;
-    resumed: boolean;
-  }) => void | Promise<void>;
+  /** Once the run's journal is open, before its first record (see StartInfo); awaited, what it throws is ignored. */
+  onStart?: (info: StartInfo) => void | Promise<void>;
   /** The journal writer's file operations (tests inject EIO through it). */
   journalFs?: JournalFs;
+}
+
+/** What RunRequest.onStart tells an observer: the run's paths, and what the live table shows of the plan. */
+export interface StartInfo {
+  runId: string;
+  journal: string;
+  slug: string;
+  tasks: string[];
+  /** Whether the plan has a post_run hook: the table names that step only then. */
+  postRun: boolean;
+  /** Whether it has a pre_run hook: a loop's first round starts after it. */
+  preRun: boolean;
+  budget: { maxTokens?: number; maxCostUsd?: number };
+  /** Each loop task's `rounds` (the M of `round N/M`). */
+  rounds: Record<string, number>;
+  /** The run is taken over after a crash: its journal already holds the earlier coordinators' records. */
+  resumed: boolean;
 }
 
 /** How `runplan run` ended; the CLI maps each kind to one exit code. */
