@@ -29,17 +29,17 @@ function graph() {
   for (const t of D.tasks) {
     const d = depthOf(t.id, new Set());
     columns[d] = columns[d] || [];
-    at.set(t.id, { x: 10 + d * 180, y: 10 + columns[d].length * 28 });
+    at.set(t.id, { x: 10 + d * 160, y: 10 + columns[d].length * 28 });
     columns[d].push(t.id);
   }
   const tallest = Math.max(1, ...columns.map((c) => (c ? c.length : 0)));
-  const s = svg('svg', { width: 20 + columns.length * 180, height: 20 + tallest * 28, id: 'graph-svg' });
+  const s = svg('svg', { width: 20 + columns.length * 160, height: 20 + tallest * 28, id: 'graph-svg' });
   for (const t of D.tasks) {
     const to = at.get(t.id);
     for (const n of t.needs) {
       const from = at.get(n);
       if (from === undefined) continue;
-      s.append(svg('line', { x1: from.x + 150, y1: from.y + 10, x2: to.x, y2: to.y + 10, class: 'graph-edge', 'data-from': n, 'data-to': t.id }));
+      s.append(svg('line', { x1: from.x + 130, y1: from.y + 10, x2: to.x, y2: to.y + 10, class: 'graph-edge', 'data-from': n, 'data-to': t.id }));
     }
   }
   for (const t of D.tasks) {
@@ -47,9 +47,9 @@ function graph() {
     const g = svg('g', { class: 'graph-node', 'data-task': t.id, 'data-state': t.state });
     const title = svg('title', {}); title.textContent = t.id + ': ' + t.state + (t.needs.length ? ' (needs ' + t.needs.join(', ') + ')' : ''); g.append(title);
     const known = ['done', 'adopted', 'failed', 'running', 'waiting'].includes(t.state);
-    g.append(svg('rect', { x: p.x, y: p.y, width: 150, height: 20, rx: 3, class: 'gn-' + (known ? t.state : 'failed') }));
+    g.append(svg('rect', { x: p.x, y: p.y, width: 130, height: 20, rx: 3, class: 'gn-' + (known ? t.state : 'failed') }));
     const label = svg('text', { x: p.x + 6, y: p.y + 14, class: 'graph-label' });
-    label.textContent = t.id.length > 22 ? t.id.slice(0, 21) + '…' : t.id;
+    label.textContent = t.id.length > 18 ? t.id.slice(0, 17) + '…' : t.id;
     g.append(label);
     s.append(g);
   }

@@ -27,7 +27,7 @@ code,pre{font:12px ui-monospace,monospace}pre{white-space:pre-wrap;background:#f
 .ph-open{fill:#cbd5e1}.failed-bar{stroke:#b42318;stroke-width:2}.wait{fill:#fde68a}.tick{stroke:#111;stroke-width:1}
 .mark-crash{stroke:#b42318;stroke-dasharray:4 2}.mark-adopted{stroke:#2563eb;stroke-dasharray:2 2}.mark-journal{stroke:#a15c07}
 .gn-done{fill:#dcfce7;stroke:#17803d}.gn-adopted{fill:#dbeafe;stroke:#2563eb}.gn-failed{fill:#fee2e2;stroke:#b42318}.gn-running{fill:#fef3c7;stroke:#a15c07}.gn-waiting{fill:#f1f5f9;stroke:#94a3b8}
-.graph-edge{stroke:#94a3b8;stroke-width:1}.graph-label{font:11px ui-monospace,monospace;fill:#1d232a}.mark-continued{stroke:#17803d;stroke-dasharray:8 3}.earlier-run{opacity:.6}
+.graph-edge{stroke:#94a3b8;stroke-width:1}#graph{overflow:auto;max-height:520px;max-width:100%}.graph-label{font:11px ui-monospace,monospace;fill:#1d232a}.mark-continued{stroke:#17803d;stroke-dasharray:8 3}.earlier-run{opacity:.6}
 .lane-label{font:11px ui-monospace,monospace;fill:#334155}.axis{stroke:#cbd5e1}.curve{fill:none;stroke:#3b82f6;stroke-width:2}.budget{stroke:#b42318;stroke-dasharray:6 3}
 .legend span{display:inline-block;margin-right:12px}.sw{display:inline-block;width:10px;height:10px;margin-right:4px}
 button{margin:0 4px}
