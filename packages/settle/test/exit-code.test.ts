@@ -15,6 +15,7 @@ const base: Execution = {
   bytesIn: 0,
   bytesOut: 0,
   tag: 't',
+  ownership: 'group+tag',
 };
 const failed = { result: 'failed' as const, signalled: [9], survivors: [9], heldPipe: false };
 
