@@ -57,7 +57,8 @@ export function survey(ownership: Ownership, proc: ProcSource, pipeEnds: readonl
     if (!stat || dead(stat.state)) continue;
     // Whatever the child started, it started no earlier than the child: older processes are
     // never ours, and skipping them keeps a scan after a quick child to a few reads.
-    if (stat.startTime < (ownership.groupStartTime ?? 0)) continue;
+    // (A cgroup's members are ours whatever their age.)
+    if (stat.startTime < (ownership.groupStartTime ?? 0) && !members.has(pid)) continue;
     const inGroup = ownership.pgid !== undefined && stat.pgrp === ownership.pgid;
     if (inGroup || members.has(pid) || carriesTag(pid, ownership, proc)) owned.push({ pid, startTime: stat.startTime });
     if (pipeEnds.length > 0 && proc.readFdTargets(pid).some((t) => pipeEnds.includes(t))) holders.push(pid);

@@ -176,7 +176,7 @@ export async function runChild<R>(
     if ('refused' in started) {
       releasePrompt(prompt);
       const { reason, message } = started.refused;
-      return unstarted('spawn_failed', { code: reason, where: 'cgroup', message: `ownership cgroup is impossible: ${message}` });
+      return unstarted('spawn_failed', { code: reason, where: 'cgroup', message: `ownership "cgroup" needs a cgroup: ${message}` });
     }
     owning = started.choice;
     child = started.spawned;
