@@ -82,8 +82,8 @@ export function ownCgroupDir(): Found<string> {
   }
   if (path === undefined) return unavailable('cgroup_unknown', '/proc/self/cgroup names no cgroup v2 cgroup (no 0:: line)');
   for (const { root, point } of all) {
-    if (root === '/') return { ok: true, value: join(point, path) };
-    if (path === root || path.startsWith(`${root}/`)) return { ok: true, value: join(point, path.slice(root.length)) };
+    if (root === '/') return { ok: true, value: resolve(point, `.${path}`) };
+    if (path === root || path.startsWith(`${root}/`)) return { ok: true, value: resolve(point, `.${path.slice(root.length)}`) };
   }
   return unavailable('cgroup_unknown', `our cgroup ${path} is outside every cgroup2 mount`);
 }
