@@ -28,6 +28,8 @@ function leftoverQuery(runId: string, journaledTags: readonly string[]): TagQuer
 export interface LeftoverOptions {
   /** Injected /proc reader (tests). */
   proc?: Partial<ProcSource>;
+  /** Where the run's cgroups may be besides our own cgroup's directory (journaled attempt-started `cgroupParent`s). */
+  cgroupParents?: readonly string[];
 }
 
 // The pids of the run's live processes, sorted; read-only. Only meaningful while no
@@ -46,5 +48,9 @@ export function endLeftovers(
   graceMs: number,
   opts: LeftoverOptions = {},
 ): Promise<TeardownReport> {
-  return teardownTagged(leftoverQuery(runId, journaledTags), { graceMs, ...(opts.proc ? { proc: opts.proc } : {}) });
+  return teardownTagged(leftoverQuery(runId, journaledTags), {
+    graceMs,
+    ...(opts.proc ? { proc: opts.proc } : {}),
+    ...(opts.cgroupParents ? { cgroupParents: opts.cgroupParents } : {}),
+  });
 }

@@ -41,7 +41,9 @@ export async function takeOver(parts: RunParts, recovered: RecoveredRun): Promis
   for (const a of recovered.open) {
     let survivors: number[] = [];
     try {
-      survivors = (await teardownByTag(a.ownerTag, { graceMs: 2000 })).survivors;
+      // Its cgroups are where its attempt-started said, whatever our own cgroup is.
+      const cgroupParents = a.cgroupParent !== null ? [a.cgroupParent] : [];
+      survivors = (await teardownByTag(a.ownerTag, { graceMs: 2000, cgroupParents })).survivors;
     } catch {
       // Not a tag settle made: nothing of ours carries it.
     }
@@ -49,7 +51,7 @@ export async function takeOver(parts: RunParts, recovered: RecoveredRun): Promis
   }
   // Whatever else the run left (an attempt whose attempt-started was torn, its landing's
   // git): every tag the run made starts with its prefix. No process of ours carries it yet.
-  const strays = await endLeftovers(ctx.runId, [], 2000);
+  const strays = await endLeftovers(ctx.runId, [], 2000, { cgroupParents: journaledCgroupParents(recovered, ctx.plan.cgroupParent) });
   const dead = recovered.coordinator;
   if (note !== undefined) {
     const { failedAt, reason, errno, path, message } = note;
@@ -103,6 +105,13 @@ export async function takeOver(parts: RunParts, recovered: RecoveredRun): Promis
     task: engine.task,
     evidence: [],
   };
+}
+
+// Where the run's cgroups may be besides our own cgroup's directory: every open attempt's
+// journaled parent and the plan's cgroup_parent.
+function journaledCgroupParents(recovered: RecoveredRun, planParent: string | undefined): string[] {
+  const parents = recovered.open.map((a) => a.cgroupParent).filter((p) => p !== null);
+  return [...new Set([...parents, ...(planParent !== undefined ? [planParent] : [])])];
 }
 
 // Closes one crashed attempt's record: a success when its checkpoint is durable (the crash
