@@ -29,6 +29,8 @@ export interface OwnershipFallback {
 /** A cgroup made for one child, and where settle itself lives (to return there after the spawn). */
 export interface ChildCgroup {
   path: string;
+  /** settle's own cgroup directory when the cgroup was made: where it moves back to after the spawn. */
+  home: string;
 }
 
 const cgroup2Magic = 0x63677270; // CGROUP2_SUPER_MAGIC
@@ -114,19 +116,25 @@ export function cgroupName(tag: string, ownerTag: string | undefined): string {
   return `${namePrefix}${ownerTag !== undefined ? `${ownerTag}-` : ''}${tag}`;
 }
 
+/** Parents whose cgroups were seen to have cgroup.kill (a kernel feature: checked once per parent). */
+const killable = new Set<string>();
+
 // Makes a fresh cgroup for one child under `parent`, or says why it cannot.
 export function makeChildCgroup(parent: string, name: string): Found<ChildCgroup> {
+  const home = ownCgroupDir();
+  if (!home.ok) return home;
   const path = join(parent, name);
   try {
     mkdirSync(path);
   } catch (cause) {
     return unavailable('cgroup_unwritable', `cannot create a cgroup in ${parent}: ${(cause as Error).message}`);
   }
-  if (!existsSync(join(path, 'cgroup.kill'))) {
+  if (!killable.has(parent) && !existsSync(join(path, 'cgroup.kill'))) {
     removeCgroup(path);
     return unavailable('no_cgroup_kill', `${path} has no cgroup.kill (Linux >= 5.14 is needed)`);
   }
-  return { ok: true, value: { path } };
+  killable.add(parent);
+  return { ok: true, value: { path, home: home.value } };
 }
 
 /**
@@ -136,8 +144,6 @@ export function makeChildCgroup(parent: string, name: string): Found<ChildCgroup
  * move back: the cgroup then holds settle too and must never be killed.
  */
 export function spawnInside<T>(cgroup: ChildCgroup, spawn: () => T): Found<{ spawned: T; home: boolean }> {
-  const home = ownCgroupDir();
-  if (!home.ok) return home;
   try {
     writeFileSync(join(cgroup.path, 'cgroup.procs'), '0');
   } catch (cause) {
@@ -146,7 +152,7 @@ export function spawnInside<T>(cgroup: ChildCgroup, spawn: () => T): Found<{ spa
   let back = false;
   const goHome = () => {
     try {
-      writeFileSync(join(home.value, 'cgroup.procs'), '0');
+      writeFileSync(join(cgroup.home, 'cgroup.procs'), '0');
       back = true;
     } catch {
       // reported through `home: false`
@@ -209,13 +215,17 @@ export function killCgroup(path: string): boolean {
 
 // Removes an empty cgroup and the cgroups below it (deepest first); false when one stays.
 export function removeCgroup(path: string): boolean {
+  const rmdir = () => {
+    try {
+      rmdirSync(path);
+      return true;
+    } catch (cause) {
+      return (cause as NodeJS.ErrnoException).code === 'ENOENT';
+    }
+  };
+  if (rmdir()) return true; // the usual case: nothing below it
   for (const sub of subCgroups(path)) removeCgroup(sub);
-  try {
-    rmdirSync(path);
-    return true;
-  } catch (cause) {
-    return (cause as NodeJS.ErrnoException).code === 'ENOENT';
-  }
+  return rmdir();
 }
 
 /** Which cgroups a tag query means: those named for one of `tags`, or for a tag starting with one of `prefixes`. */
