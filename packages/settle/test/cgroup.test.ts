@@ -50,7 +50,7 @@ test(
 test(
   'group+tag mode: the README’s documented limit — the same grandchild survives settle',
   withTimeout(30_000, async () => {
-    assert.match(readme, 'A descendant that both scrubs its environment and leaves the process group');
+    assert.match(readme, 'a descendant that both scrubs its environment and leaves the process group');
     assert.match(readme, '`setsid env -i …`) cannot be found');
     const r = await capture({ argv: [sh('escape-both.sh')], ownership: 'group+tag', graceMs: 300 });
     const [sleeper] = pidsIn(r.stdout);
