@@ -94,6 +94,16 @@ test(
 );
 
 test(
+  'an ownership that is not auto, cgroup or group+tag is an invalid plan (exit 2, naming the key); nothing runs',
+  withEscape('ownership = "systemd"', false, async (f, pids) => {
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 2, r.stderr);
+    assert.match(r.stderr, /ownership.*"systemd" is not one of auto, cgroup, group\+tag/);
+    assert.equal(readPids(pids), []);
+  }),
+);
+
+test(
   'ownership = "cgroup" with a cgroup_parent that is no cgroup: the command fails to start, naming why',
   withEscape('ownership = "cgroup"\ncgroup_parent = "."', false, async (f, pids) => {
     const r = await runplan(['run', f.plan], f);
