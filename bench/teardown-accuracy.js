@@ -78,7 +78,8 @@ export async function measure({ quick }) {
     [
       {
         key: 'settle',
-        run: () => settleTrial(capture, ['sleep', '600'], { deadlineMs: DEADLINE, graceMs: GRACE, ownership: 'group+tag' }, 'spawned', DEADLINE),
+        run: () =>
+          settleTrial(capture, ['sleep', '600'], { deadlineMs: DEADLINE, graceMs: GRACE, ownership: 'group+tag' }, 'spawned', DEADLINE),
       },
       {
         key: 'cgroup',
@@ -97,7 +98,8 @@ export async function measure({ quick }) {
       },
       {
         key: 'cgroup',
-        run: () => settleTrial(capture, ignoreTerm, { deadlineMs: DEADLINE, graceMs: GRACE, ownership: 'auto' }, 'spawned', DEADLINE + GRACE),
+        run: () =>
+          settleTrial(capture, ignoreTerm, { deadlineMs: DEADLINE, graceMs: GRACE, ownership: 'auto' }, 'spawned', DEADLINE + GRACE),
       },
       { key: 'raw', run: async () => (await rawTrial(ignoreTerm, { deadline: DEADLINE, killAfter: DEADLINE + GRACE })).over },
     ],

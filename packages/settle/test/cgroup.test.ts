@@ -204,7 +204,11 @@ test(
     const { sleeper, cgroup } = await crashedSettle(ownerTag);
     try {
       assert.ok(alive(sleeper), 'the crash left the sleeper running');
-      assert.equal(findTagged({ tags: [ownerTag] }).map((p) => p.pid), [sleeper], 'findTagged sees it through its cgroup');
+      assert.equal(
+        findTagged({ tags: [ownerTag] }).map((p) => p.pid),
+        [sleeper],
+        'findTagged sees it through its cgroup',
+      );
       const report = await teardownByTag(ownerTag, { graceMs: 300 });
       assert.is(report.result, 'clean');
       assert.ok(report.signalled.includes(sleeper));

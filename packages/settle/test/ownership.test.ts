@@ -25,9 +25,8 @@ function inBothModes(name: string, body: (ownership: (typeof modes)[number]) => 
   for (const ownership of modes) test(`[${ownership}] ${name}`, body(ownership));
 }
 
-inBothModes(
-  'exit 0 while a setsid grandchild holds stdout: returns, grandchild dead, held pipe reported',
-  (ownership) => withTimeout(30_000, async () => {
+inBothModes('exit 0 while a setsid grandchild holds stdout: returns, grandchild dead, held pipe reported', (ownership) =>
+  withTimeout(30_000, async () => {
     const r = await capture({ ownership, argv: [sh('setsid-holds-stdout.sh')], graceMs: 500 });
     const [grandchild] = pidsIn(r.stdout);
     try {
@@ -46,9 +45,8 @@ inBothModes(
   }),
 );
 
-inBothModes(
-  'the held-pipe event names the grandchild holding stdout, found in the same walk as the ownership scan',
-  (ownership) => withTimeout(30_000, async () => {
+inBothModes('the held-pipe event names the grandchild holding stdout, found in the same walk as the ownership scan', (ownership) =>
+  withTimeout(30_000, async () => {
     const held: PipeHolders[] = [];
     let fdWalksOfOlderProcesses = 0;
     let childStart = 0;
@@ -88,9 +86,8 @@ inBothModes(
   }),
 );
 
-inBothModes(
-  'the child’s pipe ends unread (it closed them before settle looked): holders "unknown", not every owned pid',
-  (ownership) => withTimeout(30_000, async () => {
+inBothModes('the child’s pipe ends unread (it closed them before settle looked): holders "unknown", not every owned pid', (ownership) =>
+  withTimeout(30_000, async () => {
     const held: PipeHolders[] = [];
     // Two leftovers: a setsid grandchild holding stdout, and a group member that holds no
     // pipe. Reading the child's fds is made to fail, as when it exits before settle looks.
@@ -120,30 +117,31 @@ inBothModes(
 
 inBothModes(
   'a signalled process whose environ can no longer be read (exiting, or its tag overwritten) still counts until it is gone',
-  (ownership) => withTimeout(30_000, async () => {
-    // The setsid grandchild ignores TERM and is owned by its tag only. Once it has been
-    // signalled its environ reads as nothing, as while a process exits or after it wrote
-    // over its environment (setproctitle): it is still the process we found.
-    const termed = new Set<number>();
-    const r = await capture({
-      ownership,
-      argv: [sh('setsid-holds-stdout.sh'), 'ignore-term'],
-      graceMs: 300,
-      onEvent: (e) => {
-        if (e.type === 'signalled' && e.signal === 'SIGTERM') termed.add(e.pid);
-      },
-      proc: { readEnviron: (pid) => (termed.has(pid) ? undefined : realProc.readEnviron(pid)) },
-    });
-    const [grandchild] = pidsIn(r.stdout);
-    try {
-      assert.ok(grandchild);
-      assert.ok(termed.has(grandchild!), 'TERM reached it through its tag');
-      assert.is(r.teardown.result, 'escalated', 'not "clean" while it lives');
-      assert.not.ok(alive(grandchild!), 'KILLed');
-    } finally {
-      killQuietly(grandchild);
-    }
-  }),
+  (ownership) =>
+    withTimeout(30_000, async () => {
+      // The setsid grandchild ignores TERM and is owned by its tag only. Once it has been
+      // signalled its environ reads as nothing, as while a process exits or after it wrote
+      // over its environment (setproctitle): it is still the process we found.
+      const termed = new Set<number>();
+      const r = await capture({
+        ownership,
+        argv: [sh('setsid-holds-stdout.sh'), 'ignore-term'],
+        graceMs: 300,
+        onEvent: (e) => {
+          if (e.type === 'signalled' && e.signal === 'SIGTERM') termed.add(e.pid);
+        },
+        proc: { readEnviron: (pid) => (termed.has(pid) ? undefined : realProc.readEnviron(pid)) },
+      });
+      const [grandchild] = pidsIn(r.stdout);
+      try {
+        assert.ok(grandchild);
+        assert.ok(termed.has(grandchild!), 'TERM reached it through its tag');
+        assert.is(r.teardown.result, 'escalated', 'not "clean" while it lives');
+        assert.not.ok(alive(grandchild!), 'KILLed');
+      } finally {
+        killQuietly(grandchild);
+      }
+    }),
 );
 
 // group+tag only: in a cgroup every member is owned whatever its start time.
@@ -188,9 +186,8 @@ test(
   }),
 );
 
-inBothModes(
-  'the same with a TERM-ignoring setsid grandchild: escalated to KILL',
-  (ownership) => withTimeout(30_000, async () => {
+inBothModes('the same with a TERM-ignoring setsid grandchild: escalated to KILL', (ownership) =>
+  withTimeout(30_000, async () => {
     const r = await capture({ ownership, argv: [sh('setsid-holds-stdout.sh'), 'ignore-term'], graceMs: 300 });
     const [grandchild] = pidsIn(r.stdout);
     try {
@@ -204,9 +201,8 @@ inBothModes(
   }),
 );
 
-inBothModes(
-  'a double-forking daemon that ignores TERM does not outlive the run',
-  (ownership) => withTimeout(30_000, async () => {
+inBothModes('a double-forking daemon that ignores TERM does not outlive the run', (ownership) =>
+  withTimeout(30_000, async () => {
     const r = await capture({ ownership, argv: [sh('double-fork-daemon.sh')], graceMs: 300 });
     const [daemon] = pidsIn(r.stdout);
     try {
@@ -222,9 +218,8 @@ inBothModes(
   }),
 );
 
-inBothModes(
-  'an orphan left a zombie (PID 1 in containers often never reaps) counts as dead',
-  (ownership) => withTimeout(30_000, async () => {
+inBothModes('an orphan left a zombie (PID 1 in containers often never reaps) counts as dead', (ownership) =>
+  withTimeout(30_000, async () => {
     // `sleep 0` exits at once and its parent (exec'd into `sleep 600`) never reaps it; once
     // the parent is killed the zombie belongs to PID 1, which here may never reap it either.
     const r = await capture({ ownership, argv: ['sh', '-c', 'sleep 0 & echo $!; exec sleep 600'], deadlineMs: 500, graceMs: 300 });
@@ -348,9 +343,8 @@ test(
   }),
 );
 
-inBothModes(
-  'an ownerTag travels with the child so teardownByTag can end what a settle call left',
-  (ownership) => withTimeout(30_000, async () => {
+inBothModes('an ownerTag travels with the child so teardownByTag can end what a settle call left', (ownership) =>
+  withTimeout(30_000, async () => {
     const ownerTag = newOwnerTag();
     const controller = new AbortController();
     const running = capture({ ownership, argv: [sh('sleeper.sh')], ownerTag, signal: controller.signal });
@@ -367,13 +361,17 @@ inBothModes(
   }),
 );
 
-inBothModes(
-  'settle nested in settle: the outer interruption reaches the innermost TERM-ignoring command',
-  (ownership) => withTimeout(40_000, async () => {
+inBothModes('settle nested in settle: the outer interruption reaches the innermost TERM-ignoring command', (ownership) =>
+  withTimeout(40_000, async () => {
     const controller = new AbortController();
     // The inner settle would wait a minute before KILL; only the outer tag can end the innermost in time.
     const { execution, state } = await stream(
-      { ownership, argv: [process.execPath, settleBin, '--ownership', ownership, '--grace', '60s', '--', sh('ignore-term.sh')], graceMs: 500, signal: controller.signal },
+      {
+        ownership,
+        argv: [process.execPath, settleBin, '--ownership', ownership, '--grace', '60s', '--', sh('ignore-term.sh')],
+        graceMs: 500,
+        signal: controller.signal,
+      },
       { innermost: 0 },
       async (stdout, s) => {
         for await (const chunk of stdout) {
@@ -399,10 +397,13 @@ inBothModes(
   }),
 );
 
-inBothModes(
-  'nesting adds a tag, never overwrites the outer one',
-  (ownership) => withTimeout(30_000, async () => {
-    const r = await capture({ ownership, argv: [process.execPath, settleBin, '--ownership', ownership, '--', sh('print-tag-env.sh')], ownerTag: 'outer_attempt' });
+inBothModes('nesting adds a tag, never overwrites the outer one', (ownership) =>
+  withTimeout(30_000, async () => {
+    const r = await capture({
+      ownership,
+      argv: [process.execPath, settleBin, '--ownership', ownership, '--', sh('print-tag-env.sh')],
+      ownerTag: 'outer_attempt',
+    });
     const names = r.stdout.toString().trim().split('\n');
     assert.ok(names.includes(tagVariable(r.tag)), 'outer per-call tag kept');
     assert.ok(names.includes(tagVariable('outer_attempt')), 'outer owner tag kept');
