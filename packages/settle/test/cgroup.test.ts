@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -137,6 +137,63 @@ test(
       assert.is(bad.error?.where, 'spec');
     } finally {
       dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'no cgroup2 mounted (a mount namespace without it): auto falls back with no_cgroup2; --ownership cgroup exits 125',
+  withTimeout(30_000, async () => {
+    const auto = await runBin(sh('without-cgroup2.sh'), [process.execPath, settleBin, '--report', '/dev/stdout', '--', 'true']);
+    assert.is(auto.exitCode, 0, auto.stderr);
+    const report = JSON.parse(auto.stdout) as { ownership: string; ownershipFallback: unknown };
+    assert.is(report.ownership, 'group+tag');
+    assert.equal(report.ownershipFallback, { reason: 'no_cgroup2', message: 'no cgroup2 file system is mounted (/proc/self/mountinfo)' });
+    const forced = await runBin(sh('without-cgroup2.sh'), [process.execPath, settleBin, '--ownership', 'cgroup', '--', 'true']);
+    assert.is(forced.exitCode, 125);
+    assert.match(forced.stderr, /^settle: no_cgroup2: ownership "cgroup" needs a cgroup: no cgroup2 file system is mounted/);
+  }),
+);
+
+test(
+  'not root (the bin as nobody): auto falls back with cgroup_unwritable; --ownership cgroup exits 125',
+  withTimeout(30_000, async () => {
+    const asNobody = ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, settleBin];
+    const auto = await runBin('setpriv', [...asNobody, '--report', '/dev/stdout', '--', 'true']);
+    assert.is(auto.exitCode, 0, auto.stderr);
+    const report = JSON.parse(auto.stdout) as { ownership: string; ownershipFallback: { reason: string; message: string } };
+    assert.is(report.ownership, 'group+tag');
+    assert.is(report.ownershipFallback.reason, 'cgroup_unwritable');
+    assert.match(report.ownershipFallback.message, `cannot create a cgroup in ${ownDir}: EACCES`);
+    const forced = await runBin('setpriv', [...asNobody, '--ownership', 'cgroup', '--', 'true']);
+    assert.is(forced.exitCode, 125);
+    assert.match(forced.stderr, /^settle: cgroup_unwritable: ownership "cgroup" needs a cgroup: cannot create a cgroup in /);
+  }),
+);
+
+test(
+  'a cgroup that refuses processes (under a threaded cgroup): cgroup_join_failed, the cgroup removed; forced, spawn_failed at cgroup',
+  withTimeout(30_000, async () => {
+    const parent = join(ownDir, `settle-test-threaded-${process.pid}`);
+    const threaded = join(parent, 't');
+    mkdirSync(threaded, { recursive: true });
+    try {
+      writeFileSync(join(threaded, 'cgroup.type'), 'threaded');
+      const r = await capture({ argv: ['true'], cgroupParent: threaded });
+      assert.is(r.reason, 'exited');
+      assert.is(r.ownership, 'group+tag');
+      assert.is(r.ownershipFallback?.reason, 'cgroup_join_failed');
+      const forced = await capture({ argv: ['true'], cgroupParent: threaded, ownership: 'cgroup' });
+      assert.is(forced.reason, 'spawn_failed');
+      assert.equal([forced.error?.code, forced.error?.where], ['cgroup_join_failed', 'cgroup']);
+      assert.equal(
+        readdirSync(threaded).filter((n) => n.startsWith('settle-')),
+        [],
+        'the refused cgroups were removed',
+      );
+    } finally {
+      rmdirSync(threaded);
+      rmdirSync(parent);
     }
   }),
 );
