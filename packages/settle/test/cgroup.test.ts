@@ -156,6 +156,23 @@ test(
 );
 
 test(
+  'in a cgroup namespace whose root the cgroup2 mount does not show: auto falls back with cgroup_unknown',
+  withTimeout(30_000, async () => {
+    const dir = join(ownDir, `settle-test-cgns-${process.pid}`);
+    mkdirSync(dir);
+    try {
+      const r = await runBin(sh('in-cgroup-namespace.sh'), [dir, process.execPath, settleBin, '--report', '/dev/stdout', '--', 'true']);
+      assert.is(r.exitCode, 0, r.stderr);
+      const report = JSON.parse(r.stdout) as { ownership: string; ownershipFallback: unknown };
+      assert.is(report.ownership, 'group+tag');
+      assert.equal(report.ownershipFallback, { reason: 'cgroup_unknown', message: 'our cgroup / is outside every cgroup2 mount' });
+    } finally {
+      rmdirSync(dir);
+    }
+  }),
+);
+
+test(
   'not root (the bin as nobody): auto falls back with cgroup_unwritable; --ownership cgroup exits 125',
   withTimeout(30_000, async () => {
     const asNobody = ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, settleBin];
