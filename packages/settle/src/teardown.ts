@@ -194,8 +194,8 @@ export interface FindTaggedOptions {
   cgroupParents?: readonly string[];
 }
 
-// The ownership a query stands for; a tag or prefix that is not tag-shaped is a caller's bug.
-// The cgroups settle made for the query's tags, under the given parents and our own cgroup's directory.
+// The ownership a query stands for: its tags, and the cgroups settle made for them under the
+// given parents and our own cgroup's directory. A tag or prefix that is not tag-shaped is a caller's bug.
 function queryOwnership(query: TagQuery, caller: string, cgroupParents: readonly string[] = []): Ownership {
   for (const tag of [...(query.tags ?? []), ...(query.prefixes ?? [])]) {
     if (!isOwnerTag(tag)) throw new TypeError(`${caller}: not an owner tag or tag prefix: ${JSON.stringify(tag)}`);
@@ -218,8 +218,9 @@ export function findTagged(query: TagQuery, opts: FindTaggedOptions = {}): Owned
 }
 
 /**
- * Ends every live process carrying a tag, wherever it is in the process tree — how a
- * restarted coordinator ends what a crashed predecessor's attempt left running.
+ * Ends every live process carrying a tag, wherever it is in the process tree, and every
+ * process in a cgroup settle made for the tag (found in `cgroupParents` and our own cgroup's
+ * directory) — how a restarted coordinator ends what a crashed predecessor's attempt left running.
  */
 export async function teardownByTag(tag: string, opts: TeardownByTagOptions = {}): Promise<TeardownReport> {
   if (!isOwnerTag(tag)) throw new TypeError(`teardownByTag: not an owner tag: ${JSON.stringify(tag)}`);
@@ -230,7 +231,8 @@ export async function teardownByTag(tag: string, opts: TeardownByTagOptions = {}
  * teardownByTag for a query: every live process carrying one of the tags or a tag with one
  * of the prefixes (a prefix finds every attempt of a run even when no tag of it can be read
  * back from a journal). TERM, grace, KILL, reap as teardownByTag; each pid is signalled only
- * while its start time still matches, and nothing without such a tag is touched.
+ * while its start time still matches, and nothing is touched that neither carries such a tag
+ * nor is in a cgroup settle named for one (those get cgroup.kill, and are removed once empty).
  */
 export async function teardownTagged(query: TagQuery, opts: TeardownByTagOptions = {}): Promise<TeardownReport> {
   const ownership = queryOwnership(query, 'teardownTagged', opts.cgroupParents);
