@@ -159,6 +159,40 @@ test(
   })(),
 );
 
+test(
+  'cgroup_parent, kill -9 of the coordinator: status names the escaped grandchild among the leftovers, and runplan stop ends it there',
+  (() => {
+    const parent = join(ownDir, `runplan-test-stop-${process.pid}`);
+    return withEscape(`cgroup_parent = "${parent}"`, true, async (f, pids) => {
+      mkdirSync(parent);
+      try {
+        let pid = 0;
+        const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
+        await waitForLine(pids, (l) => /grandchild \d+/.test(l));
+        process.kill(pid, 'SIGKILL');
+        await running;
+        const [grandchild] = readPids(pids);
+        assert.ok(alive(grandchild!.pid));
+        const status = await runplan(['status', 'escape', '--json'], f);
+        assert.is(status.exitCode, 0, status.stderr);
+        const row = JSON.parse(status.stdout.trim()) as { leftovers: number[] };
+        assert.ok(row.leftovers.includes(grandchild!.pid), `found through its cgroup: ${JSON.stringify(row.leftovers)}`);
+        const stop = await runplan(['stop', 'escape'], f);
+        assert.is(stop.exitCode, 0, stop.stderr);
+        assert.not.ok(alive(grandchild!.pid), 'stop ended it');
+        assert.equal(
+          readdirSync(parent).filter((n) => n.startsWith('settle-')),
+          [],
+          'and removed its cgroups',
+        );
+      } finally {
+        killAll([...readPids(pids), ...readLedger(f.ledger)].map((p) => p.pid));
+        await removeParent(parent);
+      }
+    });
+  })(),
+);
+
 // Removes a test's cgroup parent, ending whatever a failed test left in its cgroups first.
 async function removeParent(parent: string): Promise<void> {
   if (!existsSync(parent)) return;

@@ -5,7 +5,7 @@ import { isLockHeld, readLockHolder, type LockHolder } from '@runplan/journal';
 import { shownCost, ZERO_USAGE, type RunStartedData, type UsageTotals } from '../events/types.js';
 import type { RunView } from '../events/view.js';
 import { diskUsage, listRunIds, listSlugs, runPaths, slugPaths, type SlugPaths } from '../host/state.js';
-import { findLeftovers } from '../resume/leftovers.js';
+import { findLeftovers, journaledCgroupParents } from '../resume/leftovers.js';
 import { readRun } from '../resume/inspect.js';
 
 /**
@@ -134,6 +134,7 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
     row.leftovers = findLeftovers(
       runId,
       [...view.open.values()].map((a) => a.ownerTag),
+      { cgroupParents: journaledCgroupParents(view.open.values()) },
     );
   if (row.state === 'corrupt') return row;
   if (terminal !== undefined) {

@@ -3,7 +3,7 @@ import { openWriter, type JournalWriter } from '@runplan/journal';
 import { ZERO_USAGE, type RunFailedData } from '../events/types.js';
 import { compactUtc } from '../host/state.js';
 import type { RunEnd } from '../coordinator/types.js';
-import { endLeftovers } from './leftovers.js';
+import { endLeftovers, journaledCgroupParents } from './leftovers.js';
 import type { PriorRun } from './inspect.js';
 
 /** How closing earlier runs went: what run-started's `abandoned` lists, and a line for people per notable run. */
@@ -117,7 +117,6 @@ async function closeAbandoned(writer: JournalWriter, runId: string, reason: 'aba
 async function endCrashedAttempts(p: PriorRun): Promise<{ signalled: number[]; survivors: number[] }> {
   const open = [...p.journal.open.values()];
   const tags = open.map((a) => a.ownerTag);
-  const cgroupParents = [...new Set(open.map((a) => a.cgroupParent).filter((c) => c !== null))];
-  const report = await endLeftovers(p.paths.runId, tags, 2000, { cgroupParents });
+  const report = await endLeftovers(p.paths.runId, tags, 2000, { cgroupParents: journaledCgroupParents(open) });
   return { signalled: report.signalled, survivors: report.survivors };
 }

@@ -35,9 +35,17 @@ export interface LeftoverOptions {
 // The pids of the run's live processes, sorted; read-only. Only meaningful while no
 // coordinator of the run is alive (a live one's attempts carry the same prefix).
 export function findLeftovers(runId: string, journaledTags: readonly string[], opts: LeftoverOptions = {}): number[] {
-  return findTagged(leftoverQuery(runId, journaledTags), opts.proc ? { proc: opts.proc } : {})
+  return findTagged(leftoverQuery(runId, journaledTags), {
+    ...(opts.proc ? { proc: opts.proc } : {}),
+    ...(opts.cgroupParents ? { cgroupParents: opts.cgroupParents } : {}),
+  })
     .map((p) => p.pid)
     .sort((a, b) => a - b);
+}
+
+// Where a run's open attempts' cgroups are (their journaled attempt-started `cgroupParent`s).
+export function journaledCgroupParents(open: Iterable<{ cgroupParent: string | null }>): string[] {
+  return [...new Set([...open].map((a) => a.cgroupParent).filter((p) => p !== null))];
 }
 
 // Ends the run's live processes: TERM, `graceMs`, KILL, each pid verified by its start time

@@ -7,7 +7,7 @@ import { removeEarlierTrees } from '../coordinator/worktrees.js';
 import type { AttemptFailureData } from '../events/types.js';
 import { clearJournalFailureNote, readJournalFailureNote } from '../host/disk-reserve.js';
 import { decideAfterCrash, emptyHistory } from '../repair/index.js';
-import { endLeftovers } from './leftovers.js';
+import { endLeftovers, journaledCgroupParents } from './leftovers.js';
 import type { RecoveredRun } from './recover.js';
 import { recountedUsage } from './recount.js';
 
@@ -51,7 +51,11 @@ export async function takeOver(parts: RunParts, recovered: RecoveredRun): Promis
   }
   // Whatever else the run left (an attempt whose attempt-started was torn, its landing's
   // git): every tag the run made starts with its prefix. No process of ours carries it yet.
-  const strays = await endLeftovers(ctx.runId, [], 2000, { cgroupParents: journaledCgroupParents(recovered, ctx.plan.cgroupParent) });
+  const cgroupParents = [
+    ...journaledCgroupParents(recovered.open),
+    ...(ctx.plan.cgroupParent !== undefined ? [ctx.plan.cgroupParent] : []),
+  ];
+  const strays = await endLeftovers(ctx.runId, [], 2000, { cgroupParents });
   const dead = recovered.coordinator;
   if (note !== undefined) {
     const { failedAt, reason, errno, path, message } = note;
@@ -105,13 +109,6 @@ export async function takeOver(parts: RunParts, recovered: RecoveredRun): Promis
     task: engine.task,
     evidence: [],
   };
-}
-
-// Where the run's cgroups may be besides our own cgroup's directory: every open attempt's
-// journaled parent and the plan's cgroup_parent.
-function journaledCgroupParents(recovered: RecoveredRun, planParent: string | undefined): string[] {
-  const parents = recovered.open.map((a) => a.cgroupParent).filter((p) => p !== null);
-  return [...new Set([...parents, ...(planParent !== undefined ? [planParent] : [])])];
 }
 
 // Closes one crashed attempt's record: a success when its checkpoint is durable (the crash
