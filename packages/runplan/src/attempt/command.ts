@@ -11,6 +11,7 @@ import { scrubbedGitEnv } from '../host/git.js';
 import { commandFailure } from './command-failure.js';
 import type { AttemptFailureData } from '../events/types.js';
 import { diskFault, fail } from './failure.js';
+import { settleOwnership } from './ownership.js';
 import type { Attempt } from './record.js';
 
 /** The command's settlement, and the failure it means (none: it succeeded). */
@@ -74,6 +75,7 @@ export async function runCommand(
         signal: ctx.signal,
         finish: finisher.signal,
         ownerTag: a.ownerTag,
+        ...settleOwnership(a.ownership),
       },
       initialAgentState(task.format),
       consume,
@@ -94,6 +96,7 @@ export async function runCommand(
     taskId: task.id,
     attempt: a.attempt,
     reason: execution.reason,
+    ownership: execution.ownership,
     exitCode: execution.exitCode,
     signal: execution.signal,
     durationMs: execution.durationMs,

@@ -7,6 +7,7 @@ import type { AttemptFailureData, GateResult } from '../events/types.js';
 import { textTail, writeEvidence } from '../host/evidence.js';
 import { scrubbedGitEnv } from '../host/git.js';
 import { fail, writing } from './failure.js';
+import { settleOwnership } from './ownership.js';
 import type { Attempt } from './record.js';
 
 // A gate or a loop's verify command: captured, in the worktree, held to gate_deadline,
@@ -20,6 +21,7 @@ export function check(a: Attempt, argv: readonly string[], tree: string): Promis
     deadlineMs: a.task.gateDeadlineMs,
     signal: a.ctx.signal,
     ownerTag: a.ownerTag,
+    ...settleOwnership(a.ownership),
     maxBuffer: 4 << 20,
   });
 }

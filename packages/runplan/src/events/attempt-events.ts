@@ -21,6 +21,11 @@ export interface AttemptStartedData {
   evidenceDir: string;
   /** Checkpoint ids of the task's needs at dispatch. */
   dependencyCheckpointIds: string[];
+  /**
+   * The cgroup v2 directory the attempt's processes get their cgroups in (`settle-<ownerTag>-…`),
+   * null in group+tag mode: a resumed coordinator ends them there, whatever its own cgroup is.
+   */
+  cgroupParent: string | null;
 }
 
 export interface HookDoneData {
@@ -39,6 +44,8 @@ export interface CommandSettledData {
   taskId: string;
   attempt: number;
   reason: string;
+  /** How settle owned the command's processes: `cgroup` or `group+tag`. */
+  ownership: 'cgroup' | 'group+tag';
   exitCode: number | null;
   signal: string | null;
   durationMs: number;

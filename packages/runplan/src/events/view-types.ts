@@ -5,6 +5,8 @@ export interface OpenAttempt {
   taskId: string;
   attempt: number;
   ownerTag: string;
+  /** Where its processes' cgroups are (attempt-started `cgroupParent`); null when none or not journaled. */
+  cgroupParent: string | null;
   evidenceDir: string;
   /** The attempt's git worktree ('' when its dir could not be rendered). */
   worktree: string;

@@ -175,6 +175,8 @@ export class RunView {
           taskId: d.taskId,
           attempt: d.attempt,
           ownerTag: String(d.ownerTag),
+          // Journals written before cgroup ownership carry none.
+          cgroupParent: typeof d.cgroupParent === 'string' ? d.cgroupParent : null,
           evidenceDir: String(d.evidenceDir),
           worktree,
           settled: false,

@@ -10,7 +10,7 @@ import {
   type RunFailedData,
   type UsageData,
 } from '../events/types.js';
-import { endLeftovers, runTagPrefix } from '../resume/leftovers.js';
+import { endLeftovers, journaledCgroupParents, runTagPrefix } from '../resume/leftovers.js';
 import { recountedUsage } from '../resume/recount.js';
 import { inspectRuns, type PriorRun } from '../resume/inspect.js';
 import type { SlugPaths } from '../host/state.js';
@@ -50,7 +50,7 @@ export async function stopAfterCrash(paths: SlugPaths, opts: StopOptions): Promi
       p.paths.runId,
       open.map((a) => a.ownerTag),
       opts.graceMs ?? 5000,
-      opts.proc ? { proc: opts.proc } : {},
+      { ...(opts.proc ? { proc: opts.proc } : {}), cgroupParents: journaledCgroupParents(open) },
     );
     const stop: CrashedRunStop = {
       runId: p.paths.runId,

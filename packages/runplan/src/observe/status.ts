@@ -5,7 +5,7 @@ import { isLockHeld, readLockHolder, type LockHolder } from '@runplan/journal';
 import { shownCost, ZERO_USAGE, type RunStartedData, type UsageTotals } from '../events/types.js';
 import type { RunView } from '../events/view.js';
 import { diskUsage, listRunIds, listSlugs, runPaths, slugPaths, type SlugPaths } from '../host/state.js';
-import { findLeftovers } from '../resume/leftovers.js';
+import { findLeftovers, journaledCgroupParents } from '../resume/leftovers.js';
 import { clockOf } from './table.js';
 import { readRun } from '../resume/inspect.js';
 import { budgetCell, slugBudget, type SlugBudget } from './slug-budget.js';
@@ -143,6 +143,7 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
     row.leftovers = findLeftovers(
       runId,
       [...view.open.values()].map((a) => a.ownerTag),
+      { cgroupParents: journaledCgroupParents(view.open.values()) },
     );
   // Only a driven, unfinished run is waiting for anything.
   if (!driven || terminal !== undefined) row.providerWaits = [];

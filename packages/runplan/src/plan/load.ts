@@ -25,6 +25,8 @@ export const TOP_KEYS = [
   'land',
   'workdir',
   'min_free',
+  'ownership',
+  'cgroup_parent',
   'keep_going',
   'secret_env',
   'hooks',
@@ -95,6 +97,8 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
   if (landProblem) r.problem('land', 'bad_ref', `branch ${JSON.stringify(land)} ${landProblem}`);
   const workdir = readWorkdir(r, raw['workdir']);
   const minFree = r.size(raw['min_free'], 'min_free');
+  const ownership = r.oneOf(raw['ownership'], 'ownership', ['auto', 'cgroup', 'group+tag'] as const);
+  const cgroupParent = r.string(raw['cgroup_parent'], 'cgroup_parent');
   const keepGoing = r.boolean(raw['keep_going'], 'keep_going');
   const secretEnv = r.stringList(raw['secret_env'], 'secret_env') ?? [];
   secretEnv.forEach((name, i) => {
@@ -163,6 +167,8 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
   if (land !== undefined) plan.land = land;
   if (workdir !== undefined) plan.workdir = workdir;
   if (minFree !== undefined) plan.minFree = minFree;
+  if (ownership !== undefined) plan.ownership = ownership;
+  if (cgroupParent !== undefined) plan.cgroupParent = resolve(dir, cgroupParent);
   if (keepGoing === true) plan.keepGoing = true;
   return ok(plan);
 }

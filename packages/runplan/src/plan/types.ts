@@ -105,6 +105,13 @@ export interface Plan {
    * has less free (undefined: PLAN_DEFAULTS.minFree).
    */
   minFree?: number;
+  /**
+   * `ownership`: how settle owns every process of an attempt (`auto`: a cgroup v2 cgroup per
+   * process when one can be made, else process group + tag; `cgroup`; `group+tag`). Undefined: auto.
+   */
+  ownership?: 'auto' | 'cgroup' | 'group+tag';
+  /** `cgroup_parent`, absolute: the cgroup v2 directory settle makes the attempts' cgroups in (undefined: the coordinator's own cgroup's). */
+  cgroupParent?: string;
   /** Names of variables whose values are masked everywhere runplan writes. */
   secretEnv: string[];
   hooks: { preRun?: string[]; postRun?: string[]; timeoutMs: number };

@@ -7,7 +7,7 @@ import { removeEarlierTrees } from '../coordinator/worktrees.js';
 import type { AttemptFailureData } from '../events/types.js';
 import { clearJournalFailureNote, readJournalFailureNote } from '../host/disk-reserve.js';
 import { decideAfterCrash, emptyHistory } from '../repair/index.js';
-import { endLeftovers } from './leftovers.js';
+import { endLeftovers, journaledCgroupParents } from './leftovers.js';
 import type { RecoveredRun } from './recover.js';
 import { recountedUsage } from './recount.js';
 
@@ -41,7 +41,9 @@ export async function takeOver(parts: RunParts, recovered: RecoveredRun): Promis
   for (const a of recovered.open) {
     let survivors: number[] = [];
     try {
-      survivors = (await teardownByTag(a.ownerTag, { graceMs: 2000 })).survivors;
+      // Its cgroups are where its attempt-started said, whatever our own cgroup is.
+      const cgroupParents = a.cgroupParent !== null ? [a.cgroupParent] : [];
+      survivors = (await teardownByTag(a.ownerTag, { graceMs: 2000, cgroupParents })).survivors;
     } catch {
       // Not a tag settle made: nothing of ours carries it.
     }
@@ -49,7 +51,11 @@ export async function takeOver(parts: RunParts, recovered: RecoveredRun): Promis
   }
   // Whatever else the run left (an attempt whose attempt-started was torn, its landing's
   // git): every tag the run made starts with its prefix. No process of ours carries it yet.
-  const strays = await endLeftovers(ctx.runId, [], 2000);
+  const cgroupParents = [
+    ...journaledCgroupParents(recovered.open),
+    ...(ctx.plan.cgroupParent !== undefined ? [ctx.plan.cgroupParent] : []),
+  ];
+  const strays = await endLeftovers(ctx.runId, [], 2000, { cgroupParents });
   const dead = recovered.coordinator;
   if (note !== undefined) {
     const { failedAt, reason, errno, path, message } = note;
