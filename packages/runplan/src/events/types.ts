@@ -8,6 +8,8 @@ import type {
   GatesDoneData,
   HookDoneData,
   IntegratedData,
+  JobEndedData,
+  JobSubmittedData,
   RepairDecidedData,
   RoundDoneData,
   UsageData,
@@ -16,6 +18,7 @@ import type {
 import type {
   CheckpointAdoptedData,
   CoordinatorCrashedData,
+  JobsCancelledData,
   JournalFailedData,
   LandingData,
   LeftoversEndedData,
@@ -65,6 +68,9 @@ export interface EventMap {
   'attempt-started': AttemptStartedData;
   'worktrees-removed': WorktreesRemovedData;
   'pre-run-done': HookDoneData;
+  'job-submitted': JobSubmittedData;
+  'job-ended': JobEndedData;
+  'jobs-cancelled': JobsCancelledData;
   'command-settled': CommandSettledData;
   'gates-done': GatesDoneData;
   'post-run-done': HookDoneData;

@@ -4,6 +4,7 @@ import { err, ok } from '@runplan/common';
 import type { Result } from '@runplan/common';
 import { isIdentifier, parsePathTemplate } from '@runplan/workdir';
 import { parse as parseToml } from 'smol-toml';
+import { readExecutor } from '../executor/plan-keys.js';
 import { isEnvName } from './env-file.js';
 import { dependencyOrder } from './graph.js';
 import { isTable, keyPath, PlanReader } from './reader.js';
@@ -31,6 +32,7 @@ export const TOP_KEYS = [
   'budget',
   'repair',
   'tasks',
+  'executor',
 ];
 export const HOOK_KEYS = ['pre_run', 'post_run', 'timeout'];
 export const BUDGET_KEYS = ['max_tokens', 'max_cost_usd'];
@@ -119,6 +121,8 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
 
   const repair = readRepair(r, raw['repair'], 'repair', DEFAULT_CAPS);
 
+  const executor = readExecutor(r, raw['executor'], 'executor');
+
   const defaultsTable = r.table(raw['defaults'], 'defaults') ?? {};
   r.keys(defaultsTable, DEFAULT_KEYS, 'defaults');
   // The files the plan names are read first, once each; the rest is synchronous.
@@ -129,7 +133,7 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
   const tasks = readTasks(
     r,
     raw['tasks'],
-    { defaults, repair, files, defaultsGiveCommand: defaultsTable['command'] !== undefined },
+    { defaults, repair, files, defaultsGiveCommand: defaultsTable['command'] !== undefined, ...(executor ? { executor } : {}) },
     formats,
   );
 
