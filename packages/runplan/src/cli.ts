@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { cac } from 'cac';
 import { asTyped, packageVersion, parseDuration } from '@runplan/common';
+import { missingExecutorTools } from './executor/tools.js';
 import { loadPlan } from './plan/load.js';
 import { SafeOutput } from './observe/progress.js';
 import { collectStatus, statusTable } from './observe/status.js';
@@ -73,6 +74,11 @@ export async function main(argv: string[]): Promise<number> {
     const loaded = await loadPlan(resolve(plan));
     if (loaded.ok) {
       say(`runplan: valid: ${loaded.value.file}: ${loaded.value.tasks.length} task(s), slug ${loaded.value.slug}`);
+      const missing = missingExecutorTools(loaded.value);
+      if (missing.length > 0)
+        say(
+          `runplan: warning: executor_unavailable: ${loaded.value.file}: executor: ${missing.join(', ')} not on PATH (runplan run refuses until they are)`,
+        );
       code = 0;
     } else {
       printProblems(resolve(plan), loaded.error, say);

@@ -2,6 +2,7 @@ import { dirname, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { isStopHolder } from '../observe/status.js';
 import { acquireLock, openWriter } from '@runplan/journal';
+import { missingExecutorTools } from '../executor/tools.js';
 import { loadPlan } from '../plan/load.js';
 import type { Plan } from '../plan/types.js';
 import { planDigest, taskContractDigests } from '../plan/digest.js';
@@ -47,6 +48,15 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
   const baseCommit = await resolveCommit(repo, plan.base);
   if (baseCommit === undefined) {
     return { kind: 'refused', reason: 'base_missing', message: `base "${plan.base}" of ${plan.file} names no commit in ${repo}` };
+  }
+  const missing = missingExecutorTools(plan);
+  if (missing.length > 0) {
+    return {
+      kind: 'refused',
+      reason: 'executor_unavailable',
+      message: `${plan.file} runs tasks on Slurm, but ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not on PATH`,
+      hint: 'install the Slurm client tools (Debian: slurm-client) or run the tasks locally ([executor] kind = "local")',
+    };
   }
   // Whether git has an identity for the commits attempts make: asked now, read at dispatch.
   const identity = identityEnv(repo);

@@ -2,7 +2,7 @@ import { capture, stream, type Execution } from '@runplan/settle';
 import type { CommandEnd, CommandSpec, Executor, ExecutorHooks } from '../contract.js';
 import type { SlurmExecutorSpec } from '../spec.js';
 import { queuedJobs } from './cli.js';
-import { endJobs, finalRecord, watchSubmission } from './jobs.js';
+import { endJobs, finalRecord, signalJobs, watchSubmission } from './jobs.js';
 import { jobOutcome } from './outcome.js';
 import { backstopMinutes, srunArgv } from './submit.js';
 
@@ -26,8 +26,12 @@ export function slurmExecutor(spec: SlurmExecutorSpec): Executor {
   return {
     kind: 'slurm',
     stream: (cmd, initialState, consume, hooks) =>
-      streamJob(spec, { cmd, hooks: hooks ?? {} }, (argv, backstopMs) =>
-        stream({ ...cmd, argv, deadlineMs: backstopMs, env: { ...cmd.env, ...OUTER_JOB } }, initialState, consume),
+      streamJob(spec, { cmd, hooks: hooks ?? {} }, (argv, local) =>
+        stream(
+          { ...cmd, argv, deadlineMs: local.backstopMs, signal: local.signal, env: { ...cmd.env, ...OUTER_JOB } },
+          initialState,
+          consume,
+        ),
       ),
     capture: async (gate, hooks) => {
       let captured: Awaited<ReturnType<typeof capture>> | undefined;
@@ -55,7 +59,13 @@ interface JobRun {
   gateDeadlineMs?: number;
 }
 
-type Launch<S> = (argv: string[], backstopMs: number) => Promise<{ execution: Execution; state: S | undefined }>;
+/** How srun itself is held locally: far past the job's --time, and ended once the fence ended the job. */
+interface LocalHold {
+  backstopMs: number;
+  signal: AbortSignal;
+}
+
+type Launch<S> = (argv: string[], local: LocalHold) => Promise<{ execution: Execution; state: S | undefined }>;
 
 // Submits one job, watches for its id, holds it to the deadline, and reads its outcome.
 async function streamJob<S>(spec: SlurmExecutorSpec, run: JobRun, launch: Launch<S>): Promise<CommandEnd<S>> {
@@ -67,11 +77,14 @@ async function streamJob<S>(spec: SlurmExecutorSpec, run: JobRun, launch: Launch
   const watch = await watchSubmission(cmd.ownerTag, async (jobId) => {
     await hooks.onSubmitted?.({ jobId, name: cmd.ownerTag });
   });
-  const fence = deadlineFence(cmd, deadlineMs);
+  // srun waits for its step's end after a cancel (for many seconds): once the fence has
+  // ended the job, srun itself is torn down here.
+  const fenced = new AbortController();
+  const fence = deadlineFence(cmd, deadlineMs, () => fenced.abort('SIGTERM'));
+  const signal = cmd.signal !== undefined ? AbortSignal.any([cmd.signal, fenced.signal]) : fenced.signal;
   let launched: Awaited<ReturnType<Launch<S>>>;
   try {
-    // srun itself is held locally only far past the job's --time: Slurm (or our fence) ends the job.
-    launched = await launch(argv, timeMinutes * 60_000 + graceMs + 60_000);
+    launched = await launch(argv, { backstopMs: timeMinutes * 60_000 + graceMs + 60_000, signal });
   } finally {
     fence.clear();
   }
@@ -85,7 +98,7 @@ async function streamJob<S>(spec: SlurmExecutorSpec, run: JobRun, launch: Launch
   if (jobId !== undefined && record !== undefined) {
     await hooks.onEnded?.({ jobId, state: record.state, exitCode: record.exitCode, nodes: record.nodes });
   }
-  const execution: Execution = fence.fired ? { ...launched.execution, reason: 'timed_out' } : launched.execution;
+  const execution: Execution = fence.fired ? timedOut(launched.execution) : launched.execution;
   const outcome = jobOutcome(
     execution,
     jobId !== undefined && record !== undefined ? { ...record, jobId } : undefined,
@@ -108,15 +121,21 @@ interface Fence {
   clear(): void;
 }
 
-// At the deadline: scancel --signal=TERM, then after grace KILL and cancel (endJobs verifies
-// with squeue). Disabled by the test-only fail point.
-function deadlineFence(cmd: CommandSpec, deadlineMs: number): Fence {
+// At the deadline: scancel --signal=TERM, then after grace KILL and cancel, then srun is
+// ended (the caller's endJobs verifies with squeue). Disabled by the test-only fail point.
+function deadlineFence(cmd: CommandSpec, deadlineMs: number, ended: () => void): Fence {
   const fence: Fence = { fired: false, done: Promise.resolve(), clear: () => {} };
   if (deadlineMs <= 0 || cmd.deadlineMs === undefined || process.env[SLURM_FAILPOINT] === 'no-fence') return fence;
   const timer = setTimeout(() => {
     fence.fired = true;
-    fence.done = endJobs(cmd.ownerTag, cmd.graceMs ?? 5000).then(() => undefined);
+    fence.done = signalJobs(cmd.ownerTag, cmd.graceMs ?? 5000).then(ended);
   }, deadlineMs);
   fence.clear = () => clearTimeout(timer);
   return fence;
+}
+
+// The execution of a job runplan's fence ended: timed out, whatever srun's teardown said.
+function timedOut(execution: Execution): Execution {
+  const { interruptSignal: _, ...rest } = execution;
+  return { ...rest, reason: 'timed_out', deadlineMs: execution.deadlineMs ?? 0 };
 }

@@ -64,19 +64,27 @@ export async function finalRecord(jobId: string, withinMs: number): Promise<JobR
 // Ends every job whose name starts with `prefix`: TERM, then (after `graceMs`) KILL and a
 // cancel, verified with squeue. Returns the ids it ended and those still queued after it.
 export async function endJobs(prefix: string, graceMs: number): Promise<{ ended: string[]; survivors: string[] }> {
+  const ids = await signalJobs(prefix, graceMs);
+  if (ids.length === 0) return { ended: [], survivors: [] };
+  const left = await queuedUntilGone(prefix, 15_000);
+  return { ended: ids.filter((id) => !left.includes(id)), survivors: left };
+}
+
+// TERM to the jobs whose name starts with `prefix`; those still queued `graceMs` later get
+// KILL and are cancelled. Returns the ids it found (not yet verified gone).
+export async function signalJobs(prefix: string, graceMs: number): Promise<string[]> {
   const jobs = await queuedJobs(prefix);
   const ids = jobs.map((j) => j.jobId);
-  if (ids.length === 0) return { ended: [], survivors: [] };
+  if (ids.length === 0) return [];
   // A pending job has no process to signal: cancel it outright.
   await cancelJobs(jobs.filter((j) => j.state === 'PENDING').map((j) => j.jobId));
   await cancelJobs(ids, 'TERM');
-  let left = await queuedUntilGone(prefix, graceMs);
+  const left = await queuedUntilGone(prefix, graceMs);
   if (left.length > 0) {
     await cancelJobs(left, 'KILL');
     await cancelJobs(left);
-    left = await queuedUntilGone(prefix, 15_000);
   }
-  return { ended: ids.filter((id) => !left.includes(id)), survivors: left };
+  return ids;
 }
 
 // Waits up to `withinMs` until no job named with the prefix is queued; returns those still there.
