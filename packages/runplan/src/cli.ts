@@ -119,6 +119,10 @@ export async function main(argv: string[]): Promise<number> {
             `runplan: stopping: ${row.slug} run ${row.runId}: runplan stop (pid ${row.coordinator?.pid ?? '?'}) is ending what its crashed coordinator left running${seen}`,
           );
         if (row.state === 'corrupt') say(`runplan: corrupt: ${row.journal}: ${row.corruption}`);
+        if (row.jobs !== undefined && row.jobs.length > 0) {
+          say(`runplan: jobs: ${row.slug} run ${row.runId}: ${row.jobs.length} Slurm job(s) of it still queued: ${row.jobs.join(' ')}`);
+          if (row.state !== 'stopping' && row.leftovers.length === 0) say(`  hint: ${stopCommand(row.slug)}   (cancels them)`);
+        }
         if (row.leftovers.length > 0) {
           say(
             `runplan: leftovers: ${row.slug} run ${row.runId}: ${row.leftovers.length} process(es) its crashed coordinator left running are still alive: ${row.leftovers.join(' ')}`,

@@ -6,6 +6,7 @@ import { shownCost, ZERO_USAGE, type RunStartedData, type UsageTotals } from '..
 import type { RunView } from '../events/view.js';
 import { diskUsage, listRunIds, listSlugs, runPaths, slugPaths, type SlugPaths } from '../host/state.js';
 import { findLeftovers } from '../resume/leftovers.js';
+import { mayHaveJobs, queuedRunJobs } from '../resume/slurm-jobs.js';
 import { readRun } from '../resume/inspect.js';
 
 /**
@@ -47,6 +48,8 @@ export interface SlugStatus {
    * ownerTag prefix and its journaled open attempts' tags. Empty otherwise.
    */
   leftovers: number[];
+  /** Slurm job ids of a run nobody drives still in the queue (present only for a run that used Slurm). */
+  jobs?: string[];
   /** ISO time of the journal's last valid record: when the run was last heard from. */
   lastSeen: string | null;
   resumeCommand: string | null;
@@ -135,6 +138,7 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
       runId,
       [...view.open.values()].map((a) => a.ownerTag),
     );
+  if (terminal === undefined && !driven && mayHaveJobs([...view.open.values()])) row.jobs = await queuedRunJobs(runId);
   if (row.state === 'corrupt') return row;
   if (terminal !== undefined) {
     row.state = terminal.type === 'run-complete' ? 'complete' : 'failed';
