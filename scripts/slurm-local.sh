@@ -91,7 +91,7 @@ start_munge() {
   die "munged did not answer (see /var/log/munge/munged.log)"
 }
 
-node_state() { sinfo -h -N -n "$host" -o '%T' 2>/dev/null | head -1; }
+node_state() { sinfo -h -N -n "$host" -o '%T' 2>/dev/null | head -1 || true; }
 
 up() {
   [ "$(id -u)" = 0 ] || die "needs root"

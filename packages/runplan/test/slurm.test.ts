@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readLedger } from '@runplan/test-fixtures';
+import { readLedger, transcriptPath } from '@runplan/test-fixtures';
 import { runTagPrefix } from '../src/index.js';
 import { jobState, queued, withSlurmPlan } from './slurm-support.js';
 import { ofType, records, runIds, runplan, waitForEvent, withPlan, type Fixture } from './support.js';
@@ -151,6 +151,39 @@ test(
     assert.is(closed[0]?.class, 'environment');
     assert.is(jobState(jobId), 'CANCELLED');
     assert.match(run.stderr, 'slurm_cancelled');
+  }),
+);
+
+// A recorded Claude session whose agent stays alive after its result line.
+const LINGER = `
+slug = "linger"
+base = "main"
+[executor]
+kind = "slurm"
+[defaults]
+command = ["replay-agent", "{{task.id}}", "{{run.attempt}}"]
+format = "claude-stream-json"
+deadline = "1m"
+grace = "1s"
+result_grace = "500ms"
+[[tasks]]
+id = "r1"
+prompt = "replay"
+`;
+
+test(
+  'an agent lingering after its result on Slurm: torn down result_grace later, a success, its job gone',
+  withSlurmPlan(LINGER, { timeoutMs: 60_000 }, async (f) => {
+    const env = { ...f.env, REPLAY_TRANSCRIPT: transcriptPath('claude-01-success-opus4.jsonl'), REPLAY_LINGER: '300' };
+    const run = await runplan(['run', f.plan], { env, repo: f.repo });
+    assert.is(run.exitCode, 0, run.stderr);
+    const rs = await records(f.repo, 'linger');
+    const [settled] = ofType(rs, 'command-settled');
+    assert.is(settled?.lingered, true);
+    assert.is(settled?.costUsd, 0.2882215, 'the transcript was interpreted as it streamed from srun');
+    assert.is(ofType(rs, 'attempt-closed')[0]?.reason, 'ok');
+    const [job] = ofType(rs, 'job-submitted');
+    assert.equal(queued(String(job?.name)), []);
   }),
 );
 

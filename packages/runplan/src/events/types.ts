@@ -37,13 +37,17 @@ export { FAILURE_CLASSES, type FailureClass, type FailureReason, type RepairStop
  * anywhere can be answered from these records plus git objects alone.
  *
  *   run-started
- *     └─ per attempt: attempt-started → [pre-run-done] → command-settled → gates-done →
+ *     └─ per attempt: attempt-started → [pre-run-done] → [job-submitted → job-ended] →
+ *        command-settled → [job-submitted → job-ended] → gates-done →
  *        [post-run-done] → integrated → [gates-done (phase integrate)] → checkpoint →
  *        branch-updated → attempt-closed            (any step may jump to attempt-closed)
  *   [landing-started → landed]
  *   run-complete | run-failed   (terminal, exactly one)
  *
- * After a coordinator crash, `runplan stop` instead appends: [usage] → leftovers-ended →
+ * (job-submitted / job-ended: a command or gate run as a Slurm job.) A resumed coordinator
+ * writes [jobs-cancelled] before coordinator-crashed when the crashed run left Slurm jobs.
+ *
+ * After a coordinator crash, `runplan stop` instead appends: [jobs-cancelled] → [usage] → leftovers-ended →
  * attempt-closed (each open attempt) → run-failed (interrupted, stopped_after_crash).
  */
 export * from './attempt-events.js';

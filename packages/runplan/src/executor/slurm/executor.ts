@@ -91,7 +91,10 @@ async function streamJob<S>(spec: SlurmExecutorSpec, run: JobRun, launch: Launch
   await fence.done;
   const jobId = await watch.stop();
   let record = jobId !== undefined ? await finalRecord(jobId, RECORD_WAIT_MS) : undefined;
-  const ownEnd = fence.fired || (launched.execution.reason !== 'exited' && launched.execution.reason !== 'signaled');
+  // Ended by runplan: its fence, or settle's teardown of srun (stall, the agent's terminal
+  // line, an interrupt); Slurm's record of such a job says CANCELLED or FAILED, and that is ours.
+  const { reason, endedBy } = launched.execution;
+  const ownEnd = fence.fired || endedBy === 'consumer' || (reason !== 'exited' && reason !== 'signaled');
   // Whatever is left of the job (srun torn down locally, a job still completing) is ours to end.
   const left = await endJobs(cmd.ownerTag, graceMs);
   if (left.ended.length > 0 && jobId !== undefined) record = await finalRecord(jobId, RECORD_WAIT_MS);
