@@ -187,7 +187,7 @@ test(
   }),
 );
 
-// One quick task, then one that runs long enough to crash its coordinator under.
+// One quick task, then one whose first attempt holds (MOCK_HOLD) while its coordinator is killed.
 const CRASH = `
 slug = "crash"
 base = "main"
@@ -203,20 +203,14 @@ prompt = "mock: write out/first.txt 1"
 [[tasks]]
 id = "second"
 needs = ["first"]
-prompt = """
-mock: say working
-mock: sleep 3
-mock: write out/second.txt 2
-"""
+prompt = "mock: write out/second.txt 2"
 `;
 
 test(
   'kill -9 of the coordinator while a job runs: status shows the job, resume cancels it and dispatches nothing twice',
   withSlurmPlan(CRASH, { timeoutMs: 90_000 }, async (f) => {
-    const crashed = await runplan(['run', f.plan], {
-      env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:job-submitted:second' },
-      repo: f.repo,
-    });
+    const env = { ...f.env, MOCK_HOLD: 'second:1' };
+    const crashed = await runplan(['run', f.plan], { env: { ...env, RUNPLAN_FAILPOINT: 'kill-after:job-submitted:second' }, repo: f.repo });
     assert.is(crashed.signal, 'SIGKILL', crashed.stderr);
     const [runId] = runIds(f.repo, 'crash');
     const before = await records(f.repo, 'crash');
@@ -230,7 +224,7 @@ test(
     assert.equal(row.jobs, [job.jobId]);
     assert.match(status.stderr, `1 Slurm job(s) of it still queued: ${job.jobId}`);
 
-    const resumed = await runplan(['run', f.plan, '--json'], f);
+    const resumed = await runplan(['run', f.plan, '--json'], { env, repo: f.repo });
     assert.is(resumed.exitCode, 0, resumed.stderr);
     const rs = await records(f.repo, 'crash');
     assert.equal(ofType(rs, 'jobs-cancelled'), [{ tagPrefix: runTagPrefix(runId!), cancelled: [job.jobId], survivors: [] }]);
