@@ -154,6 +154,25 @@ test(
   }),
 );
 
+test(
+  'a submission Slurm refuses (no such partition) is slurm_submit_failed, class environment, not retried',
+  withSlurmPlan(
+    THREE('[executor]\nkind = "slurm"\npartition = "no-such-partition"').replace('jobs = 2', 'jobs = 1'),
+    { timeoutMs: 60_000 },
+    async (f) => {
+      const run = await runplan(['run', f.plan, '--json'], f);
+      assert.is(run.exitCode, 1, run.stderr);
+      const rs = await records(f.repo, 'three');
+      assert.equal(ofType(rs, 'job-submitted'), [], 'no job was accepted');
+      const [closed, ...more] = ofType(rs, 'attempt-closed');
+      assert.equal(more, [], 'not retried');
+      assert.is(closed?.reason, 'slurm_submit_failed');
+      assert.is(closed?.class, 'environment');
+      assert.match(String(closed?.failure?.evidenceTail), /partition/i, "srun's own words are the evidence");
+    },
+  ),
+);
+
 // A recorded Claude session whose agent stays alive after its result line.
 const LINGER = `
 slug = "linger"
