@@ -3,6 +3,7 @@ import { err } from '@runplan/common';
 import { render } from '@runplan/workdir';
 import { newRunOwnerTag } from '../resume/leftovers.js';
 import type { TaskSpec } from '../plan/types.js';
+import { planUsesSlurm } from '../executor/index.js';
 import { sha256Hex } from '../plan/digest.js';
 import { maskSecrets } from '../plan/secrets.js';
 import { retryPrompt, type PreviousAttempt } from '../repair/retry-prompt.js';
@@ -60,6 +61,7 @@ export async function runAttempt(ctx: RunContext, task: TaskSpec, attempt: numbe
     evidenceDir,
     dependencyCheckpointIds: task.needs.map((id) => ctx.checkpoints.get(id) ?? ''),
     cgroupParent: ownership.cgroupParent,
+    ...(planUsesSlurm({ tasks: [task] }) ? { executor: 'slurm' as const } : {}),
   });
 
   // The one boundary: a journal failure goes on up; anything else thrown is a bug (or a

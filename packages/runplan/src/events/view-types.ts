@@ -12,6 +12,8 @@ export interface OpenAttempt {
   worktree: string;
   /** Whether any command-settled was journaled (its usage is then already counted). */
   settled: boolean;
+  /** `slurm`: its commands ran as Slurm jobs named by its ownerTag (absent: locally). */
+  executor?: 'slurm';
 }
 
 /** A task repair stopped: not dispatched again on the same inputs (see decideRun). */

@@ -180,6 +180,7 @@ export class RunView {
           evidenceDir: String(d.evidenceDir),
           worktree,
           settled: false,
+          ...(d.executor === 'slurm' ? { executor: 'slurm' as const } : {}),
         });
         if (worktree !== '') this.trees.set(d.taskId, [...(this.trees.get(d.taskId) ?? []), { attempt: d.attempt, worktree }]);
         if (typeof d.contractDigest === 'string') this.contracts.set(key, d.contractDigest);

@@ -5,6 +5,7 @@ import type { Result } from '@runplan/common';
 import { isIdentifier, parsePathTemplate } from '@runplan/workdir';
 import { parse as parseToml } from 'smol-toml';
 import { checkBudgetVars } from './budget-vars.js';
+import { readExecutor } from '../executor/plan-keys.js';
 import { isEnvName } from './env-file.js';
 import { dependencyOrder } from './graph.js';
 import { isTable, keyPath, PlanReader } from './reader.js';
@@ -34,6 +35,7 @@ export const TOP_KEYS = [
   'budget',
   'repair',
   'tasks',
+  'executor',
 ];
 export const HOOK_KEYS = ['pre_run', 'post_run', 'timeout'];
 export const BUDGET_KEYS = ['max_tokens', 'max_cost_usd'];
@@ -125,6 +127,8 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
 
   const repair = readRepair(r, raw['repair'], 'repair', DEFAULT_CAPS);
 
+  const executor = readExecutor(r, raw['executor'], 'executor');
+
   const defaultsTable = r.table(raw['defaults'], 'defaults') ?? {};
   r.keys(defaultsTable, DEFAULT_KEYS, 'defaults');
   // The files the plan names are read first, once each; the rest is synchronous.
@@ -135,7 +139,7 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
   const tasks = readTasks(
     r,
     raw['tasks'],
-    { defaults, repair, files, defaultsGiveCommand: defaultsTable['command'] !== undefined },
+    { defaults, repair, files, defaultsGiveCommand: defaultsTable['command'] !== undefined, ...(executor ? { executor } : {}) },
     formats,
   );
 

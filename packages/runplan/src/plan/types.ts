@@ -1,6 +1,8 @@
 // The validated, defaults-applied shape of a plan (the keys: PLAN.md). Everything
 // downstream (scheduler, digests, secrets, repair) reads these types, never the raw TOML.
 
+import type { ExecutorSpec } from '../executor/spec.js';
+
 /** How a task's stdout is interpreted (tokens, cost, session, failure). */
 export type AgentFormat = 'text' | 'claude-stream-json' | 'codex-json' | 'gemini-json' | 'gemini-stream-json' | 'cursor-stream-json';
 
@@ -80,6 +82,13 @@ export interface TaskSpec {
   blockedExit?: number;
   /** The plan's `[repair]` with the task's `repair = {…}` applied over it. */
   repair: RepairCaps;
+  /**
+   * Where the command runs: the task's `executor` over the plan's `[executor]`. Absent:
+   * locally (set only for slurm, so a plan without the keys keeps its digest).
+   */
+  executor?: ExecutorSpec;
+  /** `gates_executor`: where gates and `until` run when not where the command ran; absent: there. */
+  gatesExecutor?: ExecutorSpec;
 }
 
 export interface Plan {

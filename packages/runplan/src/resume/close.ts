@@ -4,6 +4,7 @@ import { ZERO_USAGE, type RunFailedData } from '../events/types.js';
 import { compactUtc } from '../host/state.js';
 import type { RunEnd } from '../coordinator/types.js';
 import { endLeftovers, journaledCgroupParents } from './leftovers.js';
+import { cancelRunJobs, mayHaveJobs } from './slurm-jobs.js';
 import type { PriorRun } from './inspect.js';
 
 /** How closing earlier runs went: what run-started's `abandoned` lists, and a line for people per notable run. */
@@ -117,6 +118,8 @@ async function closeAbandoned(writer: JournalWriter, runId: string, reason: 'aba
 async function endCrashedAttempts(p: PriorRun): Promise<{ signalled: number[]; survivors: number[] }> {
   const open = [...p.journal.open.values()];
   const tags = open.map((a) => a.ownerTag);
+  // Its Slurm jobs first (named by the same tags); one still queued is a survivor.
+  const jobs = mayHaveJobs(open) ? await cancelRunJobs(p.paths.runId, 2000) : undefined;
   const report = await endLeftovers(p.paths.runId, tags, 2000, { cgroupParents: journaledCgroupParents(open) });
-  return { signalled: report.signalled, survivors: report.survivors };
+  return { signalled: report.signalled, survivors: [...report.survivors, ...(jobs?.survivors ?? []).map(Number).filter(Number.isInteger)] };
 }
