@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { cac } from 'cac';
 import { asTyped, packageVersion, parseDuration } from '@runplan/common';
+import { missingExecutorTools } from './executor/tools.js';
 import { loadPlan } from './plan/load.js';
 import { SafeOutput } from './observe/progress.js';
 import { collectStatus, statusTable } from './observe/status.js';
@@ -84,6 +85,11 @@ export async function main(argv: string[]): Promise<number> {
     const loaded = await loadPlan(resolve(plan));
     if (loaded.ok) {
       say(`runplan: valid: ${loaded.value.file}: ${loaded.value.tasks.length} task(s), slug ${loaded.value.slug}`);
+      const missing = missingExecutorTools(loaded.value);
+      if (missing.length > 0)
+        say(
+          `runplan: warning: executor_unavailable: ${loaded.value.file}: executor: ${missing.join(', ')} not on PATH (runplan run refuses until they are)`,
+        );
       code = 0;
     } else {
       printProblems(resolve(plan), loaded.error, say);
@@ -124,6 +130,10 @@ export async function main(argv: string[]): Promise<number> {
             `runplan: stopping: ${row.slug} run ${row.runId}: runplan stop (pid ${row.coordinator?.pid ?? '?'}) is ending what its crashed coordinator left running${seen}`,
           );
         if (row.state === 'corrupt') say(`runplan: corrupt: ${row.journal}: ${row.corruption}`);
+        if (row.jobs !== undefined && row.jobs.length > 0) {
+          say(`runplan: jobs: ${row.slug} run ${row.runId}: ${row.jobs.length} Slurm job(s) of it still queued: ${row.jobs.join(' ')}`);
+          if (row.state !== 'stopping' && row.leftovers.length === 0) say(`  hint: ${stopCommand(row.slug)}   (cancels them)`);
+        }
         if (row.leftovers.length > 0) {
           say(
             `runplan: leftovers: ${row.slug} run ${row.runId}: ${row.leftovers.length} process(es) its crashed coordinator left running are still alive: ${row.leftovers.join(' ')}`,

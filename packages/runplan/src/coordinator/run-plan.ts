@@ -2,6 +2,7 @@ import { dirname, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { isStopHolder } from '../observe/status.js';
 import { acquireLock, openWriter } from '@runplan/journal';
+import { missingExecutorTools } from '../executor/tools.js';
 import { loadPlan } from '../plan/load.js';
 import type { Plan } from '../plan/types.js';
 import { planDigest, taskContractDigests } from '../plan/digest.js';
@@ -114,6 +115,15 @@ export async function locate(req: Pick<RunRequest, 'planFile' | 'repo' | 'stateD
   if (common === undefined) return { kind: 'refused', reason: 'not_a_repository', message: `no git dir for ${repo}` };
   const baseCommit = await resolveCommit(repo, plan.base);
   if (baseCommit === undefined) return { kind: 'refused', ...(await baseMissing(plan, { repo, common, stateDir: req.stateDir })) };
+  const missing = missingExecutorTools(plan);
+  if (missing.length > 0) {
+    return {
+      kind: 'refused',
+      reason: 'executor_unavailable',
+      message: `${plan.file} runs tasks on Slurm, but ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not on PATH`,
+      hint: 'install the Slurm client tools (Debian: slurm-client) or run the tasks locally ([executor] kind = "local")',
+    };
+  }
   return { plan, repo, common, baseCommit };
 }
 

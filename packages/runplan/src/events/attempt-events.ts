@@ -21,6 +21,38 @@ export interface AttemptStartedData {
   evidenceDir: string;
   /** Checkpoint ids of the task's needs at dispatch. */
   dependencyCheckpointIds: string[];
+  /**
+   * The cgroup v2 directory the attempt's processes get their cgroups in (`settle-<ownerTag>-…`),
+   * null in group+tag mode: a resumed coordinator ends them there, whatever its own cgroup is.
+   */
+  cgroupParent: string | null;
+  /**
+   * `slurm` when the command or the gates run as Slurm jobs named by `ownerTag` (absent:
+   * locally): a resumed coordinator or `runplan stop` then also cancels its jobs.
+   */
+  executor?: 'slurm';
+}
+
+/** A Slurm job of the attempt was accepted (its id is known only after submission). */
+export interface JobSubmittedData {
+  taskId: string;
+  attempt: number;
+  /** `command` (also a loop round's) or `gates` (a gate or `until` verify). */
+  phase: 'command' | 'gates';
+  jobId: string;
+  /** The job's name: the attempt's ownerTag. */
+  name: string;
+}
+
+/** What Slurm recorded of a job of the attempt once it ended. */
+export interface JobEndedData {
+  taskId: string;
+  attempt: number;
+  jobId: string;
+  /** Slurm's state (COMPLETED, FAILED, TIMEOUT, CANCELLED, OUT_OF_MEMORY, NODE_FAIL, PREEMPTED, …). */
+  state: string;
+  exitCode: number | null;
+  nodes: string;
 }
 
 export interface HookDoneData {
@@ -39,6 +71,8 @@ export interface CommandSettledData {
   taskId: string;
   attempt: number;
   reason: string;
+  /** How settle owned the command's processes: `cgroup` or `group+tag`. */
+  ownership: 'cgroup' | 'group+tag';
   exitCode: number | null;
   signal: string | null;
   durationMs: number;

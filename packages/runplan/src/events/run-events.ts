@@ -96,6 +96,18 @@ export interface LeftoversEndedData {
 }
 
 /**
+ * Slurm jobs a crashed coordinator left, found by the run's ownerTag prefix and cancelled
+ * (by a resumed coordinator, `--fresh` or `runplan stop`).
+ */
+export interface JobsCancelledData {
+  tagPrefix: string;
+  /** Job ids cancelled (TERM, KILL after grace, verified with squeue). */
+  cancelled: string[];
+  /** Job ids still in the queue after it. */
+  survivors: string[];
+}
+
+/**
  * A resumed coordinator took over a run whose coordinator exited 5 because the journal
  * refused a write (its note in the run dir said so): not a crash, so the attempts it left
  * open are closed as `journal_failed` and count towards no crash cap.

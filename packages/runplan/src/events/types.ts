@@ -10,6 +10,8 @@ import type {
   IntegratedData,
   ProviderWaitData,
   RefFailedData,
+  JobEndedData,
+  JobSubmittedData,
   RepairDecidedData,
   RoundDoneData,
   RoundRestoredData,
@@ -19,6 +21,7 @@ import type {
 import type {
   CheckpointAdoptedData,
   CoordinatorCrashedData,
+  JobsCancelledData,
   JournalFailedData,
   LandingData,
   LeftoversEndedData,
@@ -37,14 +40,18 @@ export { FAILURE_CLASSES, type FailureClass, type FailureReason, type RepairStop
  * anywhere can be answered from these records plus git objects alone.
  *
  *   run-started
- *     └─ per attempt: attempt-started → [pre-run-done] → command-settled → gates-done →
+ *     └─ per attempt: attempt-started → [pre-run-done] → [job-submitted → job-ended] →
+ *        command-settled → [job-submitted → job-ended] → gates-done →
  *        [post-run-done] → integrated → [gates-done (phase integrate)] → checkpoint →
  *        branch-updated → attempt-closed            (any step may jump to attempt-closed)
  *   after a failed attempt: repair-decided [→ provider-wait, class provider]
  *   [landing-started → landed]
  *   run-complete | run-failed   (terminal, exactly one)
  *
- * After a coordinator crash, `runplan stop` instead appends: [usage] → leftovers-ended →
+ * (job-submitted / job-ended: a command or gate run as a Slurm job.) A resumed coordinator
+ * writes [jobs-cancelled] before coordinator-crashed when the crashed run left Slurm jobs.
+ *
+ * After a coordinator crash, `runplan stop` instead appends: [jobs-cancelled] → [usage] → leftovers-ended →
  * attempt-closed (each open attempt) → run-failed (interrupted, stopped_after_crash).
  */
 export * from './attempt-events.js';
@@ -73,6 +80,9 @@ export interface EventMap {
   'attempt-started': AttemptStartedData;
   'worktrees-removed': WorktreesRemovedData;
   'pre-run-done': HookDoneData;
+  'job-submitted': JobSubmittedData;
+  'job-ended': JobEndedData;
+  'jobs-cancelled': JobsCancelledData;
   'command-settled': CommandSettledData;
   'gates-done': GatesDoneData;
   'post-run-done': HookDoneData;

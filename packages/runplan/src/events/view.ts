@@ -175,9 +175,12 @@ export class RunView {
           taskId: d.taskId,
           attempt: d.attempt,
           ownerTag: String(d.ownerTag),
+          // Journals written before cgroup ownership carry none.
+          cgroupParent: typeof d.cgroupParent === 'string' ? d.cgroupParent : null,
           evidenceDir: String(d.evidenceDir),
           worktree,
           settled: false,
+          ...(d.executor === 'slurm' ? { executor: 'slurm' as const } : {}),
         });
         if (worktree !== '') this.trees.set(d.taskId, [...(this.trees.get(d.taskId) ?? []), { attempt: d.attempt, worktree }]);
         if (typeof d.contractDigest === 'string') this.contracts.set(key, d.contractDigest);

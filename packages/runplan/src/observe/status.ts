@@ -5,7 +5,8 @@ import { isLockHeld, readLockHolder, type LockHolder } from '@runplan/journal';
 import { shownCost, ZERO_USAGE, type RunStartedData, type UsageTotals } from '../events/types.js';
 import type { RunView } from '../events/view.js';
 import { diskUsage, listRunIds, listSlugs, runPaths, slugPaths, type SlugPaths } from '../host/state.js';
-import { findLeftovers } from '../resume/leftovers.js';
+import { findLeftovers, journaledCgroupParents } from '../resume/leftovers.js';
+import { mayHaveJobs, queuedRunJobs } from '../resume/slurm-jobs.js';
 import { clockOf } from './table.js';
 import { readRun } from '../resume/inspect.js';
 import { budgetCell, slugBudget, type SlugBudget } from './slug-budget.js';
@@ -53,6 +54,8 @@ export interface SlugStatus {
    * ownerTag prefix and its journaled open attempts' tags. Empty otherwise.
    */
   leftovers: number[];
+  /** Slurm job ids of a run nobody drives still in the queue (present only for a run that used Slurm). */
+  jobs?: string[];
   /** ISO time of the journal's last valid record: when the run was last heard from. */
   lastSeen: string | null;
   resumeCommand: string | null;
@@ -143,7 +146,9 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
     row.leftovers = findLeftovers(
       runId,
       [...view.open.values()].map((a) => a.ownerTag),
+      { cgroupParents: journaledCgroupParents(view.open.values()) },
     );
+  if (terminal === undefined && !driven && mayHaveJobs([...view.open.values()])) row.jobs = await queuedRunJobs(runId);
   // Only a driven, unfinished run is waiting for anything.
   if (!driven || terminal !== undefined) row.providerWaits = [];
   if (row.state === 'corrupt') return row;
