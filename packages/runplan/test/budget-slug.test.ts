@@ -56,6 +56,9 @@ test(
     const after = JSON.parse((await runplan(['status', 'budget', '--json'], f)).stdout) as { slugSpend: Record<string, unknown> };
     assert.equal([after.slugSpend.tokens, after.slugSpend.maxTokens, after.slugSpend.maxCostUsd], [3000, 10000, 5]);
     assert.match((await runplan(['status', 'budget'], f)).stdout, /^budget .* 3000\/10000 tok \$0\.15\/\$5\.00 +\S+$/m);
+    // The report reads the same plan copy: its budget is the run's [budget].
+    const report = JSON.parse((await runplan(['report', 'budget', '--json'], f)).stdout) as { budget: Record<string, unknown> };
+    assert.equal(report.budget, { maxTokens: 10000, maxCostUsd: 5 });
   }),
 );
 

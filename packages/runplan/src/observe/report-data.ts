@@ -63,8 +63,8 @@ async function readPlanCopy(path: string | undefined): Promise<{ needs: Map<stri
       if (isPlainObject(t) && typeof t.id === 'string') out.needs.set(t.id, Array.isArray(t.needs) ? t.needs.map(String) : []);
     }
     const budget = isPlainObject(raw.budget) ? raw.budget : {};
-    if (typeof budget.max_tokens === 'number') out.budget.maxTokens = budget.max_tokens;
-    if (typeof budget.max_cost_usd === 'number') out.budget.maxCostUsd = budget.max_cost_usd;
+    if (typeof budget.maxTokens === 'number') out.budget.maxTokens = budget.maxTokens;
+    if (typeof budget.maxCostUsd === 'number') out.budget.maxCostUsd = budget.maxCostUsd;
   } catch {
     // A missing or unreadable plan copy: the report still shows what the journal says.
   }
