@@ -47,6 +47,7 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
       ...(o.resetBudget === true ? { resetBudget: true } : {}),
       signal: controller.signal,
       onRecord: (r) => progress.record(r),
+      onLiveUsage: (u) => progress.live(u),
       onNotice: (line) => progress.notice(line),
       onStart: async (info) => {
         progress.tasks(info.tasks, { postRun: info.postRun, preRun: info.preRun, budget: info.budget, rounds: info.rounds });

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -5,7 +6,7 @@ import { runBin, tempDir } from '@runplan/test-fixtures';
 import type { JournalRecord } from '@runplan/journal';
 import { fit, footer, Progress, SafeOutput } from '../src/observe/progress.js';
 import { HOSTILE, HOSTILE_PLAN } from './hostile.js';
-import { RUNPLAN, runplan, waitUntil, withPlan } from './support.js';
+import { records, RUNPLAN, runplan, waitUntil, withPlan } from './support.js';
 
 // N quick tasks (a shell that sleeps a little, so the table is redrawn many times).
 function manyTasks(n: number): string {
@@ -18,6 +19,7 @@ function manyTasks(n: number): string {
 async function inTmux(
   size: { columns: number; rows: number },
   f: { plan: string; env: Record<string, string> },
+  during?: (screen: () => Promise<string>) => Promise<void>,
 ): Promise<{ screen: string; title: string }> {
   const dir = tempDir('runplan-tmux-');
   const socket = join(dir.path, 'sock');
@@ -40,6 +42,8 @@ async function inTmux(
     // Keep the pane (and its scrollback) after the command exits; history deep enough for every copy.
     await tmux(['set-option', '-g', 'remain-on-exit', 'on']);
     await tmux(['set-option', '-g', 'history-limit', '100000']);
+    // What the window shows now (while the run is still going).
+    if (during !== undefined) await during(async () => (await tmux(['capture-pane', '-p', '-J'])).stdout);
     await waitUntil(
       'the run in tmux exits',
       async () => {
@@ -160,6 +164,75 @@ test(
     assert.match(screen, /^broken\s+failed \(exited\)\s+1\s+\d+s\s+120\s+\$0\.0100$/m);
   }),
 );
+
+// One task whose agent reports a turn's usage and then waits for the test (the file RELEASE).
+const LIVE_PLAN = (release: string) => `slug = "live"
+base = "main"
+[defaults]
+command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
+format = "claude-stream-json"
+deadline = "2m"
+expect = "none"
+
+[[tasks]]
+id = "thinking"
+prompt = """
+mock: usage 600 200 100 100 0.05
+mock: turn
+mock: wait-file ${release}
+"""
+`;
+
+test("in tmux: a running agent's tokens so far show in its row and the footer before its command settles (at most once a second, never journaled)", async () => {
+  const dir = tempDir('runplan-live-');
+  const release = join(dir.path, 'release');
+  try {
+    await withPlan(LIVE_PLAN(release), { timeoutMs: 120_000 }, async (f) => {
+      const { screen } = await inTmux({ columns: 120, rows: 20 }, f, async (now) => {
+        // The assistant message's usage (1000 tokens) while the agent still runs.
+        await waitUntil(
+          'the running row shows the tokens so far',
+          async () => /^thinking\s+running\s+1\s+\d+s\s+1\.0k\s/m.test(await now()),
+          {
+            timeoutMs: 60_000,
+            everyMs: 100,
+          },
+        );
+        assert.match(await now(), /^0 done · 1 running · 0 failed · 0 queued · 1\.0k tokens/m);
+        writeFileSync(release, '');
+      });
+      assert.match(screen, /^thinking\s+done\s+1\s+\d+s\s+1\.0k\s+\$0\.0500$/m, screen);
+      const journal = await records(f.repo, 'live');
+      assert.not.ok(
+        journal.some((r) => /usage/.test(r.type)),
+        'the live usage is not journaled',
+      );
+    })();
+  } finally {
+    dir.cleanup();
+  }
+});
+
+test('live usage: added to the row and the footer while the command runs, replaced by the settled numbers', () => {
+  const p = quiet();
+  p.tasks(['a']);
+  p.track(rec(1, 'attempt-started', { taskId: 'a', attempt: 1, ownerTag: 'o', evidenceDir: '/e', worktree: '/w' }));
+  p.live({ taskId: 'a', attempt: 1, tokens: 700, costUsd: 0 });
+  assert.is(p.rows()[0]!.tokens, 700);
+  assert.match(p.footer(p.rows())[0]!, / · 700 tokens/);
+  p.track(
+    rec(2, 'command-settled', {
+      taskId: 'a',
+      attempt: 1,
+      reason: 'exited',
+      exitCode: 0,
+      usage: { inputTokens: 900, outputTokens: 100, cacheReadTokens: 0, cacheCreationTokens: 0 },
+      costUsd: 0.02,
+    }),
+  );
+  assert.is(p.rows()[0]!.tokens, 1000);
+  assert.is(p.rows()[0]!.costUsd, 0.02);
+});
 
 test(
   'in tmux: an agent error holding ESC ]0;pwned BEL is shown as \\x1b]0;pwned\\x07, and the window title stays',

@@ -4,7 +4,7 @@ import { renderArgv, type TemplateVars } from '@runplan/workdir';
 import { PLAN_DEFAULTS, type TaskSpec } from '../plan/types.js';
 import { agentConsumer, initialAgentState, type AgentState } from '../agent/consumer.js';
 import { maskSecrets } from '../plan/secrets.js';
-import { addUsage, uncountedUsage, ZERO_USAGE } from '../events/types.js';
+import { addUsage, totalTokensOf, uncountedUsage, ZERO_USAGE } from '../events/types.js';
 import { evidenceSink, fileTail, textTail } from '../host/evidence.js';
 import { diskFaultOf, type DiskFault } from '../host/disk.js';
 import { scrubbedGitEnv } from '../host/git.js';
@@ -58,8 +58,10 @@ export async function runCommand(
   a.rec.evidence.push(transcript.path, stderr.path);
   // The agent's terminal line ends the attempt: silent for result_grace after it, it is torn down.
   const finisher = new AbortController();
+  const live = liveUsage(a);
   const consume = agentConsumer(task.format, {
     transcript: transcript.stream,
+    onState: live.onState,
     resultGraceMs: task.resultGraceMs ?? PLAN_DEFAULTS.resultGraceMs,
     finish: () => finisher.abort(),
   });
@@ -85,6 +87,7 @@ export async function runCommand(
       jobEvents(a, 'command'),
     );
   } finally {
+    live.stop();
     await Promise.all([transcript.close(), stderr.close()]);
   }
   const { execution, state } = settled;
@@ -131,6 +134,41 @@ export async function runCommand(
       : commandFailure(a, { execution, state, error: errorText });
   if (failure === undefined) return { execution };
   return { execution, failure: { ...failure, evidenceTail: await fileTail(stderr.path) } };
+}
+
+// The command's spend so far for the live table, at most once a second: the latest state
+// goes out at the end of each second it changed in (what a resumed codex thread already
+// counted left out, as at the settle). `stop` once the command settled: nothing after it.
+function liveUsage(a: Attempt): { onState: (state: AgentState) => void; stop: () => void } {
+  let last = 0;
+  let sent = -1;
+  let latest: AgentState | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const send = (): void => {
+    timer = undefined;
+    if (latest === undefined) return;
+    const state = latest;
+    const threads = Object.entries(state.threads ?? {}).map(([threadId, lastTotal]) => ({ threadId, lastTotal }));
+    const tokens = totalTokensOf(uncountedUsage(state.usage, threads, a.ctx.threadTotals));
+    const costUsd = state.costUsd ?? 0;
+    last = Date.now();
+    if (tokens + costUsd === sent) return;
+    sent = tokens + costUsd;
+    a.ctx.liveUsage({ taskId: a.task.id, attempt: a.attempt, tokens, costUsd });
+  };
+  return {
+    onState: (state) => {
+      latest = state;
+      if (timer !== undefined) return;
+      timer = setTimeout(send, Math.max(0, last + 1000 - Date.now()));
+      timer.unref();
+    },
+    stop: () => {
+      clearTimeout(timer);
+      timer = undefined;
+      latest = undefined;
+    },
+  };
 }
 
 // The warning of an agent torn down after lingering past its terminal line.

@@ -1,5 +1,6 @@
 import type { Plan } from '../plan/types.js';
 import type { DurableRound, EventMap, EventType, UsageTotals } from '../events/types.js';
+import type { LiveUsage } from '../events/usage.js';
 import type { RunPaths, SlugPaths } from '../host/state.js';
 import type { DiskFault } from '../host/disk.js';
 
@@ -73,4 +74,6 @@ export interface RunContext {
   threadTotals: Map<string, UsageTotals>;
   /** The slug's spend so far (the ledger's): what {{budget.remaining_*}} is left of when an attempt starts. */
   spent(): { usage: UsageTotals; costUsd: number };
+  /** A running command's spend so far (RunRequest.onLiveUsage); never throws, never journaled. */
+  liveUsage(u: LiveUsage): void;
 }

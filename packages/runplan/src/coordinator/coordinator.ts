@@ -162,6 +162,13 @@ export class Coordinator {
       worktrees: new Serial(),
       spent: () => ({ usage: this.ledger.usage, costUsd: this.ledger.costUsd }),
       threadTotals: this.ledger.threadTotals,
+      liveUsage: (u) => {
+        try {
+          req.onLiveUsage?.(u);
+        } catch {
+          // Observers never change outcomes.
+        }
+      },
     };
     const jobs = Math.max(1, req.jobs ?? plan.jobs);
     return { ctx, ledger: this.ledger, journal: this.journal, jobs, tasks: taskList(plan, contracts), registeredTrees };

@@ -2,6 +2,7 @@ import type { RefusalReason } from '../resume/refusal.js';
 import type { JournalFs, JournalRecord, LockHolder } from '@runplan/journal';
 import type { AttemptFailureData, FailedTask, NotDispatchedTask, RunCompleteData, RunFailedData } from '../events/types.js';
 import type { PlanProblem } from '../plan/types.js';
+import type { LiveUsage } from '../events/usage.js';
 
 /** What `runplan run` is asked to do (the CLI builds it from argv; tests build it directly). */
 export interface RunRequest {
@@ -31,6 +32,8 @@ export interface RunRequest {
   onNotice?: (line: string) => void;
   /** Once the run's journal is open, before its first record (see StartInfo); awaited, what it throws is ignored. */
   onStart?: (info: StartInfo) => void | Promise<void>;
+  /** A running command's tokens and cost so far (the live table), at most once a second per command; never journaled. Must not throw. */
+  onLiveUsage?: (usage: LiveUsage) => void;
   /** The journal writer's file operations (tests inject EIO through it). */
   journalFs?: JournalFs;
 }

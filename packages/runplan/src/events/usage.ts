@@ -27,6 +27,18 @@ export function addUsage(a: UsageTotals, b: UsageTotals): UsageTotals {
   };
 }
 
+/**
+ * An attempt's spend so far while its command runs, for observers only (the live table):
+ * never journaled, sent at most once a second per command. The settled numbers are the
+ * command-settled record's.
+ */
+export interface LiveUsage {
+  taskId: string;
+  attempt: number;
+  tokens: number;
+  costUsd: number;
+}
+
 // Every kind of token added up, as budgets count them.
 export function totalTokensOf(u: UsageTotals): number {
   return u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheCreationTokens;

@@ -2,6 +2,8 @@ import type { JournalRecord } from '@runplan/journal';
 import { legacyTasks, readEvent } from '../events/read.js';
 import { RunView } from '../events/view.js';
 import { totalTokens } from '../agent/state.js';
+import type { TaskSpend } from '../events/attempt-log.js';
+import type { LiveUsage } from '../events/usage.js';
 import { showControls } from './terminal-text.js';
 import { describe } from './describe.js';
 import { type FirstFailure, footer } from './footer.js';
@@ -70,6 +72,8 @@ export class Progress {
   /** The footer names it: the first attempt of this run that closed without success. */
   #firstFailure: FirstFailure | undefined;
   #timer: NodeJS.Timeout | undefined;
+  /** Running commands' spend so far (RunRequest.onLiveUsage), by task, until their command-settled. */
+  readonly #live = new Map<string, LiveUsage>();
   readonly now: () => number;
 
   constructor(readonly opts: ProgressOptions) {
@@ -91,6 +95,11 @@ export class Progress {
   earlier(records: readonly JournalRecord[]): void {
     if (this.view.lastSeen !== undefined) return;
     for (const r of records) this.track(r);
+  }
+
+  // A running command's spend so far: shown in its row (drawn with the next redraw), never journaled.
+  live(u: LiveUsage): void {
+    this.#live.set(u.taskId, u);
   }
 
   // One durable journal record.
@@ -124,6 +133,9 @@ export class Progress {
     // Journals written before run-started carried taskCount listed every task.
     if (e?.type === 'run-started') this.tasks((legacyTasks(e.data) ?? []).map((t) => t.id));
     else if (typeof r.data.taskId === 'string') this.#order.add(r.data.taskId);
+    // The settled numbers replace what the running command said of itself.
+    if ((e?.type === 'command-settled' || e?.type === 'attempt-closed') && this.#live.get(e.data.taskId)?.attempt === e.data.attempt)
+      this.#live.delete(e.data.taskId);
     if (e?.type === 'attempt-closed' && e.data.outcome !== 'success' && this.#firstFailure === undefined) {
       const entry = this.view.log.entries.get(`${e.data.taskId}.${e.data.attempt}`);
       this.#firstFailure = {
@@ -139,7 +151,7 @@ export class Progress {
   rows(): Row[] {
     const { postRun, preRun, rounds } = this.#plan;
     return [...this.#order].map((task) => {
-      const spend = this.view.log.spent.get(task);
+      const spend = withLive(this.view.log.spent.get(task), this.#live.get(task));
       const loop = rounds?.[task];
       return rowOf(task, this.view.tasks.get(task), {
         now: this.now,
@@ -155,8 +167,8 @@ export class Progress {
   footer(rows: Row[]): string[] {
     return footer({
       rows,
-      tokens: totalTokens(this.view.usage),
-      costUsd: this.view.costUsd,
+      tokens: totalTokens(this.view.usage) + sum([...this.#live.values()].map((u) => u.tokens)),
+      costUsd: this.view.costUsd + sum([...this.#live.values()].map((u) => u.costUsd)),
       ...(this.#plan.budget !== undefined ? { budget: this.#plan.budget } : {}),
       ...(this.#firstFailure !== undefined ? { failure: this.#firstFailure } : {}),
     });
@@ -182,3 +194,12 @@ export class Progress {
     this.#drawn = lines.length;
   }
 }
+
+// A task's spend with its running command's so far added (the journal's attempts plus the live one).
+function withLive(spend: TaskSpend | undefined, live: LiveUsage | undefined): TaskSpend | undefined {
+  if (live === undefined) return spend;
+  const base = spend ?? { tokens: 0, costUsd: 0, known: false };
+  return { tokens: base.tokens + live.tokens, costUsd: base.costUsd + live.costUsd, known: true };
+}
+
+const sum = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0);
