@@ -55,3 +55,24 @@ export function asTyped(
   }
   return typed;
 }
+
+/**
+ * A cac usage message with the option named as the user typed it: cac reports an unknown
+ * option by its camelCase key (`Unknown option \`--keepGoin\``, and `--no-x` as `--x`);
+ * people look for what they typed (`--keep-goin`). Other messages are returned unchanged.
+ */
+export function usageAsTyped(message: string, argv: readonly string[]): string {
+  const m = /^Unknown option `--?([^`]+)`$/.exec(message) ?? /^unknown option --(\S+)$/.exec(message);
+  if (m === null) return message;
+  const key = m[1]!;
+  const camel = (name: string): string => name.replace(/-+([^-])/g, (_, c: string) => c.toUpperCase());
+  for (const arg of argv) {
+    if (arg === '--') break;
+    if (!arg.startsWith('-') || arg === '-') continue;
+    const name = arg.replace(/^-+/, '').split('=')[0]!;
+    if (camel(name) === key || (name.startsWith('no-') && camel(name.slice(3)) === key)) {
+      return `unknown option ${arg.split('=')[0]}`;
+    }
+  }
+  return `unknown option --${key}`;
+}

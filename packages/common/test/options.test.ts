@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { cac } from 'cac';
-import { asTyped, typedValue, typedValues } from '../src/index.js';
+import { asTyped, typedValue, typedValues, usageAsTyped } from '../src/index.js';
 
 // What cac (mri) parses for argv with one string option `--x <v>` (repeatable) and a flag `--b`.
 function parsed(argv: string[]): Record<string, unknown> {
@@ -52,6 +52,15 @@ test("asTyped replaces cac's values with the typed text and leaves defaults and 
   assert.equal(asTyped(['--x', '1', '--x', '02'], parsed(['--x', '1', '--x', '02']), { x: 'x' })['x'], ['1', '02']);
   assert.is(asTyped(['--x'], parsed(['--x']), { x: 'x' })['x'], true, 'a missing value stays visible');
   assert.is(asTyped([], { x: 'default' }, { x: 'x' })['x'], 'default', 'a default is kept');
+});
+
+
+test("usageAsTyped: cac's camelCase key back to the option as typed; other messages unchanged", () => {
+  assert.is(usageAsTyped('Unknown option `--keepGoin`', ['run', 'p', '--keep-goin']), 'unknown option --keep-goin');
+  assert.is(usageAsTyped('Unknown option `--suchOpt`', ['--no-such-opt']), 'unknown option --no-such-opt');
+  assert.is(usageAsTyped('unknown option --deadLine', ['--dead-line=1s', '--', 'x']), 'unknown option --dead-line');
+  assert.is(usageAsTyped('Unknown option `--x`', ['--', '--x']), 'unknown option --x');
+  assert.is(usageAsTyped('missing required args', ['--a']), 'missing required args');
 });
 
 test.run();

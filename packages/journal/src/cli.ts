@@ -1,5 +1,5 @@
 import { cac } from 'cac';
-import { packageVersion } from '@runplan/common';
+import { packageVersion, usageAsTyped } from '@runplan/common';
 import { JournalFailure } from './errors.js';
 import { init, append, cat, validate, repair, holder } from './cli-commands.js';
 import { EXIT_CODES, DEFAULT_WAIT, say, fail, UsageError, fileArg } from './cli-support.js';
@@ -72,7 +72,7 @@ export async function main(argv: string[]): Promise<number> {
     return exitCode;
   } catch (e) {
     if (e instanceof Error && (e.name === 'CACError' || e instanceof UsageError)) {
-      say('usage', e.message, 'journal --help');
+      say('usage', usageAsTyped(e.message, argv), 'journal --help');
       return 2;
     }
     if (e instanceof JournalFailure) return fail(e.error);

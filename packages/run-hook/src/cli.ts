@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { cac } from 'cac';
-import { asTyped, packageVersion, parseCommandLineDuration, unreachable } from '@runplan/common';
+import { asTyped, packageVersion, parseCommandLineDuration, unreachable, usageAsTyped } from '@runplan/common';
 import { exitCodeFor } from '@runplan/settle';
 import type { TemplateVars } from '@runplan/workdir';
 import type { HookOutcome, HookTier } from './outcome.js';
@@ -75,7 +75,7 @@ export async function main(argv: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof Error && (error.name === 'CACError' || error instanceof UsageError)) {
       const reason = error instanceof UsageError ? error.reason : 'usage';
-      process.stderr.write(`run-hook: ${reason}: ${error.message}\n  hint: run-hook --help\n`);
+      process.stderr.write(`run-hook: ${reason}: ${usageAsTyped(error.message, argv)}\n  hint: run-hook --help\n`);
       return 125;
     }
     throw error;

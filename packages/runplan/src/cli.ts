@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { cac } from 'cac';
-import { asTyped, packageVersion, parseDuration } from '@runplan/common';
+import { asTyped, packageVersion, parseDuration, usageAsTyped } from '@runplan/common';
 import { missingExecutorTools } from './executor/tools.js';
 import { loadPlan } from './plan/load.js';
 import { SafeOutput } from './observe/progress.js';
@@ -249,7 +249,7 @@ export async function main(argv: string[]): Promise<number> {
     await cli.runMatchedCommand();
   } catch (e) {
     if (e instanceof Error && (e.name === 'CACError' || e instanceof UsageError)) {
-      say(`runplan: usage: ${e.message}\n  hint: runplan --help`);
+      say(`runplan: usage: ${usageAsTyped(e.message, argv)}\n  hint: runplan --help`);
       return 2;
     }
     say(`runplan: internal_error: ${e instanceof Error ? e.message : String(e)}`);

@@ -22,4 +22,25 @@ test(
   }),
 );
 
+
+// cac names an unknown option by its camelCase key; every tool says it as it was typed.
+test(
+  'an unknown option is named as typed (--keep-goin, --no-such-opt), by every tool',
+  withTimeout(60_000, async () => {
+    const cases: Array<[Parameters<typeof binPath>[0], string[], RegExp]> = [
+      ['runplan', ['run', 'plan.toml', '--keep-goin'], /^runplan: usage: unknown option --keep-goin$/m],
+      ['runplan', ['status', '--no-such-opt'], /^runplan: usage: unknown option --no-such-opt$/m],
+      ['journal', ['cat', '--type-of', 'x', 'j.jsonl'], /^journal: usage: unknown option --type-of$/m],
+      ['run-hook', ['--tier', 'pre_run', '--time-out', '1s', '--', 'true'], /^run-hook: usage: unknown option --time-out$/m],
+      ['workdir', ['render', 'x', '--dry-runs'], /^workdir: usage: unknown option --dry-runs /m],
+      ['settle', ['--dead-line', '1s', '--', 'true'], /^settle: usage: unknown option --dead-line$/m],
+    ];
+    for (const [tool, args, said] of cases) {
+      const r = await runBin(binPath(tool), args);
+      assert.ok(r.exitCode === 2 || r.exitCode === 125, `${tool}: ${r.exitCode} ${r.stderr}`);
+      assert.match(r.stderr, said, `${tool}: ${r.stderr}`);
+    }
+  }),
+);
+
 test.run();

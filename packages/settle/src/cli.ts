@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { formatDuration, parseCommandLineDuration, unreachable } from '@runplan/common';
+import { formatDuration, parseCommandLineDuration, unreachable, usageAsTyped } from '@runplan/common';
 import type { Readable, Writable } from 'node:stream';
 import type { OwnershipMode } from './cgroup.js';
 import { exitCodeFor } from './exit-code.js';
@@ -283,7 +283,7 @@ export async function main(argv: string[]): Promise<number> {
     inv = await parse(argv);
   } catch (error) {
     if (error instanceof UsageError || (error instanceof Error && error.name === 'CACError')) {
-      say(process.stderr, `settle: usage: ${error.message}\n  hint: ${usageLine}\n`);
+      say(process.stderr, `settle: usage: ${usageAsTyped(error.message, argv)}\n  hint: ${usageLine}\n`);
       return 125;
     }
     throw error;

@@ -1,5 +1,5 @@
 import { cac } from 'cac';
-import { packageVersion, typedValue, typedValues, unreachable } from '@runplan/common';
+import { packageVersion, typedValue, typedValues, unreachable, usageAsTyped } from '@runplan/common';
 import { createDataDir } from './datadir.js';
 import type { WorkdirError, WorkdirErrorReason } from './errors.js';
 import { holdingDirectory } from './path-template.js';
@@ -112,7 +112,7 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     if (error instanceof Error && error.name === 'CACError') {
-      io.err(`workdir: usage: ${error.message} (see workdir --help)`);
+      io.err(`workdir: usage: ${usageAsTyped(error.message, argv)} (see workdir --help)`);
       return 2;
     }
     io.err(`workdir: internal_error: ${error instanceof Error ? error.message : String(error)}`);
