@@ -128,7 +128,7 @@ export async function measure({ quick, log }) {
     );
     ratios.push(
       ratio(`${label}: naive / validateJournal()`, pairedRatio(v.naive, v.tool), {
-        limit: 2,
+        limit: 3,
         better: 'higher',
         meaning: 'how many times faster validateJournal() is than the naive check',
       }),
