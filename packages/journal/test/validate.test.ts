@@ -306,7 +306,10 @@ test(
     const { records, status } = await readJournal(path);
     assert.equal(status, { kind: 'clean' });
     assert.is(records.length, 61);
-    records.forEach((r, i) => assert.is(r.seq, i));
+    assert.equal(
+      records.map((r) => r.seq),
+      records.map((_, i) => i),
+    );
     assert.equal(await validateJournal(path), { status: { kind: 'clean' }, count: 61, lastSeq: 60, terminal: false, runId: 'straddle' });
 
     const broken = join(dir.path, 'straddle.jsonl');
