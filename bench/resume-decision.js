@@ -66,7 +66,7 @@ function forgeCommits(repo, tasks) {
 
 // The journal the coordinator would have written for a run that checkpointed every task
 // and then died before its receipt.
-async function forgeJournal(path, plan, digests, repo, stateRoot, base, commits) {
+export async function forgeJournal(path, plan, digests, repo, stateRoot, base, commits) {
   const { encodeRecord, MAX_LINE_BYTES } = await import('@runplan/journal');
   const { checkpointId } = await import('@runplan/runplan');
   const { planDigest, taskListDigest } = await import(join(runplanDist, 'plan/digest.js'));
@@ -202,7 +202,7 @@ function catFileBatchCheck(repo, shas) {
 
 // The decision's own parts, in-process: (1) load the plan and digest every contract, the
 // way run.ts does it (`taskContractDigests(plan)`, once per run).
-async function loadWithDigests(planFile) {
+export async function loadWithDigests(planFile) {
   const { loadPlan } = await import(join(runplanDist, 'plan/load.js'));
   const { planDigest, taskContractDigests } = await import(join(runplanDist, 'plan/digest.js'));
   const loaded = await loadPlan(planFile);
