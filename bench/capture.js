@@ -1,9 +1,11 @@
 // In-process capture({argv: ['/bin/true']}) against raw child_process.spawn and execa 9.
 // All three collect stdout and stderr through pipes and return after the child exited and
 // both pipes reached EOF; none gets stdin (settle's default is /dev/null, so execa and the
-// raw spawn are given 'ignore' too). settle also leads a new process group, tags the child's
-// environment and, after exit, scans /proc once for leftovers of the tree it owns: that
-// scan is timed on its own below.
+// raw spawn are given 'ignore' too). settle also leads a new process group and tags the
+// child's environment. In group+tag mode it then scans /proc once after the exit for
+// leftovers of the tree it owns (timed on its own below); in cgroup mode it makes a cgroup,
+// spawns from inside it, and after the exit reads `cgroup.events` once and removes it — no
+// /proc scan. Both modes are measured side by side (as root, `auto` is cgroup mode).
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,9 +46,13 @@ export async function measure({ quick }) {
   // Count what one capture() does with /proc by handing it a counting reader.
   let scans = 0;
   const counting = { listPids: () => (scans++, realProc.listPids()) };
-  const probe = await capture({ argv: ['/bin/true'], proc: counting });
+  const probe = await capture({ argv: ['/bin/true'], proc: counting, ownership: 'group+tag' });
   if (probe.reason !== 'exited' || probe.exitCode !== 0) throw new Error(`capture(/bin/true) settled ${probe.reason} ${probe.exitCode}`);
   const scansPerCall = scans;
+  scans = 0;
+  const cgroupProbe = await capture({ argv: ['/bin/true'], proc: counting, ownership: 'auto' });
+  const cgroupMode = cgroupProbe.ownership === 'cgroup';
+  const cgroupScans = scans;
 
   // One ownership scan exactly as capture() makes it after the child exited: settle's
   // findOwned over an ownership whose child started just now (start time = now, in clock
@@ -66,7 +72,8 @@ export async function measure({ quick }) {
     [
       { key: 'raw', run: () => perCall(batch, () => rawCapture('/bin/true')) },
       { key: 'execa', run: () => perCall(batch, () => execa('/bin/true', { reject: false, stdin: 'ignore' })) },
-      { key: 'settle', run: () => perCall(batch, () => capture({ argv: ['/bin/true'] })) },
+      { key: 'settle', run: () => perCall(batch, () => capture({ argv: ['/bin/true'], ownership: 'group+tag' })) },
+      { key: 'cgroup', run: () => perCall(batch, () => capture({ argv: ['/bin/true'], ownership: 'auto' })) },
       { key: 'scan', run: () => perCall(batch, async () => scanOnce()) },
       { key: 'statOnly', run: () => perCall(batch, async () => statOnly()) },
     ],
@@ -75,11 +82,12 @@ export async function measure({ quick }) {
   const rows = [
     row('raw child_process.spawn', 'ms', v.raw),
     row('execa 9', 'ms', v.execa),
-    row('settle capture()', 'ms', v.settle),
+    row('settle capture(), group+tag', 'ms', v.settle),
+    row(`settle capture(), ${cgroupMode ? 'cgroup' : `auto (fell back: ${cgroupProbe.ownershipFallback?.reason})`}`, 'ms', v.cgroup),
     row(`one ownership scan (${processes} processes)`, 'ms', v.scan),
     row('walk floor: every stat, no environ', 'ms', v.statOnly),
   ];
-  const [raw, , se, scan] = rows.map((r) => r.median);
+  const [raw, , se, cg, scan] = rows.map((r) => r.median);
   return {
     name,
     title,
@@ -90,12 +98,19 @@ export async function measure({ quick }) {
         better: 'lower',
         meaning: 'time per call relative to execa 9 doing the same capture',
       }),
-      context('capture / raw spawn', pairedRatio(v.settle, v.raw), 'time per call relative to the bare Node spawn'),
-      context('overhead over raw', se - raw, 'ms settle adds per call', 'ms'),
+      context('capture / raw spawn, group+tag', pairedRatio(v.settle, v.raw), 'time per call relative to the bare Node spawn'),
+      ratio('capture / raw spawn, cgroup', pairedRatio(v.cgroup, v.raw), {
+        limit: 1.3,
+        better: 'lower',
+        meaning: 'the same in cgroup mode: a cgroup made, joined around the spawn, read once and removed; no /proc scan',
+      }),
+      context('cgroup / group+tag', pairedRatio(v.cgroup, v.settle), 'capture in cgroup mode relative to group+tag mode'),
+      context('overhead over raw, group+tag', se - raw, 'ms settle adds per call', 'ms'),
+      context('overhead over raw, cgroup', cg - raw, 'ms settle adds per call', 'ms'),
       context('of which ownership scans', scan * scansPerCall, `ms: ${scansPerCall} scan(s) per call × one scan`, 'ms'),
     ],
     notes: [
-      `each value is the mean of ${batch} sequential calls; capture() scanned /proc ${scansPerCall}× per call (${processes} processes visible)`,
+      `each value is the mean of ${batch} sequential calls; capture() scanned /proc ${scansPerCall}× per call in group+tag mode, ${cgroupScans}× in ${cgroupMode ? 'cgroup' : 'auto'} mode (${processes} processes visible)`,
     ],
   };
 }

@@ -76,21 +76,38 @@ export async function measure({ quick }) {
 
   const term = await interleave(
     [
-      { key: 'settle', run: () => settleTrial(capture, ['sleep', '600'], { deadlineMs: DEADLINE, graceMs: GRACE }, 'spawned', DEADLINE) },
+      {
+        key: 'settle',
+        run: () =>
+          settleTrial(capture, ['sleep', '600'], { deadlineMs: DEADLINE, graceMs: GRACE, ownership: 'group+tag' }, 'spawned', DEADLINE),
+      },
+      {
+        key: 'cgroup',
+        run: () => settleTrial(capture, ['sleep', '600'], { deadlineMs: DEADLINE, graceMs: GRACE, ownership: 'auto' }, 'spawned', DEADLINE),
+      },
       { key: 'raw', run: async () => (await rawTrial(['sleep', '600'], { deadline: DEADLINE })).over },
     ],
     { rounds: n.term, warmup: 1 },
   );
   const ignore = await interleave(
     [
-      { key: 'settle', run: () => settleTrial(capture, ignoreTerm, { deadlineMs: DEADLINE, graceMs: GRACE }, 'spawned', DEADLINE + GRACE) },
+      {
+        key: 'settle',
+        run: () =>
+          settleTrial(capture, ignoreTerm, { deadlineMs: DEADLINE, graceMs: GRACE, ownership: 'group+tag' }, 'spawned', DEADLINE + GRACE),
+      },
+      {
+        key: 'cgroup',
+        run: () =>
+          settleTrial(capture, ignoreTerm, { deadlineMs: DEADLINE, graceMs: GRACE, ownership: 'auto' }, 'spawned', DEADLINE + GRACE),
+      },
       { key: 'raw', run: async () => (await rawTrial(ignoreTerm, { deadline: DEADLINE, killAfter: DEADLINE + GRACE })).over },
     ],
     { rounds: n.ignore, warmup: 1 },
   );
   const held = await interleave(
     [
-      { key: 'settle', run: () => settleTrial(capture, holds, { graceMs: GRACE }, 'exited', GRACE) },
+      { key: 'settle', run: () => settleTrial(capture, holds, { graceMs: GRACE, ownership: 'group+tag' }, 'exited', GRACE) },
       {
         key: 'raw',
         run: async () => {
@@ -104,12 +121,14 @@ export async function measure({ quick }) {
   );
 
   const rows = [
-    row('TERM-honouring child, settle: past deadline', 'ms', term.settle),
+    row('TERM-honouring child, settle group+tag: past deadline', 'ms', term.settle),
     row('TERM-honouring child, raw timers: past deadline', 'ms', term.raw),
-    row('TERM-ignoring child, settle: past deadline+grace', 'ms', ignore.settle),
+    row('TERM-ignoring child, settle group+tag: past deadline+grace', 'ms', ignore.settle),
     row('TERM-ignoring child, raw timers: past deadline+grace', 'ms', ignore.raw),
     row('held pipe, settle: past exit+grace', 'ms', held.settle),
     row('held pipe, raw: past exit+grace', 'ms', held.raw),
+    row('TERM-honouring child, settle cgroup: past deadline', 'ms', term.cgroup),
+    row('TERM-ignoring child, settle cgroup: past deadline+grace', 'ms', ignore.cgroup),
   ];
   const p99 = (i) => rows[i].p99;
   const limit = { limit: 20, better: 'lower', unit: 'ms' };
@@ -129,6 +148,14 @@ export async function measure({ quick }) {
       ratio('p99 overshoot, held pipe: exit + grace', p99(4), {
         ...limit,
         meaning: 'how late settle returns after grace when a grandchild holds stdout past the exit',
+      }),
+      ratio('p99 overshoot, deadline, cgroup mode', p99(6), {
+        ...limit,
+        meaning: 'as the first, with the child in its own cgroup (auto as root)',
+      }),
+      ratio('p99 overshoot, deadline + grace, cgroup mode', p99(7), {
+        ...limit,
+        meaning: 'as the second, with cgroup.kill ending the cgroup after grace',
       }),
       ratio('raw p99, deadline + grace', p99(3), { unit: 'ms', meaning: 'the floor: timers + kill + exit event, nothing verified' }),
     ],

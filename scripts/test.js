@@ -11,10 +11,22 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const dirs = pkg.workspaces.map((w) => join(root, w));
 for (const dir of dirs) rmSync(join(dir, 'dist/.test-summary.json'), { force: true });
 
+// runplan's Slurm executor is tested on a real single-node cluster: when this host has
+// Slurm's daemons installed and none answers, start one for the tests and stop it after.
+const slurm = join(root, 'scripts/slurm-local.sh');
+const canStart = process.getuid?.() === 0 && spawnSync('sh', ['-c', 'command -v slurmctld munged'], { stdio: 'ignore' }).status === 0;
+const startedSlurm = canStart && spawnSync(slurm, ['status'], { stdio: 'ignore' }).status !== 0;
+if (startedSlurm) {
+  process.stdout.write('npm test: starting a single-node Slurm for the Slurm tests (scripts/slurm-local.sh up)\n');
+  spawnSync(slurm, ['up'], { stdio: 'inherit' });
+}
+
 const turbo = spawnSync('npx', ['turbo', 'run', 'test', '--concurrency=1', '--continue', ...process.argv.slice(2)], {
   cwd: root,
   stdio: 'inherit',
 });
+
+if (startedSlurm) spawnSync(slurm, ['down'], { stdio: 'inherit' });
 
 let passed = 0;
 let failed = 0;

@@ -1,5 +1,5 @@
 import { err, formatDuration, unreachable, type Result } from '@runplan/common';
-import { isAlive, processIdentity, stream, type Execution, type ProcessIdentity, type SettleEvent } from '@runplan/settle';
+import { isAlive, processIdentity, stream, type Execution, type ProcessIdentity, type SettleEvent, type SettleSpec } from '@runplan/settle';
 import { renderArgv, type TemplateError, type TemplateVars } from '@runplan/workdir';
 import { hookEnv, hookEnvVariables } from './env.js';
 import type { HookFailureReason, HookOutcome, HookTier } from './outcome.js';
@@ -31,6 +31,10 @@ export interface RunHookOptions {
   signal?: AbortSignal;
   /** An extra tag the hook's processes carry, so a later `teardownByTag` can find them. */
   ownerTag?: string;
+  /** settle's ownership mode for the hook (`auto`, `cgroup`, `group+tag`); settle's default when absent. */
+  ownership?: SettleSpec['ownership'];
+  /** Where settle makes the hook's cgroup; settle's default when absent. */
+  cgroupParent?: string;
   onEvent?: (event: HookEvent) => void;
   /** Where to pass the hook's stdout on to while its tail is kept (the CLI's passthrough). */
   stdout?: NodeJS.WritableStream;
@@ -87,6 +91,8 @@ export async function executeHook(argvTemplate: readonly string[], opts: RunHook
       graceMs: opts.graceMs,
       signal: opts.signal,
       ownerTag: opts.ownerTag,
+      ...(opts.ownership !== undefined ? { ownership: opts.ownership } : {}),
+      ...(opts.cgroupParent !== undefined ? { cgroupParent: opts.cgroupParent } : {}),
       onEvent: (event) => {
         if (event.type === 'spawned') hook = processIdentity(event.pid);
         emit({ type: 'settle', tier, event });

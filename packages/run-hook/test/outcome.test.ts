@@ -19,6 +19,7 @@ function execution(reason: SettleReason, fields: Partial<Execution> = {}): Execu
     bytesIn: 0,
     bytesOut: 0,
     tag: 't',
+    ownership: 'group+tag',
     ...fields,
   };
 }

@@ -43,6 +43,14 @@ export function reportStop(end: StopEnd, stdout: SafeOutput, say: (line: string)
             ? `ended ${run.ended.length} process(es) its crashed coordinator left running: ${run.ended.join(' ')}`
             : 'no process of it was alive';
         say(`runplan: stopped_after_crash: run ${run.runId}: ${ended}`);
+        if (run.jobsCancelled.length > 0)
+          say(
+            `runplan: jobs_cancelled: run ${run.runId}: cancelled ${run.jobsCancelled.length} Slurm job(s): ${run.jobsCancelled.join(' ')}`,
+          );
+        if (run.jobsLeft.length > 0)
+          say(
+            `runplan: slurm_cancel_failed: run ${run.runId}: still queued after scancel: ${run.jobsLeft.join(' ')}; the run is left incomplete`,
+          );
         if (run.survivors.length > 0)
           say(
             `runplan: teardown_failed: run ${run.runId}: still alive after SIGKILL: ${run.survivors.join(' ')}; the run is left incomplete`,
@@ -74,7 +82,7 @@ export function stopExitCode(end: StopEnd): number {
     case 'lock_failed':
       return 5;
     case 'after_crash':
-      if (end.runs.some((r) => r.survivors.length > 0)) return 3;
+      if (end.runs.some((r) => r.survivors.length > 0 || r.jobsLeft.length > 0)) return 3;
       if (end.runs.some((r) => r.error !== undefined)) return 5;
       return 0;
     default:

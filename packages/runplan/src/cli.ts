@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { cac } from 'cac';
 import { asTyped, packageVersion, parseDuration } from '@runplan/common';
+import { missingExecutorTools } from './executor/tools.js';
 import { loadPlan } from './plan/load.js';
 import { SafeOutput } from './observe/progress.js';
 import { collectStatus, statusTable } from './observe/status.js';
@@ -8,6 +9,7 @@ import { stopSlug } from './observe/stop.js';
 import { gateMain } from './gate/cli.js';
 import { joinDashValue, printProblems, STRING_OPTIONS, stateRoot, UsageError } from './cli-support.js';
 import { runCommand } from './cli-run.js';
+import { dryRunCommand } from './cli-dry-run.js';
 import { reportStop, stopExitCode, clockTime } from './cli-stop.js';
 import { reportCommand } from './cli-report.js';
 import { collectLog, logTable } from './observe/log.js';
@@ -16,6 +18,8 @@ export { exitCodeOf } from './cli-run.js';
 export { stopExitCode } from './cli-stop.js';
 
 const EXIT_CODES = `Exit codes:
+  run --dry-run  0 would dispatch or is up to date; 2 usage or invalid plan; 3 would refuse
+              (reason and hint as run); 4 slug held by a live coordinator. Writes nothing.
   run, demo   0 complete; 1 failed (class on stderr); 2 usage or invalid plan;
               3 refused to start; 4 slug locked by a live coordinator;
               5 the journal itself failed (run left incomplete); 130/143 interrupted
@@ -65,14 +69,27 @@ export async function main(argv: string[]): Promise<number> {
     .option('--new-run', 'Start a new run even when the plan is up to date with its last complete run')
     .option('--keep-going', 'A task that stops for good stops only the tasks downstream of it (as make -k)')
     .option('--allow-background', 'Start even as a background job of an interactive shell (journaled)')
+    .option(
+      '--dry-run',
+      'Say what the next run would do (skip, adopt, dispatch, refuse; budget, land pre-check); take no lock, write nothing',
+    )
     .action(async (plan: string, o: Record<string, unknown>) => {
-      code = await runCommand(resolve(plan), asTyped(argv, o, STRING_OPTIONS), stdout, stderr);
+      const typed = asTyped(argv, o, STRING_OPTIONS);
+      code =
+        typed.dryRun === true
+          ? await dryRunCommand(resolve(plan), typed, stdout, stderr)
+          : await runCommand(resolve(plan), typed, stdout, stderr);
     });
 
   cli.command('validate <plan>', 'Report every problem in a plan; run nothing').action(async (plan: string) => {
     const loaded = await loadPlan(resolve(plan));
     if (loaded.ok) {
       say(`runplan: valid: ${loaded.value.file}: ${loaded.value.tasks.length} task(s), slug ${loaded.value.slug}`);
+      const missing = missingExecutorTools(loaded.value);
+      if (missing.length > 0)
+        say(
+          `runplan: warning: executor_unavailable: ${loaded.value.file}: executor: ${missing.join(', ')} not on PATH (runplan run refuses until they are)`,
+        );
       code = 0;
     } else {
       printProblems(resolve(plan), loaded.error, say);
@@ -113,6 +130,10 @@ export async function main(argv: string[]): Promise<number> {
             `runplan: stopping: ${row.slug} run ${row.runId}: runplan stop (pid ${row.coordinator?.pid ?? '?'}) is ending what its crashed coordinator left running${seen}`,
           );
         if (row.state === 'corrupt') say(`runplan: corrupt: ${row.journal}: ${row.corruption}`);
+        if (row.jobs !== undefined && row.jobs.length > 0) {
+          say(`runplan: jobs: ${row.slug} run ${row.runId}: ${row.jobs.length} Slurm job(s) of it still queued: ${row.jobs.join(' ')}`);
+          if (row.state !== 'stopping' && row.leftovers.length === 0) say(`  hint: ${stopCommand(row.slug)}   (cancels them)`);
+        }
         if (row.leftovers.length > 0) {
           say(
             `runplan: leftovers: ${row.slug} run ${row.runId}: ${row.leftovers.length} process(es) its crashed coordinator left running are still alive: ${row.leftovers.join(' ')}`,

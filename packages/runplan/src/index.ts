@@ -29,3 +29,14 @@ export { recoverRun } from './resume/recover.js';
 export type { RecoveredRun } from './resume/recover.js';
 export type { Refusal } from './resume/refusal.js';
 export type { OpenAttempt } from './events/view.js';
+export { executorFor } from './executor/index.js';
+export type {
+  CommandEnd,
+  CommandSpec,
+  Executor,
+  ExecutorHooks,
+  ExecutorSpec,
+  GateSpec,
+  OwnedTeardown,
+  OwnedWork,
+} from './executor/index.js';

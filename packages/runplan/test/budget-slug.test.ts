@@ -4,6 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { dispatchCounts } from '@runplan/test-fixtures';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { ofType, records, runIds, runplan, withPlan } from './support.js';
 
 test(
@@ -28,6 +29,33 @@ test(
     assert.is(started.budgetReset, true);
     assert.is(started.usageCarried.inputTokens, 0);
     assert.is(dispatchCounts(f.ledger).get('b3'), 1);
+  }),
+);
+
+test(
+  'status shows the slug-wide spend against the budget (human and --json), across a continuation under a raised [budget]',
+  withPlan('budget', { timeoutMs: 150_000 }, async (f) => {
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 1, r.stderr);
+    const json = await runplan(['status', 'budget', '--json'], f);
+    assert.is(json.exitCode, 0, json.stderr);
+    const row = JSON.parse(json.stdout) as { slugSpend: Record<string, unknown> };
+    assert.equal(row.slugSpend, {
+      usage: { inputTokens: 1200, outputTokens: 400, cacheReadTokens: 200, cacheCreationTokens: 200 },
+      tokens: 2000,
+      costUsd: 0.1,
+      maxTokens: 1500,
+      maxCostUsd: null,
+    });
+    const human = await runplan(['status', 'budget'], f);
+    assert.match(human.stdout, /^SLUG .* BUDGET +DISK$/m);
+    assert.match(human.stdout, /^budget .* 2000\/1500 tok +\S+$/m);
+    writeFileSync(f.plan, readFileSync(f.plan, 'utf8').replace(/^max_tokens = 1500$/m, 'max_tokens = 10000\nmax_cost_usd = 5'));
+    const more = await runplan(['run', f.plan], f);
+    assert.is(more.exitCode, 0, more.stderr);
+    const after = JSON.parse((await runplan(['status', 'budget', '--json'], f)).stdout) as { slugSpend: Record<string, unknown> };
+    assert.equal([after.slugSpend.tokens, after.slugSpend.maxTokens, after.slugSpend.maxCostUsd], [3000, 10000, 5]);
+    assert.match((await runplan(['status', 'budget'], f)).stdout, /^budget .* 3000\/10000 tok \$0\.15\/\$5\.00 +\S+$/m);
   }),
 );
 

@@ -30,6 +30,7 @@ function plan(slug: string, top = ''): string {
     task('bad', ['blocked need a database']),
     task('worse', ['blocked need a key']),
     task('after', ['write out/after.txt after', 'commit after'], ['bad']),
+    task('later', ['write out/later.txt later', 'commit later'], ['after']),
     task('one', ['write out/one.txt one', 'commit one']),
     task('two', ['write out/two.txt two', 'commit two']),
   ].join('\n');
@@ -67,6 +68,15 @@ for (const [how, top, flags] of [
         { task: 'bad', class: 'needs_human', reason: 'blocked', phase: 'command' },
         { task: 'worse', class: 'needs_human', reason: 'blocked', phase: 'command' },
       ]);
+      assert.equal(
+        data.notDispatched,
+        [
+          { task: 'after', because: 'bad' },
+          { task: 'later', because: 'bad' },
+        ],
+        'the receipt names what was never dispatched',
+      );
+      assert.match(r.stderr, /^ {2}not dispatched: after \(needs bad\), later \(needs bad\)$/m);
     }),
   );
 }

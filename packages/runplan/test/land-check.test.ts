@@ -63,6 +63,15 @@ test(
       assert.is(f.repo.git(['rev-parse', kept]), f.repo.head('runplan/single'));
       assert.ok(String(d.message).includes(kept), d.message);
       assert.ok(String(d.message).includes(`runplan run ${f.plan}`), d.message);
+
+      // Once release is back on the line, the next run continues, lands, and its result
+      // supersedes the one the failed run kept: that ref is deleted, its own stays.
+      f.repo.git(['update-ref', 'refs/heads/release', 'main']);
+      const again = await runplan(['run', f.plan], f);
+      assert.is(again.exitCode, 0, again.stderr);
+      const [, next] = runIds(f.repo, 'single');
+      assert.is(f.repo.git(['for-each-ref', '--format=%(refname)', 'refs/runplan/single/runs/']), `refs/runplan/single/runs/${next}`);
+      assert.is(f.repo.head('release'), f.repo.head('runplan/single'));
     } finally {
       hold.cleanup();
     }

@@ -6,6 +6,7 @@ import { runBin, withTimeout } from '@runplan/test-fixtures';
 import { BUDGET_KEYS, HOOK_KEYS, TOP_KEYS } from '../src/plan/load.js';
 import { DEFAULT_KEYS, REPAIR_KEYS } from '../src/plan/task-keys.js';
 import { TASK_KEYS } from '../src/plan/tasks.js';
+import { EXECUTOR_KEYS } from '../src/executor/plan-keys.js';
 import { RUNPLAN } from './support.js';
 
 // packages/runplan, from dist/test.
@@ -27,6 +28,7 @@ test('PLAN.md documents every key the plan reader accepts, at each level', () =>
     ...HOOK_KEYS.map((k) => `hooks.${k}`),
     ...BUDGET_KEYS.map((k) => `budget.${k}`),
     ...REPAIR_KEYS.map((k) => `repair.${k}`),
+    ...EXECUTOR_KEYS.map((k) => `executor.${k}`),
     ...new Set([...TASK_KEYS, ...DEFAULT_KEYS]),
   ];
   const missing = accepted.filter((k) => !documented.has(k));

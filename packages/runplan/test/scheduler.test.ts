@@ -116,7 +116,7 @@ test(
     await h.settle('b#1', ok('b', 1));
     const end = await h.end;
     assert.equal(h.log, ['dispatch a#1', 'success a#1', 'dispatch b#1', 'success b#1']);
-    assert.equal(end, { failure: undefined, waiting: [], survivors: undefined, keptGoing: [] });
+    assert.equal(end, { failure: undefined, waiting: [], survivors: undefined, keptGoing: [], notDispatched: [] });
     assert.equal(
       [...h.ledger.checkpoints],
       [

@@ -27,6 +27,7 @@ const EXPECTED: Record<string, number> = {
   'runplan run PLAN': 0,
   'runplan run PLAN --retry TASK': 0,
   'runplan run PLAN --keep-going': 0,
+  'runplan run PLAN --dry-run': 0,
   'runplan status': 0,
   'runplan stop SLUG': 1,
   'runplan gate claude --install --project .': 0,

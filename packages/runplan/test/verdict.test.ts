@@ -16,7 +16,13 @@ const stop = (reason: FailureReason, task: string | null = 't'): StopCause => ({
 });
 
 const clean: VerdictInputs = { journalFailed: false, diskFault: undefined, interrupted: undefined };
-const everything: ScheduleEnd = { failure: stop('gate_failed'), waiting: ['w'], survivors: { task: 's', pids: [9] }, keptGoing: [] };
+const everything: ScheduleEnd = {
+  failure: stop('gate_failed'),
+  waiting: ['w'],
+  survivors: { task: 's', pids: [9] },
+  keptGoing: [],
+  notDispatched: [],
+};
 const disk = { errno: 'ENOSPC', path: '/full' } as const;
 
 test('a journal failure comes before everything: no receipt', () => {
@@ -47,7 +53,7 @@ test('an interruption names the signal, keeps the failure task, phase and eviden
     },
   });
   const bare = verdict(
-    { failure: undefined, waiting: [], survivors: undefined, keptGoing: [] },
+    { failure: undefined, waiting: [], survivors: undefined, keptGoing: [], notDispatched: [] },
     { ...clean, interrupted: { reason: 'SIGINT' } },
   );
   assert.equal(bare.kind === 'failed' && [bare.stop.task, bare.stop.failure.phase], [null, 'run']);
@@ -62,7 +68,9 @@ test('then the failure that stopped dispatching, then unschedulable tasks, then 
   ]);
   const survivors = verdict({ ...everything, failure: undefined, waiting: [] }, clean);
   assert.equal(survivors.kind === 'failed' && [survivors.stop.failure.reason, survivors.stop.task], ['teardown_failed', 's']);
-  assert.equal(verdict({ failure: undefined, waiting: [], survivors: undefined, keptGoing: [] }, clean), { kind: 'land' });
+  assert.equal(verdict({ failure: undefined, waiting: [], survivors: undefined, keptGoing: [], notDispatched: [] }, clean), {
+    kind: 'land',
+  });
 });
 
 test('keep-going: the first task stop is the run failure unless a stop of the whole run came; failed lists every task stop', () => {
@@ -74,10 +82,10 @@ test('keep-going: the first task stop is the run failure unless a stop of the wh
     reason: s.failure.reason,
     phase: s.failure.phase,
   });
-  const kept = verdict({ failure: undefined, waiting: ['after'], survivors: undefined, keptGoing: [a, b] }, clean);
+  const kept = verdict({ failure: undefined, waiting: ['after'], survivors: undefined, keptGoing: [a, b], notDispatched: [] }, clean);
   assert.equal(kept.kind === 'failed' && [kept.stop.task, kept.stop.failed], ['a', [listed(a), listed(b)]]);
   const budget = { ...stop('max_tokens'), task: null };
-  const whole = verdict({ failure: budget, waiting: ['after'], survivors: undefined, keptGoing: [a] }, clean);
+  const whole = verdict({ failure: budget, waiting: ['after'], survivors: undefined, keptGoing: [a], notDispatched: [] }, clean);
   assert.equal(whole.kind === 'failed' && [whole.stop.failure.reason, whole.stop.failed], ['max_tokens', [listed(a)]]);
 });
 

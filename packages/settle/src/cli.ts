@@ -3,7 +3,9 @@ import { constants } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { formatDuration, parseCommandLineDuration, unreachable } from '@runplan/common';
 import type { Readable, Writable } from 'node:stream';
+import type { OwnershipMode } from './cgroup.js';
 import { exitCodeFor } from './exit-code.js';
+import { isOwnershipMode } from './ownership-choice.js';
 import { isAlive, processIdentity, type ProcessIdentity } from './identity.js';
 import { passThrough } from './pass-through.js';
 import { reportOf, reportText, writeReport } from './report.js';
@@ -11,7 +13,7 @@ import { stream } from './stream.js';
 import type { Execution, SettleSpec } from './types.js';
 
 const usageLine =
-  'settle [--deadline DUR] [--grace DUR] [--kill-after DUR] [--signal NAME] [--stall DUR] [--preserve-status] [--input FILE|-] [--report FILE] [--cwd DIR] [--env K=V]... -- CMD [ARGS...]';
+  'settle [--deadline DUR] [--grace DUR] [--kill-after DUR] [--signal NAME] [--stall DUR] [--preserve-status] [--input FILE|-] [--report FILE] [--ownership MODE] [--cgroup-parent DIR] [--cwd DIR] [--env K=V]... -- CMD [ARGS...]';
 
 /** Kept equal to package.json's version by a test (the bundle cannot read package.json cheaply). */
 export const settleVersion = '0.1.0';
@@ -38,6 +40,12 @@ Options:
                    passes settle's own stdin
   --report FILE    write one JSON object (reason, exit codes, signal, duration, teardown,
                    first transport error, bytes in/out) atomically to FILE
+  --ownership MODE how the command's processes are owned: auto (the default: a cgroup v2
+                   cgroup of its own when one can be made, else its process group plus
+                   an environment tag), cgroup (exit 125 when none can be made), group+tag
+  --cgroup-parent DIR
+                   the cgroup v2 directory to make the command's cgroup in; default:
+                   settle's own cgroup's directory
   --cwd DIR        run the command in DIR
   --env K=V        set a variable for the command (repeatable)
   -h, --help       show this help
@@ -53,7 +61,8 @@ Exit codes:
   124      the deadline expired, or the command stalled, even when KILL was needed
            (GNU timeout exits 137 then; settle keeps 124 and --report says escalated)
   125      settle itself failed: usage error, missing --cwd or --input, report not
-           written, or a teardown it could not verify (outranks 124)
+           written, --ownership cgroup without a usable cgroup, or a teardown it
+           could not verify (outranks 124)
   126      the command is not executable
   127      the command was not found
   128+N    the command was killed by signal N (or settle was, and tore it down)
@@ -70,6 +79,8 @@ interface Invocation {
   input?: string;
   report?: string;
   cwd?: string;
+  ownership?: OwnershipMode;
+  cgroupParent?: string;
   env: Record<string, string>;
 }
 
@@ -91,6 +102,8 @@ const knownOptions = new Set([
   'input',
   'report',
   'cwd',
+  'ownership',
+  'cgroupParent',
   'env',
   'h',
   'help',
@@ -116,6 +129,8 @@ async function parse(argv: string[]): Promise<Invocation | 'help' | 'version'> {
   cli.option('--input <file>', 'input');
   cli.option('--report <file>', 'report');
   cli.option('--cwd <dir>', 'cwd');
+  cli.option('--ownership <mode>', 'ownership');
+  cli.option('--cgroup-parent <dir>', 'cgroup parent');
   cli.option('--env <kv>', 'env', { type: [String] });
   cli.option('-h, --help', 'help');
   // mri reads a lone `-` as "no value", so `--input -` (settle's stdin) becomes `--input=-`.
@@ -150,10 +165,10 @@ async function parse(argv: string[]): Promise<Invocation | 'help' | 'version'> {
     if (ms === undefined) throw new UsageError(`--${flag} ${typed} is not a duration (500ms, 30s, 10m, 2h, 1d, or seconds)`);
     return ms;
   };
-  const text = (name: string): string | undefined => {
+  const text = (name: string, flag = name): string | undefined => {
     const value = o[name];
     if (value === undefined) return undefined;
-    if (typeof value === 'boolean' || Array.isArray(value) || String(value) === '') throw new UsageError(`--${name} needs one value`);
+    if (typeof value === 'boolean' || Array.isArray(value) || String(value) === '') throw new UsageError(`--${flag} needs one value`);
     return String(value);
   };
   const deadlineMs = duration('deadline');
@@ -173,6 +188,13 @@ async function parse(argv: string[]): Promise<Invocation | 'help' | 'version'> {
   if (report !== undefined) invocation.report = report;
   const cwd = text('cwd');
   if (cwd !== undefined) invocation.cwd = cwd;
+  const ownership = text('ownership');
+  if (ownership !== undefined) {
+    if (!isOwnershipMode(ownership)) throw new UsageError(`--ownership ${ownership} is not auto, cgroup or group+tag`);
+    invocation.ownership = ownership;
+  }
+  const cgroupParent = text('cgroupParent', 'cgroup-parent');
+  if (cgroupParent !== undefined) invocation.cgroupParent = cgroupParent;
   for (const pair of (o.env as unknown[] | undefined) ?? []) {
     const at = String(pair).indexOf('=');
     if (at <= 0) throw new UsageError(`--env ${String(pair)} is not K=V`);
@@ -225,6 +247,9 @@ function outcomeLine(inv: Invocation, e: Execution, alarmed: boolean): string | 
     case 'interrupted':
       return `settle: interrupted: ${e.interruptSignal ?? 'abort'} received${tail}`;
     case 'spawn_failed': {
+      if (e.error?.where === 'cgroup') {
+        return `settle: ${e.error.code}: ${e.error.message}\n  hint: --ownership auto falls back to the process group and tag`;
+      }
       const hint =
         e.error?.code === 'ENOENT' && e.error.where === 'spawn'
           ? '\n  hint: not found; check the name and PATH'
@@ -296,6 +321,8 @@ export async function main(argv: string[]): Promise<number> {
     stderr: 'inherit',
     signal: controller.signal,
     ...(inv.cwd !== undefined ? { cwd: inv.cwd } : {}),
+    ...(inv.ownership !== undefined ? { ownership: inv.ownership } : {}),
+    ...(inv.cgroupParent !== undefined ? { cgroupParent: inv.cgroupParent } : {}),
     ...(inv.deadlineMs !== undefined ? { deadlineMs: inv.deadlineMs } : {}),
     ...(inv.graceMs !== undefined ? { graceMs: inv.graceMs } : {}),
     ...(inv.killAfterMs !== undefined ? { killAfterMs: inv.killAfterMs } : {}),

@@ -1,3 +1,4 @@
+import { cgroupPids } from './cgroup.js';
 import { environHasTag, environHasTagPrefix } from './tag.js';
 import type { ProcSource } from './types.js';
 
@@ -16,6 +17,11 @@ export interface Ownership {
   tags: readonly string[];
   /** Tag prefixes: a process carrying any tag that starts with one is owned (every attempt of a run, say). */
   tagPrefixes?: readonly string[];
+  /**
+   * cgroups whose every process is owned (and those below them). With cgroups and no tags,
+   * ownership is read from the cgroups alone — no walk of /proc: nothing can leave them.
+   */
+  cgroups?: readonly string[];
 }
 
 const dead = (state: string) => state === 'Z' || state === 'X';
@@ -42,15 +48,19 @@ export interface Survey {
 export function survey(ownership: Ownership, proc: ProcSource, pipeEnds: readonly string[]): Survey {
   const owned: OwnedProcess[] = [];
   const holders: number[] = [];
-  for (const pid of proc.listPids()) {
+  const members = new Set((ownership.cgroups ?? []).flatMap(cgroupPids));
+  // The walk of every process is needed for tags, and for the process group unless cgroups cover it.
+  const walk = ownership.tags.length > 0 || (ownership.tagPrefixes?.length ?? 0) > 0 || ownership.cgroups === undefined;
+  for (const pid of walk ? proc.listPids() : members) {
     if (pid === process.pid) continue;
     const stat = proc.readStat(pid);
     if (!stat || dead(stat.state)) continue;
     // Whatever the child started, it started no earlier than the child: older processes are
     // never ours, and skipping them keeps a scan after a quick child to a few reads.
-    if (stat.startTime < (ownership.groupStartTime ?? 0)) continue;
+    // (A cgroup's members are ours whatever their age.)
+    if (stat.startTime < (ownership.groupStartTime ?? 0) && !members.has(pid)) continue;
     const inGroup = ownership.pgid !== undefined && stat.pgrp === ownership.pgid;
-    if (inGroup || carriesTag(pid, ownership, proc)) owned.push({ pid, startTime: stat.startTime });
+    if (inGroup || members.has(pid) || carriesTag(pid, ownership, proc)) owned.push({ pid, startTime: stat.startTime });
     if (pipeEnds.length > 0 && proc.readFdTargets(pid).some((t) => pipeEnds.includes(t))) holders.push(pid);
   }
   return { owned, holders };

@@ -22,6 +22,12 @@ export interface SettleReport {
   bytesIn: number;
   bytesOut: number;
   tag: string;
+  /** How the command was owned: `cgroup` or `group+tag`. */
+  ownership: Execution['ownership'];
+  /** Why `auto` fell back to `group+tag` (`{reason, message}`), null otherwise. */
+  ownershipFallback: NonNullable<Execution['ownershipFallback']> | null;
+  /** The command's cgroup, null in group+tag mode. */
+  cgroup: string | null;
 }
 
 export function reportOf(argv: readonly string[], e: Execution, settleExitCode: number): SettleReport {
@@ -41,6 +47,9 @@ export function reportOf(argv: readonly string[], e: Execution, settleExitCode: 
     bytesIn: e.bytesIn,
     bytesOut: e.bytesOut,
     tag: e.tag,
+    ownership: e.ownership,
+    ownershipFallback: e.ownershipFallback ?? null,
+    cgroup: e.cgroup ?? null,
   };
 }
 

@@ -5,6 +5,7 @@ import { drainRest, pipeHolders } from './drain.js';
 import { feedPrompt, type PromptFailure } from './input.js';
 import { findOwned, survey, type OwnedProcess, type Ownership, type Survey } from './owned.js';
 import { ChildOutputs } from './outputs.js';
+import { chooseOwnership, isOwnershipMode, releaseCgroup, spawnOwned, type OwnershipChoice } from './ownership-choice.js';
 import { procMismatch, procSource } from './procfs.js';
 import { codeOf, messageOf, preflight, releasePrompt } from './preflight.js';
 import { childEnv, isOwnerTag, newOwnerTag } from './tag.js';
@@ -76,6 +77,13 @@ export async function runChild<R>(
       // observers never change outcomes
     }
   };
+  // How the child is owned, as far as decided (the settlement reports it whatever happened).
+  let owning: OwnershipChoice = { kind: 'group+tag' };
+  const ownershipFields = () => ({
+    ownership: owning.kind === 'cgroup' ? ('cgroup' as const) : ('group+tag' as const),
+    ...(owning.kind === 'group+tag' && owning.fallback ? { ownershipFallback: owning.fallback } : {}),
+    ...(owning.kind === 'cgroup' ? { cgroup: owning.cgroup.path } : {}),
+  });
   const fixed = {
     graceMs,
     tag,
@@ -91,6 +99,7 @@ export async function runChild<R>(
       pid: undefined,
       durationMs: Math.round(monotonicMs() - startedAt),
       ...fixed,
+      ...ownershipFields(),
       teardown: noTeardown(),
       ...(error ? { error } : {}),
       ...(interruptSignal ? { interruptSignal } : {}),
@@ -119,6 +128,14 @@ export async function runChild<R>(
       });
     }
   }
+  const mode = spec.ownership ?? 'auto';
+  if (!isOwnershipMode(mode)) {
+    return unstarted('spawn_failed', {
+      code: 'EINVAL',
+      where: 'spec',
+      message: `ownership ${JSON.stringify(mode)} is not auto, cgroup or group+tag`,
+    });
+  }
   if (!isSignalName(killSignal)) {
     return unstarted('spawn_failed', {
       code: 'EINVAL',
@@ -140,19 +157,40 @@ export async function runChild<R>(
     stderrPolicy === 'inherit' || stderrPolicy === 'ignore' ? stderrPolicy : 'pipe',
   ];
   const tags = spec.ownerTag !== undefined ? [tag, spec.ownerTag] : [tag];
+  const chosen = chooseOwnership(mode, {
+    tag,
+    ...(spec.cgroupParent !== undefined ? { parent: spec.cgroupParent } : {}),
+    ...(spec.ownerTag !== undefined ? { ownerTag: spec.ownerTag } : {}),
+  });
   let child: ChildProcess;
   try {
     const [file, ...args] = spec.argv;
-    child = spawn(file as string, args, {
-      ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
-      env: childEnv(spec.baseEnv ?? process.env, spec.env, tags),
-      stdio,
-      detached: true,
-    });
+    const started = spawnOwned(mode, chosen, () =>
+      spawn(file as string, args, {
+        ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
+        env: childEnv(spec.baseEnv ?? process.env, spec.env, tags),
+        stdio,
+        detached: true,
+      }),
+    );
+    if ('refused' in started) {
+      releasePrompt(prompt);
+      const { reason, message } = started.refused;
+      return unstarted('spawn_failed', { code: reason, where: 'cgroup', message: `ownership "cgroup" needs a cgroup: ${message}` });
+    }
+    owning = started.choice;
+    child = started.spawned;
   } catch (cause) {
     releasePrompt(prompt);
     return unstarted('spawn_failed', spawnError(spec.argv, cause));
   }
+  const cgroup = owning.kind === 'cgroup' ? owning.cgroup : undefined;
+  emit({
+    type: 'ownership',
+    ownership: cgroup ? 'cgroup' : 'group+tag',
+    ...(cgroup ? { cgroup: cgroup.path } : {}),
+    ...(owning.kind === 'group+tag' && owning.fallback ? { fallback: owning.fallback } : {}),
+  });
 
   // From here on every stream gets an error listener before anything can fail.
   let firstError: TransportError | undefined;
@@ -184,11 +222,15 @@ export async function runChild<R>(
     const cause = await startError;
     releasePrompt(prompt);
     for (const s of [child.stdin, child.stdout, child.stderr]) s?.destroy();
+    if (cgroup) await releaseCgroup(cgroup);
     return unstarted('spawn_failed', spawnError(spec.argv, cause));
   }
 
   const childStat = proc.readStat(pid);
-  const ownership: Ownership = { pgid: pid, groupStartTime: childStat?.startTime ?? 0, tags: [tag] };
+  // In a cgroup, membership is read from the cgroup alone: no walk of /proc, nothing escapes it.
+  const ownership: Ownership = cgroup
+    ? { pgid: pid, groupStartTime: childStat?.startTime ?? 0, tags: [], cgroups: [cgroup.path] }
+    : { pgid: pid, groupStartTime: childStat?.startTime ?? 0, tags: [tag] };
   const childEnds = [1, 2]
     .filter((fd) => stdio[fd] === 'pipe')
     .map((fd) => proc.readFdTarget(pid, fd))
@@ -367,6 +409,7 @@ export async function runChild<R>(
   if (!consumerDone) outputs.forConsumer.destroy(new Error('settle: the consumer did not finish reading in time after the child settled'));
   const result = await consumed;
   await fed;
+  if (cgroup) await releaseCgroup(cgroup);
   settled = true;
   spec.signal?.removeEventListener('abort', onAbort);
   spec.finish?.removeEventListener('abort', onFinish);
@@ -383,6 +426,7 @@ export async function runChild<R>(
     pid,
     durationMs: Math.round(monotonicMs() - startedAt),
     ...fixed,
+    ...ownershipFields(),
     teardown: { ...teardown, heldPipe },
     ...(firstError ? { error: firstError } : {}),
     ...(requested === 'interrupted' && interruptSignal ? { interruptSignal } : {}),

@@ -1,3 +1,4 @@
+import { cgroupParentDir, cgroupsTagged, killCgroup, removeCgroup } from './cgroup.js';
 import { findOwned, groupLeaderAlive, stillSame, type OwnedProcess, type Ownership } from './owned.js';
 import { descendantsOf, procSource } from './procfs.js';
 import { isOwnerTag } from './tag.js';
@@ -140,8 +141,10 @@ export async function endTree(t: TreeTeardown): Promise<TeardownReport> {
   const reapEnds = Date.now() + reapMs;
   step = 0;
   for (;;) {
-    // KILL cannot be caught, so the group and then each process found get it (twice is harmless).
+    // KILL cannot be caught, so the group and then each process found get it (twice is
+    // harmless); a cgroup gets it all at once, forks included, through cgroup.kill.
     if (leader !== undefined && groupLeaderAlive(t.ownership, t.proc)) send(-leader, 'SIGKILL');
+    for (const cgroup of t.ownership.cgroups ?? []) killCgroup(cgroup);
     hit(left, 'SIGKILL', new Set());
     await pause(reapEnds);
     left = rescan(left);
@@ -170,6 +173,12 @@ export interface TeardownByTagOptions {
   onEvent?: (event: SettleEvent) => void;
   /** Injected /proc reader (tests). */
   proc?: Partial<ProcSource>;
+  /**
+   * Directories where settle calls made cgroups (`cgroupParent`, or a journaled one): their
+   * cgroups named for the tag are ended too, whatever their processes' environment says.
+   * Our own cgroup's directory is always searched.
+   */
+  cgroupParents?: readonly string[];
 }
 
 /** Which tagged processes a caller means: those carrying one of `tags`, or any tag that starts with one of `prefixes`. */
@@ -181,14 +190,22 @@ export interface TagQuery {
 export interface FindTaggedOptions {
   /** Injected /proc reader (tests). */
   proc?: Partial<ProcSource>;
+  /** As in TeardownByTagOptions: where to look for the tag's cgroups besides our own cgroup's directory. */
+  cgroupParents?: readonly string[];
 }
 
-// The ownership a query stands for; a tag or prefix that is not tag-shaped is a caller's bug.
-function queryOwnership(query: TagQuery, caller: string): Ownership {
+// The ownership a query stands for: its tags, and the cgroups settle made for them under the
+// given parents and our own cgroup's directory. A tag or prefix that is not tag-shaped is a caller's bug.
+function queryOwnership(query: TagQuery, caller: string, cgroupParents: readonly string[] = []): Ownership {
   for (const tag of [...(query.tags ?? []), ...(query.prefixes ?? [])]) {
     if (!isOwnerTag(tag)) throw new TypeError(`${caller}: not an owner tag or tag prefix: ${JSON.stringify(tag)}`);
   }
-  return { tags: query.tags ?? [], tagPrefixes: query.prefixes ?? [] };
+  const tags = query.tags ?? [];
+  const tagPrefixes = query.prefixes ?? [];
+  const own = cgroupParentDir(undefined);
+  const parents = [...cgroupParents, ...(own.ok ? [own.value] : [])];
+  const cgroups = cgroupsTagged({ tags, prefixes: tagPrefixes }, parents);
+  return { tags, tagPrefixes, ...(cgroups.length > 0 ? { cgroups } : {}) };
 }
 
 /**
@@ -197,12 +214,13 @@ function queryOwnership(query: TagQuery, caller: string): Ownership {
  * sees a crashed run's leftovers before anyone ends them.
  */
 export function findTagged(query: TagQuery, opts: FindTaggedOptions = {}): OwnedProcess[] {
-  return findOwned(queryOwnership(query, 'findTagged'), procSource(opts.proc));
+  return findOwned(queryOwnership(query, 'findTagged', opts.cgroupParents), procSource(opts.proc));
 }
 
 /**
- * Ends every live process carrying a tag, wherever it is in the process tree — how a
- * restarted coordinator ends what a crashed predecessor's attempt left running.
+ * Ends every live process carrying a tag, wherever it is in the process tree, and every
+ * process in a cgroup settle made for the tag (found in `cgroupParents` and our own cgroup's
+ * directory) — how a restarted coordinator ends what a crashed predecessor's attempt left running.
  */
 export async function teardownByTag(tag: string, opts: TeardownByTagOptions = {}): Promise<TeardownReport> {
   if (!isOwnerTag(tag)) throw new TypeError(`teardownByTag: not an owner tag: ${JSON.stringify(tag)}`);
@@ -213,11 +231,12 @@ export async function teardownByTag(tag: string, opts: TeardownByTagOptions = {}
  * teardownByTag for a query: every live process carrying one of the tags or a tag with one
  * of the prefixes (a prefix finds every attempt of a run even when no tag of it can be read
  * back from a journal). TERM, grace, KILL, reap as teardownByTag; each pid is signalled only
- * while its start time still matches, and nothing without such a tag is touched.
+ * while its start time still matches, and nothing is touched that neither carries such a tag
+ * nor is in a cgroup settle named for one (those get cgroup.kill, and are removed once empty).
  */
 export async function teardownTagged(query: TagQuery, opts: TeardownByTagOptions = {}): Promise<TeardownReport> {
-  const ownership = queryOwnership(query, 'teardownTagged');
-  return endTree({
+  const ownership = queryOwnership(query, 'teardownTagged', opts.cgroupParents);
+  const report = await endTree({
     ownership,
     proc: procSource(opts.proc),
     signal: opts.signal ?? 'SIGTERM',
@@ -225,4 +244,7 @@ export async function teardownTagged(query: TagQuery, opts: TeardownByTagOptions
     why: 'leftovers',
     ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
   });
+  // A cgroup is removed once empty; one that stays populated is the teardown's survivors.
+  for (const cgroup of ownership.cgroups ?? []) removeCgroup(cgroup);
+  return report;
 }

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { OwnershipFallback, OwnershipKind, OwnershipMode } from './cgroup.js';
 import type { ProcStat } from './identity.js';
 
 /** Why a child settled. Who asked for termination outranks how the child died. */
@@ -17,7 +18,7 @@ export interface TeardownReport {
 }
 
 /** Where a transport error happened, so a report can say "EPIPE writing the prompt". */
-export type TransportErrorSource = 'spawn' | 'cwd' | 'input' | 'stdin' | 'stdout' | 'stderr' | 'consumer' | 'spec' | 'proc';
+export type TransportErrorSource = 'spawn' | 'cwd' | 'input' | 'stdin' | 'stdout' | 'stderr' | 'consumer' | 'spec' | 'proc' | 'cgroup';
 
 /** The first I/O or startup failure of a call; later ones never replace it. */
 export interface TransportError {
@@ -52,6 +53,12 @@ export interface Execution {
   endedBy?: 'consumer';
   /** For `interrupted`: the signal named by the AbortSignal's reason (e.g. `'SIGTERM'`), when it named one. */
   interruptSignal?: NodeJS.Signals;
+  /** How the child was owned: its own cgroup, or its process group plus the tag (README, "Ownership"). */
+  ownership: OwnershipKind;
+  /** Why `auto` fell back to `group+tag` (no cgroup v2, not writable, …); absent otherwise. */
+  ownershipFallback?: OwnershipFallback;
+  /** The cgroup the child ran in (removed by the time of the settlement unless a teardown failed). */
+  cgroup?: string;
 }
 
 /** What settle exposes of /proc; tests inject a fake to prove a reused pid is never signalled. */
@@ -107,6 +114,14 @@ export interface SettleSpec {
   finish?: AbortSignal;
   /** An extra tag from the caller (one per attempt), for teardownByTag after a crash. */
   ownerTag?: string;
+  /**
+   * `auto` (default): a fresh cgroup per child when a writable cgroup v2 place exists, else the
+   * process group plus tag (saying why); `cgroup`: a cgroup or spawn_failed (`where: 'cgroup'`);
+   * `group+tag`: never a cgroup.
+   */
+  ownership?: OwnershipMode;
+  /** The cgroup v2 directory to make the child's cgroup in; default: our own cgroup's directory. */
+  cgroupParent?: string;
   onEvent?: (event: SettleEvent) => void;
   /** Injected /proc reader (tests). */
   proc?: Partial<ProcSource>;
@@ -114,6 +129,7 @@ export interface SettleSpec {
 
 /** What a settle call reports while it runs; observers never change the outcome. */
 export type SettleEvent =
+  | { type: 'ownership'; ownership: OwnershipKind; cgroup?: string; fallback?: OwnershipFallback }
   | { type: 'spawned'; pid: number; tag: string; argv: readonly string[] }
   | { type: 'spawn-failed'; error: TransportError }
   | { type: 'exited'; exitCode: number | null; signal: NodeJS.Signals | null }

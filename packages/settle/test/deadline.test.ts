@@ -146,10 +146,12 @@ test(
 
 // Runs sleeper.sh to a deadline, logging events and /proc scans in order; `reuse` makes the
 // child's start time read differently once it has been recorded (as a reused pid would).
+// In group+tag mode: a cgroup's teardown never scans /proc.
 async function deadlineLog(reuse: boolean) {
   const log: string[] = [];
   let child: number | undefined;
   const r = await capture({
+    ownership: 'group+tag',
     argv: [sh('sleeper.sh')],
     deadlineMs: 200,
     graceMs: 2000,
@@ -195,6 +197,7 @@ test(
     let r;
     try {
       r = await capture({
+        ownership: 'group+tag', // (a cgroup's teardown never scans /proc)
         argv: [sh('ignore-term.sh')],
         deadlineMs: 200,
         graceMs: 300,

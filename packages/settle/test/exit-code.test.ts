@@ -15,6 +15,7 @@ const base: Execution = {
   bytesIn: 0,
   bytesOut: 0,
   tag: 't',
+  ownership: 'group+tag',
 };
 const failed = { result: 'failed' as const, signalled: [9], survivors: [9], heldPipe: false };
 
@@ -32,35 +33,38 @@ test('exitCodeFor follows GNU timeout', () => {
   assert.is(exitCodeFor({ ...base, exitCode: 0, teardown: failed }), 125, 'an unverified teardown is never success');
 });
 
-test(
-  'a process that survives KILL is reported by pid and makes the teardown failed (125)',
-  withTimeout(30_000, async () => {
-    // Pretend the child cannot die: /proc keeps showing it alive after KILL.
-    let child: number | undefined;
-    let lastSeen: ProcStat | undefined;
-    const r = await capture({
-      argv: [sh('ignore-term.sh')],
-      deadlineMs: 200,
-      graceMs: 200,
-      onEvent: (e: SettleEvent) => {
-        if (e.type === 'spawned') child = e.pid;
-      },
-      proc: {
-        listPids: () => [...new Set([...realProc.listPids(), ...(child ? [child] : [])])],
-        readStat: (pid) => {
-          const stat = realProc.readStat(pid);
-          if (pid !== child) return stat;
-          if (stat && stat.state !== 'Z') lastSeen = stat;
-          return lastSeen;
+for (const ownership of ['cgroup', 'group+tag'] as const)
+  test(
+    `[${ownership}] a process that survives KILL is reported by pid and makes the teardown failed (125)`,
+    withTimeout(30_000, async () => {
+      // Pretend the child cannot die: /proc keeps showing it alive after KILL.
+      let child: number | undefined;
+      let lastSeen: ProcStat | undefined;
+      const r = await capture({
+        ownership,
+        argv: [sh('ignore-term.sh')],
+        deadlineMs: 200,
+        graceMs: 200,
+        onEvent: (e: SettleEvent) => {
+          if (e.type === 'spawned') child = e.pid;
         },
-      },
-    });
-    killQuietly(child);
-    assert.is(r.reason, 'timed_out');
-    assert.is(r.teardown.result, 'failed');
-    assert.equal(r.teardown.survivors, [child!]);
-    assert.is(exitCodeFor(r), 125);
-  }),
-);
+        proc: {
+          listPids: () => [...new Set([...realProc.listPids(), ...(child ? [child] : [])])],
+          readStat: (pid) => {
+            const stat = realProc.readStat(pid);
+            if (pid !== child) return stat;
+            if (stat && stat.state !== 'Z') lastSeen = stat;
+            return lastSeen;
+          },
+        },
+      });
+      killQuietly(child);
+      assert.is(r.reason, 'timed_out');
+      assert.is(r.ownership, ownership);
+      assert.is(r.teardown.result, 'failed');
+      assert.equal(r.teardown.survivors, [child!]);
+      assert.is(exitCodeFor(r), 125);
+    }),
+  );
 
 test.run();

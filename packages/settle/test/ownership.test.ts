@@ -17,13 +17,21 @@ import {
 } from '../src/index.js';
 import { alive, killQuietly, pidsIn, reaped, settleBin, sh, taggedAlive } from './support.js';
 
-test(
-  'exit 0 while a setsid grandchild holds stdout: returns, grandchild dead, held pipe reported',
+const modes = ['cgroup', 'group+tag'] as const;
+
+// Registers a test once per ownership mode: as root, `auto` would always be a cgroup and
+// the group + tag rules would go untested.
+function inBothModes(name: string, body: (ownership: (typeof modes)[number]) => () => Promise<void>): void {
+  for (const ownership of modes) test(`[${ownership}] ${name}`, body(ownership));
+}
+
+inBothModes('exit 0 while a setsid grandchild holds stdout: returns, grandchild dead, held pipe reported', (ownership) =>
   withTimeout(30_000, async () => {
-    const r = await capture({ argv: [sh('setsid-holds-stdout.sh')], graceMs: 500 });
+    const r = await capture({ ownership, argv: [sh('setsid-holds-stdout.sh')], graceMs: 500 });
     const [grandchild] = pidsIn(r.stdout);
     try {
       assert.ok(grandchild, 'the fixture printed its grandchild');
+      assert.is(r.ownership, ownership, 'owned the way the test asked');
       assert.is(r.reason, 'exited');
       assert.is(r.exitCode, 0);
       assert.ok(r.teardown.heldPipe, 'held pipe reported');
@@ -37,8 +45,7 @@ test(
   }),
 );
 
-test(
-  'the held-pipe event names the grandchild holding stdout, found in the same walk as the ownership scan',
+inBothModes('the held-pipe event names the grandchild holding stdout, found in the same walk as the ownership scan', (ownership) =>
   withTimeout(30_000, async () => {
     const held: PipeHolders[] = [];
     let fdWalksOfOlderProcesses = 0;
@@ -46,6 +53,7 @@ test(
     // (The child lingers a moment so that its end of the pipe is seen right after the spawn:
     // of a child that is gone by then, the holders are 'unknown'.)
     const r = await capture({
+      ownership,
       argv: ['sh', '-c', `sleep 0.2; exec ${sh('setsid-holds-stdout.sh')}`],
       graceMs: 300,
       onEvent: (e) => {
@@ -78,13 +86,13 @@ test(
   }),
 );
 
-test(
-  'the child’s pipe ends unread (it closed them before settle looked): holders "unknown", not every owned pid',
+inBothModes('the child’s pipe ends unread (it closed them before settle looked): holders "unknown", not every owned pid', (ownership) =>
   withTimeout(30_000, async () => {
     const held: PipeHolders[] = [];
     // Two leftovers: a setsid grandchild holding stdout, and a group member that holds no
     // pipe. Reading the child's fds is made to fail, as when it exits before settle looks.
     const r = await capture({
+      ownership,
       argv: ['sh', '-c', `${sh('setsid-holds-stdout.sh')}; sleep 600 >/dev/null 2>&1 </dev/null & echo "$!"; exit 0`],
       graceMs: 300,
       onEvent: (e) => {
@@ -107,33 +115,36 @@ test(
   }),
 );
 
-test(
+inBothModes(
   'a signalled process whose environ can no longer be read (exiting, or its tag overwritten) still counts until it is gone',
-  withTimeout(30_000, async () => {
-    // The setsid grandchild ignores TERM and is owned by its tag only. Once it has been
-    // signalled its environ reads as nothing, as while a process exits or after it wrote
-    // over its environment (setproctitle): it is still the process we found.
-    const termed = new Set<number>();
-    const r = await capture({
-      argv: [sh('setsid-holds-stdout.sh'), 'ignore-term'],
-      graceMs: 300,
-      onEvent: (e) => {
-        if (e.type === 'signalled' && e.signal === 'SIGTERM') termed.add(e.pid);
-      },
-      proc: { readEnviron: (pid) => (termed.has(pid) ? undefined : realProc.readEnviron(pid)) },
-    });
-    const [grandchild] = pidsIn(r.stdout);
-    try {
-      assert.ok(grandchild);
-      assert.ok(termed.has(grandchild!), 'TERM reached it through its tag');
-      assert.is(r.teardown.result, 'escalated', 'not "clean" while it lives');
-      assert.not.ok(alive(grandchild!), 'KILLed');
-    } finally {
-      killQuietly(grandchild);
-    }
-  }),
+  (ownership) =>
+    withTimeout(30_000, async () => {
+      // The setsid grandchild ignores TERM and is owned by its tag only. Once it has been
+      // signalled its environ reads as nothing, as while a process exits or after it wrote
+      // over its environment (setproctitle): it is still the process we found.
+      const termed = new Set<number>();
+      const r = await capture({
+        ownership,
+        argv: [sh('setsid-holds-stdout.sh'), 'ignore-term'],
+        graceMs: 300,
+        onEvent: (e) => {
+          if (e.type === 'signalled' && e.signal === 'SIGTERM') termed.add(e.pid);
+        },
+        proc: { readEnviron: (pid) => (termed.has(pid) ? undefined : realProc.readEnviron(pid)) },
+      });
+      const [grandchild] = pidsIn(r.stdout);
+      try {
+        assert.ok(grandchild);
+        assert.ok(termed.has(grandchild!), 'TERM reached it through its tag');
+        assert.is(r.teardown.result, 'escalated', 'not "clean" while it lives');
+        assert.not.ok(alive(grandchild!), 'KILLed');
+      } finally {
+        killQuietly(grandchild);
+      }
+    }),
 );
 
+// group+tag only: in a cgroup every member is owned whatever its start time.
 test(
   'a pipe holder older than the child (as one handed the fd would be) is still found through every process’s fds',
   withTimeout(30_000, async () => {
@@ -144,6 +155,7 @@ test(
     // child lingers a moment so that its end of the pipe is seen right after the spawn.)
     const { execution } = await stream(
       {
+        ownership: 'group+tag',
         argv: ['sh', '-c', `sleep 0.2; exec ${sh('setsid-holds-stdout.sh')}`],
         graceMs: 300,
         onEvent: (e) => {
@@ -174,10 +186,9 @@ test(
   }),
 );
 
-test(
-  'the same with a TERM-ignoring setsid grandchild: escalated to KILL',
+inBothModes('the same with a TERM-ignoring setsid grandchild: escalated to KILL', (ownership) =>
   withTimeout(30_000, async () => {
-    const r = await capture({ argv: [sh('setsid-holds-stdout.sh'), 'ignore-term'], graceMs: 300 });
+    const r = await capture({ ownership, argv: [sh('setsid-holds-stdout.sh'), 'ignore-term'], graceMs: 300 });
     const [grandchild] = pidsIn(r.stdout);
     try {
       assert.ok(r.teardown.heldPipe);
@@ -190,10 +201,9 @@ test(
   }),
 );
 
-test(
-  'a double-forking daemon that ignores TERM does not outlive the run',
+inBothModes('a double-forking daemon that ignores TERM does not outlive the run', (ownership) =>
   withTimeout(30_000, async () => {
-    const r = await capture({ argv: [sh('double-fork-daemon.sh')], graceMs: 300 });
+    const r = await capture({ ownership, argv: [sh('double-fork-daemon.sh')], graceMs: 300 });
     const [daemon] = pidsIn(r.stdout);
     try {
       assert.ok(daemon, 'the daemon printed its pid');
@@ -208,12 +218,11 @@ test(
   }),
 );
 
-test(
-  'an orphan left a zombie (PID 1 in containers often never reaps) counts as dead',
+inBothModes('an orphan left a zombie (PID 1 in containers often never reaps) counts as dead', (ownership) =>
   withTimeout(30_000, async () => {
     // `sleep 0` exits at once and its parent (exec'd into `sleep 600`) never reaps it; once
     // the parent is killed the zombie belongs to PID 1, which here may never reap it either.
-    const r = await capture({ argv: ['sh', '-c', 'sleep 0 & echo $!; exec sleep 600'], deadlineMs: 500, graceMs: 300 });
+    const r = await capture({ ownership, argv: ['sh', '-c', 'sleep 0 & echo $!; exec sleep 600'], deadlineMs: 500, graceMs: 300 });
     const [zombie] = pidsIn(r.stdout);
     assert.ok(zombie);
     assert.is(r.reason, 'timed_out');
@@ -334,12 +343,11 @@ test(
   }),
 );
 
-test(
-  'an ownerTag travels with the child so teardownByTag can end what a settle call left',
+inBothModes('an ownerTag travels with the child so teardownByTag can end what a settle call left', (ownership) =>
   withTimeout(30_000, async () => {
     const ownerTag = newOwnerTag();
     const controller = new AbortController();
-    const running = capture({ argv: [sh('sleeper.sh')], ownerTag, signal: controller.signal });
+    const running = capture({ ownership, argv: [sh('sleeper.sh')], ownerTag, signal: controller.signal });
     // The coordinator "crashes": something else ends the attempt by its tag.
     for (let i = 0; i < 200 && taggedAlive(ownerTag).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
     const [pid] = taggedAlive(ownerTag);
@@ -353,13 +361,17 @@ test(
   }),
 );
 
-test(
-  'settle nested in settle: the outer interruption reaches the innermost TERM-ignoring command',
+inBothModes('settle nested in settle: the outer interruption reaches the innermost TERM-ignoring command', (ownership) =>
   withTimeout(40_000, async () => {
     const controller = new AbortController();
     // The inner settle would wait a minute before KILL; only the outer tag can end the innermost in time.
     const { execution, state } = await stream(
-      { argv: [process.execPath, settleBin, '--grace', '60s', '--', sh('ignore-term.sh')], graceMs: 500, signal: controller.signal },
+      {
+        ownership,
+        argv: [process.execPath, settleBin, '--ownership', ownership, '--grace', '60s', '--', sh('ignore-term.sh')],
+        graceMs: 500,
+        signal: controller.signal,
+      },
       { innermost: 0 },
       async (stdout, s) => {
         for await (const chunk of stdout) {
@@ -385,10 +397,13 @@ test(
   }),
 );
 
-test(
-  'nesting adds a tag, never overwrites the outer one',
+inBothModes('nesting adds a tag, never overwrites the outer one', (ownership) =>
   withTimeout(30_000, async () => {
-    const r = await capture({ argv: [process.execPath, settleBin, '--', sh('print-tag-env.sh')], ownerTag: 'outer_attempt' });
+    const r = await capture({
+      ownership,
+      argv: [process.execPath, settleBin, '--ownership', ownership, '--', sh('print-tag-env.sh')],
+      ownerTag: 'outer_attempt',
+    });
     const names = r.stdout.toString().trim().split('\n');
     assert.ok(names.includes(tagVariable(r.tag)), 'outer per-call tag kept');
     assert.ok(names.includes(tagVariable('outer_attempt')), 'outer owner tag kept');

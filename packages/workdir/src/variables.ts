@@ -8,7 +8,7 @@ export type Tier = 'workdir' | 'pre_run' | 'post_run';
 export const TIERS: readonly Tier[] = ['workdir', 'pre_run', 'post_run'];
 
 /** What a value must look like; checked before anything is rendered. */
-export type ValueClass = 'identifier' | 'integer' | 'date' | 'path' | 'enum';
+export type ValueClass = 'identifier' | 'integer' | 'decimal' | 'date' | 'path' | 'enum';
 
 export interface VariableSpec {
   name: string;
@@ -34,6 +34,8 @@ export function isIdentifier(value: string): boolean {
 const ALL: readonly Tier[] = TIERS;
 const HOOKS: readonly Tier[] = ['pre_run', 'post_run'];
 const POST: readonly Tier[] = ['post_run'];
+/** Task commands and gates only (a coordinator refuses them in its own pre_run hook). */
+const PRE: readonly Tier[] = ['pre_run'];
 
 const DATE = '[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])';
 const TIME = '(?:[01][0-9]|2[0-3])[0-5][0-9][0-5][0-9]';
@@ -64,6 +66,9 @@ const table: VariableSpec[] = [
     values: RUN_OUTCOMES,
   },
   { name: 'run.exit_code', valueClass: 'integer', tiers: POST, varying: true, pattern: '-?[0-9]+' },
+  // What is left of a plan's [budget] when an attempt starts: for an agent's own spending cap.
+  { name: 'budget.remaining_usd', valueClass: 'decimal', tiers: PRE, varying: true, pattern: '[0-9]+\\.[0-9]{2}' },
+  { name: 'budget.remaining_tokens', valueClass: 'integer', tiers: PRE, varying: true, pattern: '[0-9]+' },
 ];
 
 const byName = new Map(table.map((spec) => [spec.name, spec]));
@@ -116,6 +121,7 @@ export function checkValue(spec: VariableSpec, value: string | number): { ok: tr
             message: `${spec.name} = ${shown} is not an identifier ([A-Za-z0-9][A-Za-z0-9._-]*; never empty, . or .., no /)`,
           };
     case 'integer':
+    case 'decimal':
     case 'date':
       return new RegExp(`^(?:${spec.pattern})$`).test(text)
         ? { ok: true, text }
@@ -140,7 +146,10 @@ function describeClass(spec: VariableSpec): string {
     case 'run.started_at':
       return 'a UTC timestamp like 20261129T075500Z';
     case 'run.attempt':
+    case 'budget.remaining_tokens':
       return 'a non-negative integer';
+    case 'budget.remaining_usd':
+      return 'a dollar amount with two decimals (12.34)';
     default:
       return 'an integer';
   }

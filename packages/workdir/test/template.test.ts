@@ -27,6 +27,8 @@ const good: TemplateVars = {
   'event.file': '/tmp/event.json',
   'run.outcome': 'timed_out',
   'run.exit_code': 124,
+  'budget.remaining_usd': '12.34',
+  'budget.remaining_tokens': 150000,
 };
 
 // Which tiers may name each variable (DESIGN.md "Templates").
@@ -46,6 +48,8 @@ const allowed: Record<string, Tier[]> = {
   'event.file': ['pre_run', 'post_run'],
   'run.outcome': ['post_run'],
   'run.exit_code': ['post_run'],
+  'budget.remaining_usd': ['pre_run'],
+  'budget.remaining_tokens': ['pre_run'],
 };
 const tiers: Tier[] = ['workdir', 'pre_run', 'post_run'];
 
@@ -129,6 +133,10 @@ test('integers, dates and outcomes are checked against their class', () => {
     ['run.outcome', 'ok', 'post_run'],
     ['run.outcome', 'success; rm -rf /', 'post_run'],
     ['run.datadir', '', 'pre_run'],
+    ['budget.remaining_usd', '1.5', 'pre_run'],
+    ['budget.remaining_usd', 1.25, 'pre_run'],
+    ['budget.remaining_usd', '-0.01', 'pre_run'],
+    ['budget.remaining_tokens', -1, 'pre_run'],
   ];
   for (const [name, value, tier] of refused) {
     const result = render(`{{${name}}}`, { ...good, [name]: value }, tier);

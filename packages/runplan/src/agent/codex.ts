@@ -61,6 +61,7 @@ export function codexInterpreter(state: AgentState): LineInterpreter {
             cacheCreationTokens: 0,
           });
           state.usage = [...snapshots.values()].reduce(addUsage, zeroUsage());
+          if (thread !== '') state.threads = { ...state.threads, [thread]: snapshots.get(thread)! };
           if (pendingError !== undefined) warn(state, `recovered from: ${pendingError.slice(0, 200)}`);
           pendingError = undefined;
           state.terminal = true;

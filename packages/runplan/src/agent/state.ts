@@ -38,6 +38,8 @@ export interface AgentState {
   warnings: string[];
   /** Lines seen (complete or final partial). */
   lines: number;
+  /** codex: the last running total per thread id the stream named (the caller subtracts what it already counted). */
+  threads?: Record<string, Usage>;
   /** claude: a `result` line arrived, so its usage is authoritative. */
   sawResult: boolean;
   /** The line just interpreted was terminal (claude `result`, codex `turn.completed` / `turn.failed`). */

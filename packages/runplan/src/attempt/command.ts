@@ -1,16 +1,20 @@
 import { join } from 'node:path';
-import { stream, type Execution } from '@runplan/settle';
+import type { Execution } from '@runplan/settle';
 import { renderArgv, type TemplateVars } from '@runplan/workdir';
 import { PLAN_DEFAULTS, type TaskSpec } from '../plan/types.js';
 import { agentConsumer, initialAgentState, type AgentState } from '../agent/consumer.js';
 import { maskSecrets } from '../plan/secrets.js';
-import { addUsage, ZERO_USAGE } from '../events/types.js';
+import { addUsage, uncountedUsage, ZERO_USAGE } from '../events/types.js';
 import { evidenceSink, fileTail, textTail } from '../host/evidence.js';
 import { diskFaultOf, type DiskFault } from '../host/disk.js';
 import { scrubbedGitEnv } from '../host/git.js';
+import { commandExecutor, executorFor } from '../executor/index.js';
 import { commandFailure } from './command-failure.js';
 import type { AttemptFailureData } from '../events/types.js';
+import type { EngineReason } from '../events/reasons.js';
 import { diskFault, fail } from './failure.js';
+import { jobEvents } from './job-events.js';
+import { settleOwnership } from './ownership.js';
 import type { Attempt } from './record.js';
 
 /** The command's settlement, and the failure it means (none: it succeeded). */
@@ -59,9 +63,9 @@ export async function runCommand(
     resultGraceMs: task.resultGraceMs ?? PLAN_DEFAULTS.resultGraceMs,
     finish: () => finisher.abort(),
   });
-  let settled: { execution: Execution; state: AgentState | undefined };
+  let settled: { execution: Execution; state: AgentState | undefined; engine?: { reason: EngineReason; message: string } };
   try {
-    settled = await stream(
+    settled = await executorFor(commandExecutor(task)).stream(
       {
         argv: argv.value,
         cwd: at.tree,
@@ -74,15 +78,20 @@ export async function runCommand(
         signal: ctx.signal,
         finish: finisher.signal,
         ownerTag: a.ownerTag,
+        ...settleOwnership(a.ownership),
       },
       initialAgentState(task.format),
       consume,
+      jobEvents(a, 'command'),
     );
   } finally {
     await Promise.all([transcript.close(), stderr.close()]);
   }
   const { execution, state } = settled;
-  const usage = state !== undefined ? { ...state.usage } : ZERO_USAGE;
+  // codex reports each thread's running total: what earlier commands counted of a resumed thread is not spent again.
+  const threads = Object.entries(state?.threads ?? {}).map(([threadId, lastTotal]) => ({ threadId, lastTotal: { ...lastTotal } }));
+  const usage = uncountedUsage(state !== undefined ? { ...state.usage } : ZERO_USAGE, threads, ctx.threadTotals);
+  for (const t of threads) ctx.threadTotals.set(t.threadId, t.lastTotal);
   a.rec.usage = addUsage(a.rec.usage, usage);
   a.rec.costUsd += state?.costUsd ?? 0;
   a.rec.survivors.push(...execution.teardown.survivors);
@@ -91,6 +100,7 @@ export async function runCommand(
     taskId: task.id,
     attempt: a.attempt,
     reason: execution.reason,
+    ownership: execution.ownership,
     exitCode: execution.exitCode,
     signal: execution.signal,
     durationMs: execution.durationMs,
@@ -98,6 +108,7 @@ export async function runCommand(
     error: errorText,
     sessionId: state?.sessionId ?? null,
     usage,
+    ...(threads.length > 0 ? { threads } : {}),
     costUsd: state?.costUsd ?? null,
     isError: state?.isError ?? false,
     providerLimited: state?.providerLimited ?? false,
@@ -112,8 +123,12 @@ export async function runCommand(
     stderr: stderr.path,
   });
   if (sinkFault !== undefined) return { execution, failure: diskFault(a, sinkFault) };
-  // Every failure carries the stderr tail as its evidence; a success never reads it.
-  const failure = commandFailure(a, { execution, state, error: errorText });
+  // Every failure carries the stderr tail as its evidence; a success never reads it. The
+  // engine's own reason (a Slurm cancel, OOM, node failure) outranks how srun ended.
+  const failure =
+    settled.engine !== undefined
+      ? fail(settled.engine.reason, 'command', maskSecrets(settled.engine.message, ctx.secrets))
+      : commandFailure(a, { execution, state, error: errorText });
   if (failure === undefined) return { execution };
   return { execution, failure: { ...failure, evidenceTail: await fileTail(stderr.path) } };
 }

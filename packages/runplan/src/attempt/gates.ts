@@ -1,27 +1,34 @@
 import { join } from 'node:path';
-import { capture, type Captured } from '@runplan/settle';
+import type { Captured } from '@runplan/settle';
 import { renderArgv, type TemplateVars } from '@runplan/workdir';
 import { maskSecrets } from '../plan/secrets.js';
 import { classifyGate } from '../repair/classify.js';
 import type { AttemptFailureData, GateResult } from '../events/types.js';
 import { textTail, writeEvidence } from '../host/evidence.js';
 import { scrubbedGitEnv } from '../host/git.js';
+import { executorFor, gatesExecutor } from '../executor/index.js';
 import { fail, writing } from './failure.js';
+import { jobEvents } from './job-events.js';
+import { settleOwnership } from './ownership.js';
 import type { Attempt } from './record.js';
 
 // A gate or a loop's verify command: captured, in the worktree, held to gate_deadline,
 // owned by this attempt.
 export function check(a: Attempt, argv: readonly string[], tree: string): Promise<Captured> {
-  return capture({
-    argv,
-    cwd: tree,
-    env: scrubbedGitEnv(a.ctx.gitIdentity),
-    input: '',
-    deadlineMs: a.task.gateDeadlineMs,
-    signal: a.ctx.signal,
-    ownerTag: a.ownerTag,
-    maxBuffer: 4 << 20,
-  });
+  return executorFor(gatesExecutor(a.task)).capture(
+    {
+      argv,
+      cwd: tree,
+      env: scrubbedGitEnv(a.ctx.gitIdentity),
+      input: '',
+      deadlineMs: a.task.gateDeadlineMs,
+      signal: a.ctx.signal,
+      ownerTag: a.ownerTag,
+      ...settleOwnership(a.ownership),
+      maxBuffer: 4 << 20,
+    },
+    jobEvents(a, 'gates'),
+  );
 }
 
 // Runs the gates in order (captured, gate_deadline); the first failure stops them.

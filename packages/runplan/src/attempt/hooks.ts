@@ -6,6 +6,7 @@ import { err, ok } from '@runplan/common';
 import type { AttemptFailureData, HookDoneData } from '../events/types.js';
 import { writeEvidence } from '../host/evidence.js';
 import { fail, type StepResult, writing } from './failure.js';
+import { settleOwnership } from './ownership.js';
 import type { Attempt } from './record.js';
 
 // pre_run before the command: anything but success stops the attempt, nothing is exec'd.
@@ -64,6 +65,7 @@ async function runTier(
     baseEnv: process.env,
     signal: a.ctx.signal,
     ownerTag: a.ownerTag,
+    ...settleOwnership(a.ownership),
   });
   const path = join(a.evidenceDir, `${h.tier}.log`);
   const header = `$ ${(hook.argv ?? h.argv).join(' ')}\n# ${hook.reason} exit=${hook.exitCode} ${hook.durationMs}ms\n`;

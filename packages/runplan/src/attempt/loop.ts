@@ -37,10 +37,15 @@ export async function runLoop(
   const until = renderArgv(task.until ?? [], vars, 'pre_run');
   if (!until.ok) return { execution: undefined, failure: fail('template_refused', 'command', until.error.message) };
   // After a crash: continue from the last durable round's tree; rounds whose work was lost
-  // (no durable round, or it no longer applies on this base) do not count.
+  // (no durable round, or it no longer applies on this base) do not count. Journaled either way.
   const durable = ctx.durableRounds.get(task.id);
-  const restored = durable !== undefined && durable.attempt < a.attempt && (await restoreRound(a, tree, durable));
-  const first = (restored ? durable.round : 0) + 1;
+  let restored = false;
+  if (durable !== undefined && durable.attempt < a.attempt) {
+    const tried = await restoreRound(a, tree, durable);
+    await ctx.emit('round-restored', { taskId: task.id, attempt: a.attempt, ...tried });
+    restored = tried.restored;
+  }
+  const first = (restored && durable !== undefined ? durable.round : 0) + 1;
   let previousFingerprint: string | undefined;
   let sameVerifyRounds = 0;
   const verifiedTrees = new Set<string>();
@@ -84,6 +89,7 @@ export async function runLoop(
     );
     verifiedTrees.add(after);
     const kept = await keepRound(a, { worktree: tree, tree: after, baseCommit, round });
+    if (!kept.ok) await ctx.emit('ref-failed', kept.failure);
     await ctx.emit('round-done', {
       taskId: task.id,
       attempt: a.attempt,
@@ -93,8 +99,8 @@ export async function runLoop(
       action: decision.action,
       reason: decision.action === 'stop' ? decision.reason : null,
       evidence: path,
-      roundRef: kept?.ref ?? null,
-      roundCommit: kept?.commit ?? null,
+      roundRef: kept.ok ? kept.ref : null,
+      roundCommit: kept.ok ? kept.commit : null,
     });
     if (decision.action === 'done') return { execution: last };
     if (decision.action === 'stop')

@@ -2,6 +2,7 @@ import type { TaskSpec } from '../plan/types.js';
 import type { RunContext } from '../coordinator/context.js';
 import { ZERO_USAGE, type Phase, type UsageTotals } from '../events/types.js';
 import type { GitRunContext } from '../host/git.js';
+import type { AttemptOwnership } from './ownership.js';
 
 /** The only mutable state of one attempt while its steps run. */
 export class AttemptRecord {
@@ -25,6 +26,8 @@ export interface Attempt {
   readonly attempt: number;
   /** settle ownerTag of every process of the attempt (journaled in attempt-started). */
   readonly ownerTag: string;
+  /** How settle owns the attempt's processes (mode and cgroup parent, journaled in attempt-started). */
+  readonly ownership: AttemptOwnership;
   readonly evidenceDir: string;
   /** How the attempt's git processes run: its ownerTag, the run's signal, the commit identity. */
   readonly git: GitRunContext;
@@ -32,12 +35,17 @@ export interface Attempt {
 }
 
 // A new attempt with an empty record.
-export function newAttempt(ctx: RunContext, task: TaskSpec, n: { attempt: number; ownerTag: string; evidenceDir: string }): Attempt {
+export function newAttempt(
+  ctx: RunContext,
+  task: TaskSpec,
+  n: { attempt: number; ownerTag: string; evidenceDir: string; ownership: AttemptOwnership },
+): Attempt {
   return {
     ctx,
     task,
     attempt: n.attempt,
     ownerTag: n.ownerTag,
+    ownership: n.ownership,
     evidenceDir: n.evidenceDir,
     git: { ownerTag: n.ownerTag, signal: ctx.signal, env: ctx.gitIdentity },
     rec: new AttemptRecord(),

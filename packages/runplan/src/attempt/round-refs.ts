@@ -1,52 +1,96 @@
-import type { DurableRound } from '../events/types.js';
-import { git, gitSettled, readRef, succeeded } from '../host/git.js';
+import type { DurableRound, RefFailedData, RoundRestoredData } from '../events/types.js';
+import { describeGitFailure, git, gitSettled, readRef, succeeded } from '../host/git.js';
 import type { Attempt } from './record.js';
 
 // Each finished loop round's tree is a commit on a side ref, so a crash mid-loop keeps the
-// rounds' work: refs/runplan/<slug>/rounds/<run-id>/<task>/<attempt>/<round>.
+// rounds' work: refs/runplan/<slug>/rounds/<run-id>/<task>/<attempt>/<round>. They serve a
+// resume of that run only: deleted when the task is checkpointed, when the run writes its
+// receipt, and (rounds of every other run) when a run of the slug starts or resumes.
 
 // Where the loop rounds of a slug's runs are kept.
 function roundsPrefix(slug: string): string {
   return `refs/runplan/${slug}/rounds/`;
 }
 
+/** A kept round, or the ref git would not write (journaled as ref-failed by the caller). */
+export type KeptRound = { ok: true; ref: string; commit: string } | { ok: false; failure: RefFailedData };
+
 // Makes the round's tree (`tree`, from treeState: what the worktree holds, staged) a commit
-// whose parent is the attempt's base, on the round's ref. Undefined when git refused (the
-// round is then not durable: a crash loses it, and it does not count).
-export async function keepRound(
-  a: Attempt,
-  at: { worktree: string; tree: string; baseCommit: string; round: number },
-): Promise<{ ref: string; commit: string } | undefined> {
+// whose parent is the attempt's base, on the round's ref. When git refuses, the round is not
+// durable: a crash loses it, and it does not count.
+export async function keepRound(a: Attempt, at: { worktree: string; tree: string; baseCommit: string; round: number }): Promise<KeptRound> {
   const { ctx, task } = a;
-  if (!/^[0-9a-f]{40,64}$/.test(at.tree)) return undefined;
-  const message = `runplan: ${task.id} attempt ${a.attempt} round ${at.round}`;
-  const made = await gitSettled(at.worktree, ['commit-tree', at.tree, '-p', at.baseCommit, '-m', message], a.git);
-  if (!succeeded(made)) return undefined;
-  const commit = made.stdout.toString('utf8').trim();
   const ref = `${roundsPrefix(ctx.plan.slug)}${ctx.runId}/${task.id}/${a.attempt}/${at.round}`;
+  const failed = (commit: string | null, message: string): KeptRound => ({
+    ok: false,
+    failure: { op: 'write', ref, commit, taskId: task.id, message },
+  });
+  if (!/^[0-9a-f]{40,64}$/.test(at.tree)) return failed(null, `the round's tree could not be read (${at.tree})`);
+  const message = `runplan: ${task.id} attempt ${a.attempt} round ${at.round}`;
+  const args = ['commit-tree', at.tree, '-p', at.baseCommit, '-m', message];
+  const made = await gitSettled(at.worktree, args, a.git);
+  if (!succeeded(made)) return failed(null, describeGitFailure(args, made));
+  const commit = made.stdout.toString('utf8').trim();
   const updated = await git(at.worktree, ['update-ref', ref, commit]);
-  return updated.code === 0 ? { ref, commit } : undefined;
+  return updated.code === 0 ? { ok: true, ref, commit } : failed(commit, updated.stderr.trim() || `git update-ref exited ${updated.code}`);
 }
 
 // A resumed loop's start: the crashed attempt's last durable round applied onto the new
-// attempt's base (its diff against the old base). False — the worktree left at the base —
-// when the ref is gone or moved, or the change does not apply cleanly.
-export async function restoreRound(a: Attempt, worktree: string, durable: DurableRound): Promise<boolean> {
-  if ((await readRef(worktree, durable.ref)) !== durable.commit) return false;
-  const picked = await gitSettled(worktree, ['cherry-pick', '--no-commit', durable.commit], a.git);
-  if (succeeded(picked)) return true;
+// attempt's base (its diff against the old base). Not restored — the worktree left at the
+// base — when the ref is gone or moved, or the change does not apply cleanly.
+export async function restoreRound(
+  a: Attempt,
+  worktree: string,
+  durable: DurableRound,
+): Promise<Omit<RoundRestoredData, 'taskId' | 'attempt'>> {
+  const at = `round ${durable.round} of attempt ${durable.attempt} (${durable.ref})`;
+  const current = await readRef(worktree, durable.ref);
+  if (current !== durable.commit) {
+    const why = current === undefined ? 'is gone' : `moved to ${current}`;
+    return {
+      from: durable,
+      restored: false,
+      reason: 'ref_missing',
+      message: `${at} ${why}: the loop starts over from the base; its rounds do not count`,
+    };
+  }
+  const args = ['cherry-pick', '--no-commit', durable.commit];
+  const picked = await gitSettled(worktree, args, a.git);
+  if (succeeded(picked)) return { from: durable, restored: true, reason: 'applied', message: `continuing from ${at}` };
   await git(worktree, ['cherry-pick', '--quit']);
   await git(worktree, ['reset', '--hard', '--quiet', 'HEAD']);
   await git(worktree, ['clean', '-fdq']);
-  return false;
+  return {
+    from: durable,
+    restored: false,
+    reason: 'conflict',
+    message: `${at} does not apply on the new base (${describeGitFailure(args, picked)}): the loop starts over from the base; its rounds do not count`,
+  };
+}
+
+// Deletes the slug's round refs that `which` selects (by run id and task id); returns the
+// refs git would not delete.
+async function deleteRounds(repo: string, slug: string, which: (runId: string, taskId: string) => boolean): Promise<RefFailedData[]> {
+  const prefix = roundsPrefix(slug);
+  const listed = await git(repo, ['for-each-ref', '--format=%(refname)', prefix]);
+  if (listed.code !== 0) return [{ op: 'delete', ref: prefix, commit: null, taskId: null, message: listed.stderr.trim() }];
+  const failures: RefFailedData[] = [];
+  for (const ref of listed.stdout.split('\n')) {
+    const [runId, taskId] = ref.slice(prefix.length).split('/');
+    if (runId === undefined || taskId === undefined || !which(runId, taskId)) continue;
+    const deleted = await git(repo, ['update-ref', '-d', ref]);
+    if (deleted.code !== 0) failures.push({ op: 'delete', ref, commit: null, taskId, message: deleted.stderr.trim() });
+  }
+  return failures;
 }
 
 // Once a task is checkpointed its kept rounds (of every run of the slug) have served.
-export async function deleteRoundRefs(repo: string, slug: string, taskId: string): Promise<void> {
-  const prefix = roundsPrefix(slug);
-  const listed = await git(repo, ['for-each-ref', '--format=%(refname)', prefix]);
-  if (listed.code !== 0) return;
-  for (const ref of listed.stdout.split('\n')) {
-    if (ref.slice(prefix.length).split('/')[1] === taskId) await git(repo, ['update-ref', '-d', ref]);
-  }
+export function deleteRoundRefs(repo: string, slug: string, taskId: string): Promise<RefFailedData[]> {
+  return deleteRounds(repo, slug, (_, task) => task === taskId);
+}
+
+// Rounds only a resume of their own run can use: a run's own at its receipt (`only`), every
+// other run's when a run starts or resumes (`except`).
+export function pruneRunRounds(repo: string, slug: string, runs: { only: string } | { except: string }): Promise<RefFailedData[]> {
+  return deleteRounds(repo, slug, (runId) => ('only' in runs ? runId === runs.only : runId !== runs.except));
 }

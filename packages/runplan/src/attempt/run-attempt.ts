@@ -3,6 +3,7 @@ import { err } from '@runplan/common';
 import { render } from '@runplan/workdir';
 import { newRunOwnerTag } from '../resume/leftovers.js';
 import type { TaskSpec } from '../plan/types.js';
+import { planUsesSlurm } from '../executor/index.js';
 import { sha256Hex } from '../plan/digest.js';
 import { maskSecrets } from '../plan/secrets.js';
 import { retryPrompt, type PreviousAttempt } from '../repair/retry-prompt.js';
@@ -11,8 +12,9 @@ import type { AttemptFailureData, CheckpointData, UsageTotals } from '../events/
 import { attemptEvidenceDir } from '../host/state.js';
 import { thrownFailure, type StepResult } from './failure.js';
 import { pipeline } from './pipeline.js';
+import { attemptOwnership } from './ownership.js';
 import { newAttempt } from './record.js';
-import { workdirVars } from './vars.js';
+import { budgetVars, workdirVars } from './vars.js';
 import { removeWorktree } from './workspace.js';
 
 /** How one attempt ended; a journal failure is not an outcome but a thrown JournalFailure. */
@@ -40,10 +42,11 @@ export async function runAttempt(ctx: RunContext, task: TaskSpec, attempt: numbe
   const baseCommit = ctx.integration.head;
   const evidenceDir = attemptEvidenceDir(ctx.run, task.id, attempt);
   const prompt = previous === undefined ? (task.prompt ?? '') : retryPrompt(task.prompt, previous, (t) => maskSecrets(t, ctx.secrets));
-  const baseVars = workdirVars(ctx, task, attempt);
+  const baseVars = { ...workdirVars(ctx, task, attempt), ...budgetVars(ctx.plan.budget, ctx.spent()) };
   const planned = render(ctx.workdirTemplate, baseVars, 'workdir');
   const plannedDir = planned.ok ? planned.value : '';
-  const a = newAttempt(ctx, task, { attempt, ownerTag, evidenceDir });
+  const ownership = attemptOwnership(ctx.plan);
+  const a = newAttempt(ctx, task, { attempt, ownerTag, evidenceDir, ownership });
   const { rec } = a;
 
   await ctx.emit('attempt-started', {
@@ -57,6 +60,8 @@ export async function runAttempt(ctx: RunContext, task: TaskSpec, attempt: numbe
     worktree: plannedDir === '' ? '' : join(plannedDir, 'tree'),
     evidenceDir,
     dependencyCheckpointIds: task.needs.map((id) => ctx.checkpoints.get(id) ?? ''),
+    cgroupParent: ownership.cgroupParent,
+    ...(planUsesSlurm({ tasks: [task] }) ? { executor: 'slurm' as const } : {}),
   });
 
   // The one boundary: a journal failure goes on up; anything else thrown is a bug (or a

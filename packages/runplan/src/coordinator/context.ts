@@ -1,5 +1,5 @@
 import type { Plan } from '../plan/types.js';
-import type { DurableRound, EventMap, EventType } from '../events/types.js';
+import type { DurableRound, EventMap, EventType, UsageTotals } from '../events/types.js';
 import type { RunPaths, SlugPaths } from '../host/state.js';
 import type { DiskFault } from '../host/disk.js';
 
@@ -69,4 +69,8 @@ export interface RunContext {
   durableRounds: ReadonlyMap<string, DurableRound>;
   /** Attempt directory template (plan `workdir` or the default under the slug dir). */
   workdirTemplate: string;
+  /** The ledger's last running total per agent thread (codex): updated as each command settles. */
+  threadTotals: Map<string, UsageTotals>;
+  /** The slug's spend so far (the ledger's): what {{budget.remaining_*}} is left of when an attempt starts. */
+  spent(): { usage: UsageTotals; costUsd: number };
 }

@@ -26,8 +26,9 @@ import { taskList } from './task-list.js';
 import type { RunEnd, RunRequest, StopCause } from './types.js';
 import { verdict } from './verdict.js';
 import { removeEarlierTrees } from './worktrees.js';
-import { deleteRoundRefs } from '../attempt/round-refs.js';
-import { keepResult } from './result-ref.js';
+import { deleteRoundRefs, pruneRunRounds } from '../attempt/round-refs.js';
+import type { RefFailedData } from '../events/types.js';
+import { keepResult, pruneFailedResults } from './result-ref.js';
 
 /** What one run's coordinator is built from, once its journal is open. */
 export interface CoordinatorInit {
@@ -75,6 +76,7 @@ export class Coordinator {
     const { plan, run, req } = this.init;
     const gitIdentity = await identity;
     this.ledger.attemptFloor = start.attemptFloor;
+    for (const [id, total] of start.threadTotals) this.ledger.threadTotals.set(id, total);
     const registered = start.mode !== 'clean' ? await registeredWorktrees(this.init.repo) : new Set<string>();
     const parts = this.wire(gitIdentity, registered);
     req.onStart?.({
@@ -105,6 +107,8 @@ export class Coordinator {
         this.ledger.usage = start.carried.usage;
         this.ledger.costUsd = start.carried.costUsd;
       }
+      // Only a resume of their own run can use a run's loop rounds: every other run's go now.
+      await this.refsFailed(await pruneRunRounds(this.init.repo, plan.slug, { except: run.runId }));
       await operatorRetries(parts, req.retry ?? []);
       const branch = await resetBranch(parts);
       if (branch !== undefined) return await this.failed(parts, { failure: branch, task: null, evidence: [] });
@@ -118,7 +122,7 @@ export class Coordinator {
         dispatch: (task, attempt) => dispatch(parts, task, attempt),
         afterSuccess: async (taskId, attempt, inFlight) => {
           await removeEarlierTrees(parts, taskId);
-          await deleteRoundRefs(this.init.repo, plan.slug, taskId);
+          await this.refsFailed(await deleteRoundRefs(this.init.repo, plan.slug, taskId));
           await retain(parts, taskId, attempt, inFlight);
         },
         afterFailure: (task, r) => afterFailure(parts, task, r),
@@ -161,6 +165,8 @@ export class Coordinator {
       workdirTemplate: plan.workdir ?? join(slug.work, '{{run.id}}.{{task.id}}.{{run.attempt}}'),
       durableRounds: this.ledger.durableRounds,
       worktrees: new Serial(),
+      spent: () => ({ usage: this.ledger.usage, costUsd: this.ledger.costUsd }),
+      threadTotals: this.ledger.threadTotals,
     };
     const jobs = Math.max(1, req.jobs ?? plan.jobs);
     return { ctx, ledger: this.ledger, journal: this.journal, jobs, tasks: taskList(plan, contracts), registeredTrees };
@@ -187,8 +193,9 @@ export class Coordinator {
       if (fault !== undefined) this.journal.diskFailed(fault);
       if (!result.ok && fault === undefined && result.failure.reason === 'land_moved') {
         // The result stays reachable; the next run continues and lands without redoing the work.
-        const kept = await keepResult(repo, plan.slug, run.runId, this.integration.head);
-        const where = kept ? `refs/runplan/${plan.slug}/runs/${run.runId}` : this.integration.branchRef;
+        const unkept = await keepResult(repo, plan.slug, run.runId, this.integration.head);
+        if (unkept !== undefined) await this.refsFailed([unkept]);
+        const where = unkept === undefined ? `refs/runplan/${plan.slug}/runs/${run.runId}` : this.integration.branchRef;
         const message = `${result.failure.message}. The result ${this.integration.head.slice(0, 12)} is kept at ${where}: merge it into ${plan.land} yourself, or bring ${plan.land} back onto it and run \`runplan run ${plan.file}\` (it continues, redoing no task, and lands)`;
         return this.failed(parts, { failure: { ...result.failure, message }, task: null, evidence: [] });
       }
@@ -200,7 +207,14 @@ export class Coordinator {
   }
 
   async complete(parts: RunParts, landed: string | null): Promise<RunEnd> {
-    await keepResult(this.init.repo, this.init.plan.slug, this.init.run.runId, this.integration.head);
+    const { repo, plan, slug, run } = this.init;
+    const unkept = await keepResult(repo, plan.slug, run.runId, this.integration.head);
+    await this.refsFailed([
+      ...(unkept !== undefined ? [unkept] : []),
+      // This result supersedes what failed runs kept; no resume of this run will use its rounds.
+      ...(unkept === undefined ? await pruneFailedResults(repo, slug, run.runId) : []),
+      ...(await pruneRunRounds(repo, plan.slug, { only: run.runId })),
+    ]);
     const receipt = completeReceipt(parts, landed);
     try {
       await this.journal.complete(receipt);
@@ -211,6 +225,9 @@ export class Coordinator {
   }
 
   async failed(parts: RunParts, stop: StopCause): Promise<RunEnd> {
+    // A run with a receipt is continued, never resumed: its loop rounds have served.
+    if (this.journal.failure === undefined)
+      await this.refsFailed(await pruneRunRounds(this.init.repo, this.init.plan.slug, { only: this.init.run.runId }));
     const receipt = failedReceipt(parts, stop, this.init.req.signal.reason);
     try {
       await this.journal.failed(receipt);
@@ -218,6 +235,11 @@ export class Coordinator {
       return this.journalFailed();
     }
     return { kind: 'failed', receipt, journal: this.init.run.journal };
+  }
+
+  // Each ref git would not write or delete, journaled (the receipt lists them too).
+  async refsFailed(failures: RefFailedData[]): Promise<void> {
+    for (const failure of failures) await this.journal.emit('ref-failed', failure);
   }
 
   // Exit 5: the journal refused a write, so there is no receipt; the message names the journal.

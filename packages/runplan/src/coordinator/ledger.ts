@@ -24,6 +24,8 @@ export class RunLedger {
   /** Tokens the run's agents reported (carried over a resume); the budget is checked against it. */
   usage: UsageTotals = ZERO_USAGE;
   costUsd = 0;
+  /** The last running total of each agent thread the slug's commands reported (codex): a resumed thread adds only the rest. */
+  readonly threadTotals = new Map<string, UsageTotals>();
 
   // Loads what a journal proved: checkpoints (the tasks never dispatched again), attempt
   // numbers, usage so far. The integration head is the caller's (RecoveredRun.head).

@@ -16,7 +16,14 @@ export function completeReceipt(parts: RunParts, landed: string | null): RunComp
     usage: ledger.usage,
     costUsd: shownCost(ledger.costUsd),
     durationMs: Date.now() - ctx.startedAt.getTime(),
+    ...refsFailed(parts),
   };
+}
+
+// The receipt's `refsFailed`: every ref-failed the run journaled (absent when none).
+function refsFailed(parts: RunParts): { refsFailed?: RunCompleteData['refsFailed'] } {
+  const failures = parts.journal.refFailures;
+  return failures.length > 0 ? { refsFailed: [...failures] } : {};
 }
 
 // run-failed's data: the failure that ended the run (secrets masked), the operator's signal
@@ -35,6 +42,8 @@ export function failedReceipt(parts: RunParts, stop: StopCause, signalReason: un
     signal: f.class === 'interrupted' && typeof signalReason === 'string' ? signalReason : null,
     ...(f.detail !== undefined ? { detail: f.detail } : {}),
     ...(stop.failed !== undefined ? { failed: stop.failed } : {}),
+    ...(stop.notDispatched !== undefined && stop.notDispatched.length > 0 ? { notDispatched: stop.notDispatched } : {}),
+    ...refsFailed(parts),
     tasksDone: ledger.checkpoints.size,
     attempts: ledger.totalAttempts(),
     usage: ledger.usage,

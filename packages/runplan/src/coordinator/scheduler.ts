@@ -8,6 +8,8 @@ import type { AfterFailure, FailedAttempt } from './after-failure.js';
 import type { RunLedger } from './ledger.js';
 import type { StopCause } from './types.js';
 import type { FailureClass } from '../events/reasons.js';
+import type { NotDispatchedTask } from '../events/types.js';
+import { notDispatched } from './not-dispatched.js';
 
 /** How one dispatched attempt came back: its result, or the journal failure it threw. */
 export type Settled = { kind: 'attempt'; taskId: string; result: AttemptResult } | { kind: 'journal'; taskId: string; error: Error };
@@ -22,6 +24,8 @@ export interface ScheduleEnd {
   survivors: { task: string; pids: number[] } | undefined;
   /** Under keep-going: the tasks that stopped for good while the others went on, in that order. */
   keptGoing: StopCause[];
+  /** Under keep-going: the waiting tasks downstream of a stop in keptGoing, with the stop they wait on. */
+  notDispatched: NotDispatchedTask[];
 }
 
 /** What the DAG loop needs: the plan, the ledger it reads and updates, and the steps around an attempt. */
@@ -130,7 +134,7 @@ export async function schedule(deps: ScheduleDeps): Promise<ScheduleEnd> {
     const decided = await deps.afterFailure(byId.get(r.taskId)!, r);
     if ('retryInMs' in decided && failure === undefined) {
       waiting.add(r.taskId);
-      notBefore.set(r.taskId, Date.now() + decided.retryInMs);
+      notBefore.set(r.taskId, decided.retryAtMs ?? Date.now() + decided.retryInMs);
     } else if ('stop' in decided) {
       const stop = { failure: decided.stop, task: r.taskId, evidence: r.evidence };
       // Its dependents stay waiting (never ready); everything else goes on.
@@ -138,5 +142,10 @@ export async function schedule(deps: ScheduleDeps): Promise<ScheduleEnd> {
       else if (failure === undefined || failure.failure.class === 'interrupted') failure = stop;
     }
   }
-  return { failure, waiting: [...waiting], survivors, keptGoing };
+  const left = notDispatched(
+    plan.tasks,
+    [...waiting],
+    keptGoing.map((s) => s.task!),
+  );
+  return { failure, waiting: [...waiting], survivors, keptGoing, notDispatched: left };
 }

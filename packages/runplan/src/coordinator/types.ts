@@ -1,6 +1,6 @@
 import type { RefusalReason } from '../resume/refusal.js';
 import type { JournalFs, JournalRecord, LockHolder } from '@runplan/journal';
-import type { AttemptFailureData, FailedTask, RunCompleteData, RunFailedData } from '../events/types.js';
+import type { AttemptFailureData, FailedTask, NotDispatchedTask, RunCompleteData, RunFailedData } from '../events/types.js';
 import type { PlanProblem } from '../plan/types.js';
 
 /** What `runplan run` is asked to do (the CLI builds it from argv; tests build it directly). */
@@ -52,4 +52,6 @@ export interface StopCause {
   evidence: string[];
   /** Under keep-going: every task that stopped for good (the receipt's `failed`). */
   failed?: FailedTask[];
+  /** Under keep-going: the tasks downstream of a stop, never dispatched (the receipt's `notDispatched`). */
+  notDispatched?: NotDispatchedTask[];
 }

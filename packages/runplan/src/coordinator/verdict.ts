@@ -18,11 +18,13 @@ export interface VerdictInputs {
 // Under keep-going the receipt lists every task that stopped for good (also when a stop of
 // the whole run, a budget or an interruption, is the run's failure); its first stop, if no
 // stop of the whole run came, is the run's failure.
-function withKeptGoing(failure: StopCause | undefined, keptGoing: StopCause[]): StopCause | undefined {
+// The tasks downstream of those stops that were never dispatched are named with them.
+function withKeptGoing(failure: StopCause | undefined, end: ScheduleEnd): StopCause | undefined {
+  const { keptGoing } = end;
   if (failure === undefined || keptGoing.length === 0) return failure;
   const all = failure === keptGoing[0] || failure.task === null ? keptGoing : [...keptGoing, failure];
   const failed = all.map((s) => ({ task: s.task!, class: s.failure.class, reason: s.failure.reason, phase: s.failure.phase }));
-  return { ...failure, failed };
+  return { ...failure, failed, notDispatched: end.notDispatched };
 }
 
 // The order of these checks is the precedence of the run's ends: a journal failure, then a
@@ -30,7 +32,7 @@ function withKeptGoing(failure: StopCause | undefined, keptGoing: StopCause[]): 
 // that never became ready, then processes that survived a checkpointed attempt.
 export function verdict(end: ScheduleEnd, known: VerdictInputs): Verdict {
   const { waiting, survivors, keptGoing } = end;
-  const failure = withKeptGoing(end.failure ?? keptGoing[0], keptGoing);
+  const failure = withKeptGoing(end.failure ?? keptGoing[0], end);
   if (known.journalFailed) return { kind: 'journal_failed' };
   if (known.diskFault !== undefined) {
     const disk =
@@ -54,6 +56,7 @@ export function verdict(end: ScheduleEnd, known: VerdictInputs): Verdict {
         task: failure?.task ?? null,
         evidence: failure?.evidence ?? [],
         ...(failure?.failed !== undefined ? { failed: failure.failed } : {}),
+        ...(failure?.notDispatched !== undefined ? { notDispatched: failure.notDispatched } : {}),
       },
     };
   }

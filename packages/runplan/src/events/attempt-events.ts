@@ -1,6 +1,7 @@
 import type { FailureClass, LoopReason, RepairStop } from './reasons.js';
 import type { AttemptFailureData, ReceiptReason } from './failure-data.js';
 import type { Phase } from './phase.js';
+import type { ThreadTotal } from './thread-totals.js';
 import type { UsageTotals } from './usage.js';
 
 // The data of the events one attempt journals, in the order it journals them (see events/types.ts).
@@ -20,6 +21,38 @@ export interface AttemptStartedData {
   evidenceDir: string;
   /** Checkpoint ids of the task's needs at dispatch. */
   dependencyCheckpointIds: string[];
+  /**
+   * The cgroup v2 directory the attempt's processes get their cgroups in (`settle-<ownerTag>-…`),
+   * null in group+tag mode: a resumed coordinator ends them there, whatever its own cgroup is.
+   */
+  cgroupParent: string | null;
+  /**
+   * `slurm` when the command or the gates run as Slurm jobs named by `ownerTag` (absent:
+   * locally): a resumed coordinator or `runplan stop` then also cancels its jobs.
+   */
+  executor?: 'slurm';
+}
+
+/** A Slurm job of the attempt was accepted (its id is known only after submission). */
+export interface JobSubmittedData {
+  taskId: string;
+  attempt: number;
+  /** `command` (also a loop round's) or `gates` (a gate or `until` verify). */
+  phase: 'command' | 'gates';
+  jobId: string;
+  /** The job's name: the attempt's ownerTag. */
+  name: string;
+}
+
+/** What Slurm recorded of a job of the attempt once it ended. */
+export interface JobEndedData {
+  taskId: string;
+  attempt: number;
+  jobId: string;
+  /** Slurm's state (COMPLETED, FAILED, TIMEOUT, CANCELLED, OUT_OF_MEMORY, NODE_FAIL, PREEMPTED, …). */
+  state: string;
+  exitCode: number | null;
+  nodes: string;
 }
 
 export interface HookDoneData {
@@ -38,6 +71,8 @@ export interface CommandSettledData {
   taskId: string;
   attempt: number;
   reason: string;
+  /** How settle owned the command's processes: `cgroup` or `group+tag`. */
+  ownership: 'cgroup' | 'group+tag';
   exitCode: number | null;
   signal: string | null;
   durationMs: number;
@@ -47,7 +82,10 @@ export interface CommandSettledData {
   /** The first transport error (EPIPE on the prompt, a reader error), masked. */
   error: string | null;
   sessionId: string | null;
+  /** What the command spent: for codex, its threads' running totals less what earlier commands counted of them. */
   usage: UsageTotals;
+  /** codex only: each thread's last running total, subtracted when a later command resumes it. */
+  threads?: ThreadTotal[];
   costUsd: number | null;
   isError: boolean;
   providerLimited: boolean;
@@ -124,11 +162,31 @@ export interface RepairDecidedData {
   detail: string | null;
 }
 
+/**
+ * The coordinator holds a task back after a provider refusal (class provider): until the
+ * reset the provider named, else its doubling backoff. Journaled after repair-decided, so
+ * progress, `status` and the report can say what the run is waiting for and until when.
+ */
+export interface ProviderWaitData {
+  taskId: string;
+  /** The refused attempt; the next one starts at `until` at the earliest. */
+  attempt: number;
+  /** The refusal's reason (`provider_limited`, …). */
+  reason: ReceiptReason;
+  /** ISO time the next attempt may start. */
+  until: string;
+  delayMs: number;
+  /** `reset`: the provider named the reset time; `backoff`: it did not ([repair] backoff, doubled). */
+  source: 'reset' | 'backoff';
+}
+
 /** Usage recounted from a crashed attempt's saved transcript (it never reached command-settled). */
 export interface UsageData {
   taskId: string;
   attempt: number;
   usage: UsageTotals;
+  /** codex only: as command-settled `threads`. */
+  threads?: ThreadTotal[];
   costUsd: number | null;
   source: 'transcript';
   transcript: string;
@@ -151,6 +209,37 @@ export interface RoundDoneData {
    */
   roundRef?: string | null;
   roundCommit?: string | null;
+}
+
+/**
+ * A loop resumed after a crash tried the crashed attempt's last durable round (`from`) on its
+ * new base: `applied` (it continues from the round after it), or the loop starts over from
+ * the base and the lost rounds do not count — the ref is gone or moved (`ref_missing`), or
+ * its change does not apply on the new base (`conflict`).
+ */
+export interface RoundRestoredData {
+  taskId: string;
+  attempt: number;
+  from: DurableRound;
+  restored: boolean;
+  reason: 'applied' | 'ref_missing' | 'conflict';
+  message: string;
+}
+
+/**
+ * A ref runplan keeps (a loop round's tree, a run's result) or cleans up that git would not
+ * write or delete. The run goes on; what the ref was to keep may not survive a crash (a
+ * round) or a rerun (a result but for the branch), and an undeleted ref is tried again later.
+ */
+export interface RefFailedData {
+  op: 'write' | 'delete';
+  ref: string;
+  /** The commit a write was to point it at (null for a delete). */
+  commit: string | null;
+  /** The task whose ref it is (null for a run's). */
+  taskId: string | null;
+  /** git's stderr, or why it did not run. */
+  message: string;
 }
 
 /** The last durable round of a crashed attempt's loop: where a resumed loop continues from. */

@@ -35,7 +35,7 @@ export interface AttemptEntry {
   /** When repair retried: what it said changes (evidence, time, base), and the wait. */
   changed: string | null;
   delayMs: number;
-  /** The provider's reset time, when the failure named one (a provider wait). */
+  /** When the provider wait after this attempt ends (provider-wait `until`; older journals: the failure's reset time). */
   resetAtMs: number | null;
   resultCommit: string | null;
 }
@@ -128,6 +128,12 @@ export class AttemptLog {
         a.evidence = e.data.evidence;
         a.resetAtMs = e.data.failure?.resetAtMs ?? null;
         break;
+      case 'provider-wait': {
+        // The wait as the coordinator held it (a reset, or the backoff when none was named).
+        const until = Date.parse(e.data.until);
+        if (Number.isFinite(until)) a.resetAtMs = until;
+        break;
+      }
       case 'repair-decided':
         a.fingerprint = e.data.fingerprint;
         a.action = e.data.action;

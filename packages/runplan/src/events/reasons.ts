@@ -73,6 +73,19 @@ export type IntegrationReason = 'integration_conflict' | 'rebase_failed' | 'bran
 
 export type BudgetReason = 'max_tokens' | 'max_cost_usd';
 
+/**
+ * The engine ended a job for a reason of its own (src/executor/slurm/outcome.ts): cancelled
+ * by someone else, out of memory, its node failed, preempted; or srun's submission was
+ * refused; or a job of ours was still queued after scancel.
+ */
+export type EngineReason =
+  | 'slurm_cancelled'
+  | 'slurm_out_of_memory'
+  | 'slurm_node_failed'
+  | 'slurm_preempted'
+  | 'slurm_submit_failed'
+  | 'slurm_cancel_failed';
+
 /** A write the file system refused (host/disk.ts). */
 export type DiskReason = 'disk_full' | 'io_error';
 
@@ -99,6 +112,7 @@ export type FailureReason =
   | IntegrationReason
   | BudgetReason
   | DiskReason
+  | EngineReason
   | RunReason;
 
 /**
@@ -155,6 +169,12 @@ export const REASON_CLASS = {
   max_cost_usd: 'budget',
   disk_full: 'environment',
   io_error: 'environment',
+  slurm_cancelled: 'environment',
+  slurm_out_of_memory: 'environment',
+  slurm_node_failed: 'environment',
+  slurm_preempted: 'environment',
+  slurm_submit_failed: 'environment',
+  slurm_cancel_failed: 'teardown',
   interrupted: 'interrupted',
   internal_error: 'engine',
   journal_failed: 'environment',

@@ -31,6 +31,7 @@ export function receiptSummary(type: 'run-complete' | 'run-failed', data: RunCom
       `runplan: complete: ${d.tasks} task(s), ${d.attempts} attempt(s) in ${seconds(d.durationMs)}; ${d.branch} at ${d.resultCommit.slice(0, 12)}`,
     ];
     if (d.landed !== null) lines.push(`  landed: ${d.landed}`);
+    lines.push(...refWarnings(d));
     lines.push(`  journal: ${journal}`);
     return lines;
   }
@@ -40,6 +41,10 @@ export function receiptSummary(type: 'run-complete' | 'run-failed', data: RunCom
     .join(', ');
   const lines = [`runplan: ${d.reason}: ${where}: ${d.message}`];
   for (const path of d.evidence) lines.push(`  evidence: ${path}`);
+  if (d.failed !== undefined && d.failed.length > 1) lines.push(`  failed: ${d.failed.map((f) => `${f.task} (${f.reason})`).join(', ')}`);
+  if (d.notDispatched !== undefined && d.notDispatched.length > 0)
+    lines.push(`  not dispatched: ${d.notDispatched.map((n) => `${n.task} (needs ${n.because})`).join(', ')}`);
+  lines.push(...refWarnings(d));
   lines.push(`  journal: ${journal}`);
   if (d.detail !== undefined && d.reason === 'disk_full')
     lines.push(
@@ -48,6 +53,11 @@ export function receiptSummary(type: 'run-complete' | 'run-failed', data: RunCom
   if (d.detail !== undefined && d.reason === 'io_error')
     lines.push(`  hint: check the device holding ${d.detail.path}, then run the same command again (no --retry needed)`);
   return lines;
+}
+
+// One warning line per ref git would not write or delete during the run.
+function refWarnings(d: RunCompleteData | RunFailedData): string[] {
+  return (d.refsFailed ?? []).map((f) => `  warning: ref_failed: could not ${f.op} ${f.ref}: ${f.message}`);
 }
 
 function seconds(ms: number): string {

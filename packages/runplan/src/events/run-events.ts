@@ -1,6 +1,6 @@
 import type { ProcessIdentity } from '@runplan/settle';
 import type { FailureClass } from './reasons.js';
-import type { CheckpointData } from './attempt-events.js';
+import type { CheckpointData, RefFailedData } from './attempt-events.js';
 import type { ReceiptReason } from './failure-data.js';
 import type { Phase } from './phase.js';
 import type { UsageTotals } from './usage.js';
@@ -96,6 +96,18 @@ export interface LeftoversEndedData {
 }
 
 /**
+ * Slurm jobs a crashed coordinator left, found by the run's ownerTag prefix and cancelled
+ * (by a resumed coordinator, `--fresh` or `runplan stop`).
+ */
+export interface JobsCancelledData {
+  tagPrefix: string;
+  /** Job ids cancelled (TERM, KILL after grace, verified with squeue). */
+  cancelled: string[];
+  /** Job ids still in the queue after it. */
+  survivors: string[];
+}
+
+/**
  * A resumed coordinator took over a run whose coordinator exited 5 because the journal
  * refused a write (its note in the run dir said so): not a crash, so the attempts it left
  * open are closed as `journal_failed` and count towards no crash cap.
@@ -155,6 +167,8 @@ export interface RunCompleteData {
   usage: UsageTotals;
   costUsd: number;
   durationMs: number;
+  /** Refs git would not write or delete during the run (each also journaled as ref-failed; absent when none). */
+  refsFailed?: RefFailedData[];
 }
 
 /** One task that stopped for good, as a keep-going receipt lists it. */
@@ -163,6 +177,13 @@ export interface FailedTask {
   class: FailureClass;
   reason: ReceiptReason;
   phase: Phase;
+}
+
+/** Under keep-going: a task never dispatched because a task it needs (directly or not) stopped for good. */
+export interface NotDispatchedTask {
+  task: string;
+  /** The first task it needs that stopped for good (in the order they stopped). */
+  because: string;
 }
 
 export interface RunFailedData {
@@ -179,6 +200,10 @@ export interface RunFailedData {
   detail?: { errno: string | null; path: string };
   /** Under keep-going: every task that stopped for good, in the order they stopped (absent otherwise). */
   failed?: FailedTask[];
+  /** Under keep-going: the tasks downstream of a stop that were never dispatched (absent otherwise). */
+  notDispatched?: NotDispatchedTask[];
+  /** Refs git would not write or delete during the run (each also journaled as ref-failed; absent when none). */
+  refsFailed?: RefFailedData[];
   tasksDone: number;
   attempts: number;
   usage: UsageTotals;

@@ -4,7 +4,7 @@ import { maskDeep, maskSecrets } from '../plan/secrets.js';
 import { JournalFailure, type Emit } from '../coordinator/context.js';
 import { failPoint, hits, type FailPoint } from './failpoint.js';
 import { ReceiptGuard } from './receipt.js';
-import type { EventMap, EventType, RunCompleteData, RunFailedData } from './types.js';
+import type { EventMap, EventType, RefFailedData, RunCompleteData, RunFailedData } from './types.js';
 import { diskFaultOf, diskReason, type DiskFault } from '../host/disk.js';
 import { releaseReserve, writeJournalFailureNote } from '../host/disk-reserve.js';
 
@@ -29,6 +29,8 @@ export class RunJournal {
   diskFault: DiskFault | undefined;
   /** Whether the disk reserve was given back after the disk failure. */
   roomMade = false;
+  /** Every ref-failed journaled, for the receipt's `refsFailed`. */
+  readonly refFailures: RefFailedData[] = [];
   readonly #fail: FailPoint | undefined = failPoint();
   readonly #receipt: ReceiptGuard;
 
@@ -61,6 +63,7 @@ export class RunJournal {
       this.init.abort.abort('journal_failed');
       throw new JournalFailure(this.failure.message);
     }
+    if (type === 'ref-failed') this.refFailures.push(data as RefFailedData);
     this.observe(record);
     this.killAfter(type, data);
   };

@@ -21,6 +21,8 @@ export interface TaskStep {
   gatesPhase?: 'gates' | 'integrate';
   /** attempt-closed: how the attempt ended. */
   closed?: { outcome: AttemptClosedData['outcome']; reason: string };
+  /** provider-wait after the closed attempt: the next one waits for the provider until then (ISO). */
+  providerWait?: { until: string; reason: string };
   /** When the attempt started and closed (record ts). */
   startedTs?: string;
   closedTs?: string;
@@ -38,6 +40,8 @@ export function nextStep(task: TaskStep | undefined, e: RunEvent): TaskStep {
       return { ...t, step: e.type, gatesPhase: e.data.phase };
     case 'attempt-closed':
       return { ...t, step: e.type, closed: { outcome: e.data.outcome, reason: e.data.reason }, closedTs: e.ts };
+    case 'provider-wait':
+      return { ...t, providerWait: { until: e.data.until, reason: e.data.reason } };
     case 'pre-run-done':
     case 'command-settled':
     case 'post-run-done':

@@ -8,14 +8,20 @@ import type {
   GatesDoneData,
   HookDoneData,
   IntegratedData,
+  ProviderWaitData,
+  RefFailedData,
+  JobEndedData,
+  JobSubmittedData,
   RepairDecidedData,
   RoundDoneData,
+  RoundRestoredData,
   UsageData,
   WorktreesRemovedData,
 } from './attempt-events.js';
 import type {
   CheckpointAdoptedData,
   CoordinatorCrashedData,
+  JobsCancelledData,
   JournalFailedData,
   LandingData,
   LeftoversEndedData,
@@ -34,19 +40,25 @@ export { FAILURE_CLASSES, type FailureClass, type FailureReason, type RepairStop
  * anywhere can be answered from these records plus git objects alone.
  *
  *   run-started
- *     └─ per attempt: attempt-started → [pre-run-done] → command-settled → gates-done →
+ *     └─ per attempt: attempt-started → [pre-run-done] → [job-submitted → job-ended] →
+ *        command-settled → [job-submitted → job-ended] → gates-done →
  *        [post-run-done] → integrated → [gates-done (phase integrate)] → checkpoint →
  *        branch-updated → attempt-closed            (any step may jump to attempt-closed)
+ *   after a failed attempt: repair-decided [→ provider-wait, class provider]
  *   [landing-started → landed]
  *   run-complete | run-failed   (terminal, exactly one)
  *
- * After a coordinator crash, `runplan stop` instead appends: [usage] → leftovers-ended →
+ * (job-submitted / job-ended: a command or gate run as a Slurm job.) A resumed coordinator
+ * writes [jobs-cancelled] before coordinator-crashed when the crashed run left Slurm jobs.
+ *
+ * After a coordinator crash, `runplan stop` instead appends: [jobs-cancelled] → [usage] → leftovers-ended →
  * attempt-closed (each open attempt) → run-failed (interrupted, stopped_after_crash).
  */
 export * from './attempt-events.js';
 export * from './failure-data.js';
 export * from './phase.js';
 export * from './run-events.js';
+export * from './thread-totals.js';
 export * from './usage.js';
 
 /** Every event the coordinator writes, by type. */
@@ -58,13 +70,19 @@ export interface EventMap {
   'plan-amended': PlanAmendedData;
   'checkpoint-adopted': CheckpointAdoptedData;
   'repair-decided': RepairDecidedData;
+  'provider-wait': ProviderWaitData;
   'round-done': RoundDoneData;
+  'round-restored': RoundRestoredData;
+  'ref-failed': RefFailedData;
   usage: UsageData;
   'operator-retry': OperatorRetryData;
   'attempt-renumbered': AttemptRenumberedData;
   'attempt-started': AttemptStartedData;
   'worktrees-removed': WorktreesRemovedData;
   'pre-run-done': HookDoneData;
+  'job-submitted': JobSubmittedData;
+  'job-ended': JobEndedData;
+  'jobs-cancelled': JobsCancelledData;
   'command-settled': CommandSettledData;
   'gates-done': GatesDoneData;
   'post-run-done': HookDoneData;

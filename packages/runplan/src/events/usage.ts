@@ -26,3 +26,8 @@ export function addUsage(a: UsageTotals, b: UsageTotals): UsageTotals {
     cacheCreationTokens: a.cacheCreationTokens + b.cacheCreationTokens,
   };
 }
+
+// Every kind of token added up, as budgets count them.
+export function totalTokensOf(u: UsageTotals): number {
+  return u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheCreationTokens;
+}

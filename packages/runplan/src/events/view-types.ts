@@ -5,11 +5,15 @@ export interface OpenAttempt {
   taskId: string;
   attempt: number;
   ownerTag: string;
+  /** Where its processes' cgroups are (attempt-started `cgroupParent`); null when none or not journaled. */
+  cgroupParent: string | null;
   evidenceDir: string;
   /** The attempt's git worktree ('' when its dir could not be rendered). */
   worktree: string;
   /** Whether any command-settled was journaled (its usage is then already counted). */
   settled: boolean;
+  /** `slurm`: its commands ran as Slurm jobs named by its ownerTag (absent: locally). */
+  executor?: 'slurm';
 }
 
 /** A task repair stopped: not dispatched again on the same inputs (see decideRun). */

@@ -2,6 +2,7 @@ import { HEADER_TYPE, REPAIRED_TYPE, type JournalRecord } from '@runplan/journal
 import type { ProcessIdentity } from '@runplan/settle';
 import { emptyHistory, recordFailure, type TaskHistory } from '../repair/index.js';
 import { readEvent, taskCountOf, type RunEvent } from './read.js';
+import { threadTotalsOf } from './thread-totals.js';
 import { nextStep, type TaskStep } from './task-step.js';
 import { AttemptLog } from './attempt-log.js';
 import type { OpenAttempt, StoppedTask } from './view-types.js';
@@ -11,6 +12,7 @@ import {
   type AttemptFailureData,
   type CheckpointData,
   type DurableRound,
+  type ProviderWaitData,
   type RunCompleteData,
   type RunFailedData,
   type RunStartedData,
@@ -65,6 +67,10 @@ export class RunView {
   readonly lastFailure = new Map<string, { attempt: number; failure: AttemptFailureData }>();
   /** Tasks repair stopped, with the contract the stopped attempt ran under. */
   readonly stopped = new Map<string, StoppedTask>();
+  /** The last running total of each agent thread (codex), from command-settled / usage `threads`. */
+  readonly threadTotals = new Map<string, UsageTotals>();
+  /** Tasks held back for the provider (provider-wait) whose next attempt has not started yet. */
+  readonly providerWaits = new Map<string, ProviderWaitData>();
   /** Where each task named by a record stands, in the order they were first named. */
   readonly tasks = new Map<string, TaskStep>();
   /** Every attempt's phases, spend, close and repair verdict, and the crash/resume marks: what `runplan report` draws. */
@@ -159,6 +165,7 @@ export class RunView {
         const d = e.data;
         const key = `${d.taskId}.${d.attempt}`;
         this.attemptsTotal++;
+        this.providerWaits.delete(d.taskId);
         if (this.startedKeys.has(key)) this.collision ??= { taskId: d.taskId, attempt: d.attempt, seq: e.seq };
         this.startedKeys.add(key);
         this.attempts.set(d.taskId, Math.max(this.attempts.get(d.taskId) ?? 0, d.attempt));
@@ -168,9 +175,12 @@ export class RunView {
           taskId: d.taskId,
           attempt: d.attempt,
           ownerTag: String(d.ownerTag),
+          // Journals written before cgroup ownership carry none.
+          cgroupParent: typeof d.cgroupParent === 'string' ? d.cgroupParent : null,
           evidenceDir: String(d.evidenceDir),
           worktree,
           settled: false,
+          ...(d.executor === 'slurm' ? { executor: 'slurm' as const } : {}),
         });
         if (worktree !== '') this.trees.set(d.taskId, [...(this.trees.get(d.taskId) ?? []), { attempt: d.attempt, worktree }]);
         if (typeof d.contractDigest === 'string') this.contracts.set(key, d.contractDigest);
@@ -195,8 +205,10 @@ export class RunView {
       }
       case 'usage':
         this.spend(e.data.usage, e.data.costUsd);
+        for (const t of threadTotalsOf(e.data.threads)) this.threadTotals.set(t.threadId, t.lastTotal);
         break;
       case 'command-settled': {
+        for (const t of threadTotalsOf(e.data.threads)) this.threadTotals.set(t.threadId, t.lastTotal);
         const open = this.open.get(`${e.data.taskId}.${e.data.attempt}`);
         if (open !== undefined) open.settled = true;
         this.spend(e.data.usage, e.data.costUsd);
@@ -226,6 +238,9 @@ export class RunView {
         }
         break;
       }
+      case 'provider-wait':
+        this.providerWaits.set(e.data.taskId, e.data);
+        break;
       case 'round-done': {
         const d = e.data;
         const key = `${d.taskId}.${d.attempt}`;

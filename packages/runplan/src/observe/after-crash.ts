@@ -10,8 +10,9 @@ import {
   type RunFailedData,
   type UsageData,
 } from '../events/types.js';
-import { endLeftovers, runTagPrefix } from '../resume/leftovers.js';
+import { endLeftovers, journaledCgroupParents, runTagPrefix } from '../resume/leftovers.js';
 import { recountedUsage } from '../resume/recount.js';
+import { cancelRunJobs, mayHaveJobs } from '../resume/slurm-jobs.js';
 import { inspectRuns, type PriorRun } from '../resume/inspect.js';
 import type { SlugPaths } from '../host/state.js';
 
@@ -23,6 +24,10 @@ export interface CrashedRunStop {
   ended: number[];
   /** Pids still alive after SIGKILL: the run is left incomplete. */
   survivors: number[];
+  /** Slurm job ids cancelled (the run's jobs, found by its tag prefix). */
+  jobsCancelled: string[];
+  /** Slurm jobs still queued after scancel: the run is left incomplete. */
+  jobsLeft: string[];
   /** The `run-failed` receipt written (class interrupted, reason stopped_after_crash). */
   receipt: JournalRecord | undefined;
   /** Why nothing (or not everything) could be journaled: the leftovers were ended all the same. */
@@ -46,17 +51,21 @@ export async function stopAfterCrash(paths: SlugPaths, opts: StopOptions): Promi
   const done: CrashedRunStop[] = [];
   for (const p of prior) {
     const open = [...p.journal.open.values()];
+    // Its Slurm jobs first, by the run's tag prefix (their names); then the local processes.
+    const jobs = mayHaveJobs(open) ? await cancelRunJobs(p.paths.runId, opts.graceMs ?? 5000) : undefined;
     const report = await endLeftovers(
       p.paths.runId,
       open.map((a) => a.ownerTag),
       opts.graceMs ?? 5000,
-      opts.proc ? { proc: opts.proc } : {},
+      { ...(opts.proc ? { proc: opts.proc } : {}), cgroupParents: journaledCgroupParents(open) },
     );
     const stop: CrashedRunStop = {
       runId: p.paths.runId,
       journal: p.paths.journal,
       ended: report.signalled,
       survivors: report.survivors,
+      jobsCancelled: jobs?.cancelled ?? [],
+      jobsLeft: jobs?.survivors ?? [],
       receipt: undefined,
       error: undefined,
     };
@@ -76,7 +85,9 @@ export async function stopAfterCrash(paths: SlugPaths, opts: StopOptions): Promi
       continue;
     }
     try {
-      stop.receipt = await closeCrashedRun(opened.value, p, report);
+      if (jobs !== undefined) await opened.value.append('jobs-cancelled', jobs as unknown as Record<string, unknown>);
+      // A job still queued leaves the run incomplete, as a surviving process does.
+      if (jobs === undefined || jobs.survivors.length === 0) stop.receipt = await closeCrashedRun(opened.value, p, report);
     } catch (e) {
       stop.error = {
         reason: 'journal_failed',
@@ -104,7 +115,7 @@ async function closeCrashedRun(writer: JournalWriter, p: PriorRun, report: Teard
   let usage = fold.usage;
   let costUsd = fold.costUsd;
   for (const a of open) {
-    const recount: UsageData | undefined = await recountedUsage(a, formats.get(a.taskId));
+    const recount: UsageData | undefined = await recountedUsage(a, formats.get(a.taskId), fold.threadTotals);
     if (recount === undefined) continue;
     usage = addUsage(usage, recount.usage);
     costUsd += recount.costUsd ?? 0;

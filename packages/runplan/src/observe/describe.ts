@@ -1,5 +1,6 @@
 import type { JournalRecord } from '@runplan/journal';
 import { readEvent, taskCountOf } from '../events/read.js';
+import { clockOf } from './table.js';
 
 // One line for people per journal event (stderr when it is not a terminal).
 
@@ -37,15 +38,36 @@ export function detailOf(r: JournalRecord): string {
       return `: ${String(e.data.outcome)}${e.data.outcome === 'success' ? '' : ` (${String(e.data.class)}, ${String(e.data.reason)})`}`;
     case 'run-failed':
       return `: ${String(e.data.class)} (${String(e.data.reason)})`;
+    case 'provider-wait': {
+      const left = Date.parse(String(e.data.until)) - Date.parse(r.ts);
+      const clock = clockOf(String(e.data.until), Date.parse(r.ts));
+      return `: ${String(e.data.reason)}, waiting for provider until ${clock}${Number.isFinite(left) ? ` (in ${inWords(left)})` : ''}`;
+    }
     case 'attempt-renumbered': {
       const skipped = Array.isArray(e.data.skipped) ? e.data.skipped : [];
       return `: passed over ${skipped.map((x) => `#${String(x.attempt)} (${String(x.found)} exists)`).join(', ')}`;
     }
     case 'worktrees-removed':
       return `: ${Array.isArray(e.data.worktrees) ? e.data.worktrees.length : 0} earlier worktree(s)`;
+    case 'round-restored':
+      return `: ${String(e.data.message)}`;
+    case 'ref-failed':
+      return `: could not ${String(e.data.op)} ${String(e.data.ref)}: ${String(e.data.message)}`;
     case 'journal-failed':
       return `: the previous coordinator exited 5 (${String(e.data.errno ?? e.data.reason ?? 'journal write failed')} at ${String(e.data.path)})`;
     default:
       return '';
   }
+}
+
+// A wait in words people read at a glance: `2h13m`, `4m05s`, `12s`, `300ms`.
+function inWords(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h}h${String(m % 60).padStart(2, '0')}m`;
+  return `${Math.floor(h / 24)}d${String(h % 24).padStart(2, '0')}h`;
 }

@@ -5,8 +5,11 @@ import { isLockHeld, readLockHolder, type LockHolder } from '@runplan/journal';
 import { shownCost, ZERO_USAGE, type RunStartedData, type UsageTotals } from '../events/types.js';
 import type { RunView } from '../events/view.js';
 import { diskUsage, listRunIds, listSlugs, runPaths, slugPaths, type SlugPaths } from '../host/state.js';
-import { findLeftovers } from '../resume/leftovers.js';
+import { findLeftovers, journaledCgroupParents } from '../resume/leftovers.js';
+import { mayHaveJobs, queuedRunJobs } from '../resume/slurm-jobs.js';
+import { clockOf } from './table.js';
 import { readRun } from '../resume/inspect.js';
+import { budgetCell, slugBudget, type SlugBudget } from './slug-budget.js';
 
 /**
  * One row of `runplan status`: the slug's newest logical run, read from its journal only.
@@ -32,9 +35,13 @@ export interface SlugStatus {
   tasksDone: number;
   tasksTotal: number;
   current: string[];
+  /** Tasks a running run holds back for the provider (provider-wait): until when, and why. */
+  providerWaits: Array<{ taskId: string; attempt: number; until: string; reason: string }>;
   attempts: number;
   usage: UsageTotals;
   costUsd: number;
+  /** The slug's spend across all its runs against the newest run's `[budget]`: what the budget check sees. */
+  slugSpend: SlugBudget;
   elapsedMs: number;
   diskBytes: number;
   journal: string | null;
@@ -47,6 +54,8 @@ export interface SlugStatus {
    * ownerTag prefix and its journaled open attempts' tags. Empty otherwise.
    */
   leftovers: number[];
+  /** Slurm job ids of a run nobody drives still in the queue (present only for a run that used Slurm). */
+  jobs?: string[];
   /** ISO time of the journal's last valid record: when the run was last heard from. */
   lastSeen: string | null;
   resumeCommand: string | null;
@@ -104,9 +113,11 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
     tasksDone: 0,
     tasksTotal: 0,
     current: [],
+    providerWaits: [],
     attempts: 0,
     usage: ZERO_USAGE,
     costUsd: 0,
+    slugSpend: { usage: ZERO_USAGE, tokens: 0, costUsd: 0, maxTokens: null, maxCostUsd: null },
     elapsedMs: 0,
     diskBytes: await diskUsage(slug.dir),
     journal: run.journal,
@@ -129,12 +140,17 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
   // A run nobody drives is seen only up to its last record: its elapsed time stops there.
   summarize(row, view, driven ? (opts.now ?? Date.now()) : undefined);
   row.diskBytes += await workdirUsage(slug, view.started);
+  row.slugSpend = await slugBudget(slug, runIds, view);
   const terminal = view.terminal;
   if (terminal === undefined && !driven)
     row.leftovers = findLeftovers(
       runId,
       [...view.open.values()].map((a) => a.ownerTag),
+      { cgroupParents: journaledCgroupParents(view.open.values()) },
     );
+  if (terminal === undefined && !driven && mayHaveJobs([...view.open.values()])) row.jobs = await queuedRunJobs(runId);
+  // Only a driven, unfinished run is waiting for anything.
+  if (!driven || terminal !== undefined) row.providerWaits = [];
   if (row.state === 'corrupt') return row;
   if (terminal !== undefined) {
     row.state = terminal.type === 'run-complete' ? 'complete' : 'failed';
@@ -170,6 +186,12 @@ function summarize(row: SlugStatus, view: RunView, now: number | undefined): voi
   row.planFile = typeof view.started?.planFile === 'string' ? view.started.planFile : null;
   row.attempts = view.attemptsTotal;
   row.current = view.current();
+  row.providerWaits = [...view.providerWaits.values()].map((w) => ({
+    taskId: w.taskId,
+    attempt: w.attempt,
+    until: w.until,
+    reason: w.reason,
+  }));
   row.tasksDone = view.tasksDone();
   row.usage = view.usage;
   row.costUsd = shownCost(view.costUsd);
@@ -187,7 +209,7 @@ function quoteArg(arg: string): string {
 
 // The human rows of `runplan status` (a table with a header).
 export function statusTable(rows: SlugStatus[]): string[] {
-  const header = ['SLUG', 'RUN', 'RUNS', 'STATE', 'TASKS', 'ATTEMPTS', 'CURRENT', 'ELAPSED', 'TOKENS', 'COST', 'DISK'];
+  const header = ['SLUG', 'RUN', 'RUNS', 'STATE', 'TASKS', 'ATTEMPTS', 'CURRENT', 'ELAPSED', 'TOKENS', 'COST', 'BUDGET', 'DISK'];
   const body = rows.map((r) => [
     r.slug,
     r.runId ?? '-',
@@ -199,6 +221,7 @@ export function statusTable(rows: SlugStatus[]): string[] {
     `${Math.round(r.elapsedMs / 1000)}s`,
     String(r.usage.inputTokens + r.usage.outputTokens + r.usage.cacheReadTokens + r.usage.cacheCreationTokens),
     `$${r.costUsd.toFixed(2)}`,
+    budgetCell(r.slugSpend),
     humanBytes(r.diskBytes),
   ]);
   const all = [header, ...body];
@@ -215,6 +238,8 @@ export function statusTable(rows: SlugStatus[]): string[] {
 function stateCell(r: SlugStatus): string {
   if (r.state === 'failed') return `failed (${r.failedClass ?? '?'})`;
   if (r.leftovers.length > 0) return `${r.state} (${r.leftovers.length} leftover${r.leftovers.length === 1 ? '' : 's'})`;
+  const wait = r.providerWaits[0];
+  if (wait !== undefined) return `${r.state} (${wait.taskId} waiting for provider until ${clockOf(wait.until)})`;
   return r.state;
 }
 

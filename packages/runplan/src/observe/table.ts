@@ -45,12 +45,22 @@ export function stepWord(t: TaskStep, postRun: boolean): string {
     case 'checkpoint':
       return 'done';
     case 'attempt-closed':
+      if (t.providerWait !== undefined) return `waiting for provider until ${clockOf(t.providerWait.until)}`;
       return t.closed?.outcome === 'success' ? 'done' : `${String(t.closed?.outcome)} (${String(t.closed?.reason)})`;
     case 'checkpoint-adopted':
       return 'adopted';
     default:
       return unreachable(t.step);
   }
+}
+
+// An ISO time as the clock shows it in UTC (`19:00:00 UTC`), with the date when it is not today's.
+export function clockOf(iso: string, now: number = Date.now()): string {
+  const ms = Date.parse(iso);
+  if (!Number.isFinite(ms)) return iso;
+  const at = new Date(ms).toISOString();
+  const day = at.slice(0, 10) === new Date(now).toISOString().slice(0, 10) ? '' : `${at.slice(0, 10)} `;
+  return `${day}${at.slice(11, 19)} UTC`;
 }
 
 // How a row ranks when the window cannot hold them all: at work first, then failed, waiting, done.

@@ -110,6 +110,8 @@ export function planSettings(plan: Plan): Record<string, unknown> {
     land: plan.land,
     workdir: plan.workdir,
     minFree: plan.minFree,
+    ownership: plan.ownership,
+    cgroupParent: plan.cgroupParent,
     secretEnv: plan.secretEnv,
     hooks: plan.hooks,
     budget: plan.budget,

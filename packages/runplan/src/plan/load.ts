@@ -4,6 +4,8 @@ import { err, ok } from '@runplan/common';
 import type { Result } from '@runplan/common';
 import { isIdentifier, parsePathTemplate } from '@runplan/workdir';
 import { parse as parseToml } from 'smol-toml';
+import { checkBudgetVars } from './budget-vars.js';
+import { readExecutor } from '../executor/plan-keys.js';
 import { isEnvName } from './env-file.js';
 import { dependencyOrder } from './graph.js';
 import { isTable, keyPath, PlanReader } from './reader.js';
@@ -24,6 +26,8 @@ export const TOP_KEYS = [
   'land',
   'workdir',
   'min_free',
+  'ownership',
+  'cgroup_parent',
   'keep_going',
   'secret_env',
   'hooks',
@@ -31,6 +35,7 @@ export const TOP_KEYS = [
   'budget',
   'repair',
   'tasks',
+  'executor',
 ];
 export const HOOK_KEYS = ['pre_run', 'post_run', 'timeout'];
 export const BUDGET_KEYS = ['max_tokens', 'max_cost_usd'];
@@ -94,6 +99,8 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
   if (landProblem) r.problem('land', 'bad_ref', `branch ${JSON.stringify(land)} ${landProblem}`);
   const workdir = readWorkdir(r, raw['workdir']);
   const minFree = r.size(raw['min_free'], 'min_free');
+  const ownership = r.oneOf(raw['ownership'], 'ownership', ['auto', 'cgroup', 'group+tag'] as const);
+  const cgroupParent = r.string(raw['cgroup_parent'], 'cgroup_parent');
   const keepGoing = r.boolean(raw['keep_going'], 'keep_going');
   const secretEnv = r.stringList(raw['secret_env'], 'secret_env') ?? [];
   secretEnv.forEach((name, i) => {
@@ -116,8 +123,11 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
   const maxCostUsd = r.positiveNumber(budgetTable['max_cost_usd'], 'budget.max_cost_usd');
   if (maxTokens !== undefined) budget.maxTokens = maxTokens;
   if (maxCostUsd !== undefined) budget.maxCostUsd = maxCostUsd;
+  checkBudgetVars(r, raw, budget);
 
   const repair = readRepair(r, raw['repair'], 'repair', DEFAULT_CAPS);
+
+  const executor = readExecutor(r, raw['executor'], 'executor');
 
   const defaultsTable = r.table(raw['defaults'], 'defaults') ?? {};
   r.keys(defaultsTable, DEFAULT_KEYS, 'defaults');
@@ -129,7 +139,7 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
   const tasks = readTasks(
     r,
     raw['tasks'],
-    { defaults, repair, files, defaultsGiveCommand: defaultsTable['command'] !== undefined },
+    { defaults, repair, files, defaultsGiveCommand: defaultsTable['command'] !== undefined, ...(executor ? { executor } : {}) },
     formats,
   );
 
@@ -161,6 +171,8 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
   if (land !== undefined) plan.land = land;
   if (workdir !== undefined) plan.workdir = workdir;
   if (minFree !== undefined) plan.minFree = minFree;
+  if (ownership !== undefined) plan.ownership = ownership;
+  if (cgroupParent !== undefined) plan.cgroupParent = resolve(dir, cgroupParent);
   if (keepGoing === true) plan.keepGoing = true;
   return ok(plan);
 }

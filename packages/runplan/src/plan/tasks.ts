@@ -4,6 +4,8 @@ import type { PlanFiles } from './files.js';
 import { findCycles } from './graph.js';
 import { keyPath, type PlanReader, type Table } from './reader.js';
 import { DEFAULT_KEYS, readRepair, readTaskKeys, readText, type TaskKeys } from './task-keys.js';
+import { readExecutor, readGatesExecutor } from '../executor/plan-keys.js';
+import type { ExecutorSpec } from '../executor/spec.js';
 import { PLAN_DEFAULTS } from './types.js';
 import type { AgentFormat, RepairCaps, TaskSpec } from './types.js';
 
@@ -13,7 +15,7 @@ export { DEFAULT_KEYS, readRepair, readTaskKeys };
 export { readPlanFiles } from './files.js';
 
 /** Keys of a `[[tasks]]` entry. */
-export const TASK_KEYS = ['id', 'needs', 'prompt', 'prompt_file', 'until', 'repair', ...DEFAULT_KEYS];
+export const TASK_KEYS = ['id', 'needs', 'prompt', 'prompt_file', 'until', 'repair', 'executor', 'gates_executor', ...DEFAULT_KEYS];
 
 /** What every task is read against: `[defaults]`, the plan's `[repair]`, the named files. */
 export interface TaskDefaults {
@@ -22,6 +24,8 @@ export interface TaskDefaults {
   files: PlanFiles;
   /** `[defaults]` gives a command, so a task need not. */
   defaultsGiveCommand: boolean;
+  /** The plan's `[executor]` (undefined: none given, so local). */
+  executor?: ExecutorSpec;
 }
 
 // Reads `[[tasks]]`; each task's format goes to `formats` (checked against the plan's models later).
@@ -204,5 +208,17 @@ function buildTask(r: PlanReader, entry: TaskEntry, base: TaskDefaults): TaskSpe
   if (until) task.until = until;
   const blockedExit = own.blockedExit ?? defaults.blockedExit;
   if (blockedExit !== undefined) task.blockedExit = blockedExit;
+  placeTask(r, { t, path, task }, base.executor);
   return task;
+}
+
+// Where the task's command and gates run: its own executor over the plan's, then
+// gates_executor; only a slurm placement is written into the task (local is the default).
+function placeTask(r: PlanReader, at: { t: Table; path: string; task: TaskSpec }, planExecutor: ExecutorSpec | undefined): void {
+  const { t, path, task } = at;
+  const executor = readExecutor(r, t['executor'], keyPath(path, 'executor')) ?? planExecutor;
+  if (executor?.kind === 'slurm') task.executor = executor;
+  const slurm = executor?.kind === 'slurm' ? executor : planExecutor;
+  const gates = readGatesExecutor(r, t['gates_executor'], keyPath(path, 'gates_executor'), slurm);
+  if (gates !== undefined && gates.kind !== (executor?.kind ?? 'local')) task.gatesExecutor = gates;
 }

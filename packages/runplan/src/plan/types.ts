@@ -1,6 +1,8 @@
 // The validated, defaults-applied shape of a plan (the keys: PLAN.md). Everything
 // downstream (scheduler, digests, secrets, repair) reads these types, never the raw TOML.
 
+import type { ExecutorSpec } from '../executor/spec.js';
+
 /** How a task's stdout is interpreted (tokens, cost, session, failure). */
 export type AgentFormat = 'text' | 'claude-stream-json' | 'codex-json' | 'gemini-json' | 'gemini-stream-json' | 'cursor-stream-json';
 
@@ -80,6 +82,13 @@ export interface TaskSpec {
   blockedExit?: number;
   /** The plan's `[repair]` with the task's `repair = {…}` applied over it. */
   repair: RepairCaps;
+  /**
+   * Where the command runs: the task's `executor` over the plan's `[executor]`. Absent:
+   * locally (set only for slurm, so a plan without the keys keeps its digest).
+   */
+  executor?: ExecutorSpec;
+  /** `gates_executor`: where gates and `until` run when not where the command ran; absent: there. */
+  gatesExecutor?: ExecutorSpec;
 }
 
 export interface Plan {
@@ -105,6 +114,13 @@ export interface Plan {
    * has less free (undefined: PLAN_DEFAULTS.minFree).
    */
   minFree?: number;
+  /**
+   * `ownership`: how settle owns every process of an attempt (`auto`: a cgroup v2 cgroup per
+   * process when one can be made, else process group + tag; `cgroup`; `group+tag`). Undefined: auto.
+   */
+  ownership?: 'auto' | 'cgroup' | 'group+tag';
+  /** `cgroup_parent`, absolute: the cgroup v2 directory settle makes the attempts' cgroups in (undefined: the coordinator's own cgroup's). */
+  cgroupParent?: string;
   /** Names of variables whose values are masked everywhere runplan writes. */
   secretEnv: string[];
   hooks: { preRun?: string[]; postRun?: string[]; timeoutMs: number };

@@ -2,7 +2,7 @@ import type { RepairCaps } from '../plan/types.js';
 import { DEFAULT_CAPS } from '../plan/types.js';
 import type { AttemptFailureData, FailureClass, RepairStop } from '../events/types.js';
 import type { ClassifiedAs } from '../events/reasons.js';
-import { CRASH_CAP, MAX_BACKOFF_MS, NEVER_RETRIED_REASONS, TRANSITIONS, type ChangedInput } from './transitions.js';
+import { CRASH_CAP, MAX_BACKOFF_MS, NEVER_RETRIED_REASONS, RETRIED_ONCE_REASONS, TRANSITIONS, type ChangedInput } from './transitions.js';
 
 /** A task's failure history, counted from the journal (so a crash cannot reset it). */
 export interface TaskHistory {
@@ -49,6 +49,12 @@ export function decideRepair(
   opts: { now?: number } = {},
 ): RepairDecision {
   const row = TRANSITIONS[failure.class];
+  // A lost node or a preemption is the engine's, not the task's: one new attempt, as after a
+  // coordinator crash. Any earlier environment failure of a task still running was one of these.
+  if (RETRIED_ONCE_REASONS.includes(failure.reason)) {
+    if ((history.byClass.environment ?? 0) === 0) return { action: 'retry', delayMs: 0, changed: 'base' };
+    return { action: 'stop', reason: 'cap_exhausted', detail: `${failure.reason} again: retried once already` };
+  }
   if (row.cap === undefined || row.changed === undefined) {
     return { action: 'stop', reason: 'not_retryable', detail: `class ${failure.class} is never retried` };
   }

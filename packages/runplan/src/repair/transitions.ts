@@ -55,6 +55,9 @@ export const TRANSITIONS: Readonly<Record<FailureClass, Transition>> = Object.fr
 
 export const NEVER_RETRIED_REASONS: readonly ReceiptReason[] = ['rounds_exhausted', 'land_moved', 'branch_moved', 'provider_reset_too_far'];
 
+/** Retried once whatever their class (environment): the engine lost the job, not the task. */
+export const RETRIED_ONCE_REASONS: readonly ReceiptReason[] = ['slurm_node_failed', 'slurm_preempted'];
+
 /** Coordinator crashes per task before the task fails with class `engine`. */
 export const CRASH_CAP = 2;
 

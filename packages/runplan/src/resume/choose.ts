@@ -10,7 +10,7 @@ import { inspectRuns, type PriorRun } from './inspect.js';
 import type { Refusal } from './refusal.js';
 import { closeNeverStarted, closePriorRuns } from './close.js';
 import { upToDate } from './up-to-date.js';
-import { slugSpend, type SlugSpend } from './slug-spend.js';
+import { slugSpend, slugThreadTotals, type SlugSpend } from './slug-spend.js';
 import { ZERO_USAGE, type UsageTotals } from '../events/types.js';
 import { nextStartOrder, runPaths, type RunPaths, type SlugPaths } from '../host/state.js';
 import type { RunEnd, RunRequest } from '../coordinator/types.js';
@@ -30,6 +30,8 @@ export type Start = StartMode & {
   attemptFloor: Map<string, number>;
   /** The slug's spend a new run or continuation carries (zero with --reset-budget); a resume keeps its own. */
   carried: SlugSpend;
+  /** The last running total of each agent thread in the slug's runs (even after --reset-budget: that spend was counted). */
+  threadTotals: Map<string, UsageTotals>;
 };
 
 /** What chooseRun decides from. `digests`: the plan's task contract digests, when the caller has them already. */
@@ -43,10 +45,16 @@ export interface ChooseInput {
   /** What the plan's base resolves to now: a complete run on it with the same contracts is up to date. */
   baseCommit: string;
   digests?: Map<string, string>;
+  /**
+   * `run --dry-run`: decide without writing. Runs `--fresh` would abandon and never-started
+   * runs that would be closed are named in `abandoned`, not closed; nothing is torn down.
+   */
+  readOnly?: boolean;
 }
 
 /** What decideRun decides from: the slug's runs without never-started ones, which are named only for `--run`. */
-interface DecideInput extends Required<ChooseInput> {
+interface DecideInput extends Required<Omit<ChooseInput, 'readOnly'>> {
+  readOnly: boolean;
   prior: PriorRun[];
   never: PriorRun[];
   /** The new run's place in the slug's history. */
@@ -75,6 +83,7 @@ export async function chooseRun({
   runId,
   baseCommit,
   digests = taskContractDigests(plan),
+  readOnly = false,
 }: ChooseInput): Promise<Chosen> {
   const prior = await inspectRuns(slug);
   const never = prior.filter((p) => p.neverStarted);
@@ -93,15 +102,20 @@ export async function chooseRun({
     baseCommit,
     startOrder,
     digests,
+    readOnly,
   });
   if (!decided.ok) return decided;
-  const closed = await closeNeverStarted(never);
+  const closed = readOnly ? { ok: true as const, abandoned: never.map((p) => p.paths.runId), notices: [] } : await closeNeverStarted(never);
   if (!closed.ok) return closed;
   const start = decided.value;
   if (start.mode !== 'resume') start.abandoned.push(...closed.abandoned);
   const attemptFloor = new Map<string, number>();
   for (const run of prior) for (const [task, n] of run.journal.attempts) attemptFloor.set(task, Math.max(attemptFloor.get(task) ?? 0, n));
-  return { ok: true, value: { ...start, attemptFloor, carried }, notices: [...(decided.notices ?? []), ...closed.notices] };
+  return {
+    ok: true,
+    value: { ...start, attemptFloor, carried, threadTotals: slugThreadTotals(prior) },
+    notices: [...(decided.notices ?? []), ...closed.notices],
+  };
 }
 
 // Decides, read-only, between resuming the sole incomplete run, continuing a failed one,
@@ -130,7 +144,9 @@ async function decideRun(input: DecideInput): Promise<{ ok: true; value: StartMo
   if (req.fresh) {
     const spent = spentRefusal('a fresh run');
     if (spent !== undefined) return spent;
-    const closed = await closePriorRuns(incomplete);
+    const closed = input.readOnly
+      ? { ok: true as const, abandoned: incomplete.map((p) => p.paths.runId), notices: [] }
+      : await closePriorRuns(incomplete);
     if (!closed.ok) return closed;
     return {
       ok: true,

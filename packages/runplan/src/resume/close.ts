@@ -3,7 +3,8 @@ import { openWriter, type JournalWriter } from '@runplan/journal';
 import { ZERO_USAGE, type RunFailedData } from '../events/types.js';
 import { compactUtc } from '../host/state.js';
 import type { RunEnd } from '../coordinator/types.js';
-import { endLeftovers } from './leftovers.js';
+import { endLeftovers, journaledCgroupParents } from './leftovers.js';
+import { cancelRunJobs, mayHaveJobs } from './slurm-jobs.js';
 import type { PriorRun } from './inspect.js';
 
 /** How closing earlier runs went: what run-started's `abandoned` lists, and a line for people per notable run. */
@@ -112,9 +113,13 @@ async function closeAbandoned(writer: JournalWriter, runId: string, reason: 'aba
 // Ends what is left of a dead coordinator's attempts: every process carrying the run's
 // ownerTag prefix or an open attempt's journaled ownerTag (its view holds the journal as far
 // as it could be read; an unreadable one names none, and the prefix alone finds them).
-// Nothing else is touched. Held under the slug lock, so no live coordinator of the run owns them.
+// Nothing else is touched (their cgroups are looked for where attempt-started said, too).
+// Held under the slug lock, so no live coordinator of the run owns them.
 async function endCrashedAttempts(p: PriorRun): Promise<{ signalled: number[]; survivors: number[] }> {
-  const tags = [...p.journal.open.values()].map((a) => a.ownerTag);
-  const report = await endLeftovers(p.paths.runId, tags, 2000);
-  return { signalled: report.signalled, survivors: report.survivors };
+  const open = [...p.journal.open.values()];
+  const tags = open.map((a) => a.ownerTag);
+  // Its Slurm jobs first (named by the same tags); one still queued is a survivor.
+  const jobs = mayHaveJobs(open) ? await cancelRunJobs(p.paths.runId, 2000) : undefined;
+  const report = await endLeftovers(p.paths.runId, tags, 2000, { cgroupParents: journaledCgroupParents(open) });
+  return { signalled: report.signalled, survivors: [...report.survivors, ...(jobs?.survivors ?? []).map(Number).filter(Number.isInteger)] };
 }

@@ -28,14 +28,24 @@ function leftoverQuery(runId: string, journaledTags: readonly string[]): TagQuer
 export interface LeftoverOptions {
   /** Injected /proc reader (tests). */
   proc?: Partial<ProcSource>;
+  /** Where the run's cgroups may be besides our own cgroup's directory (journaled attempt-started `cgroupParent`s). */
+  cgroupParents?: readonly string[];
 }
 
 // The pids of the run's live processes, sorted; read-only. Only meaningful while no
 // coordinator of the run is alive (a live one's attempts carry the same prefix).
 export function findLeftovers(runId: string, journaledTags: readonly string[], opts: LeftoverOptions = {}): number[] {
-  return findTagged(leftoverQuery(runId, journaledTags), opts.proc ? { proc: opts.proc } : {})
+  return findTagged(leftoverQuery(runId, journaledTags), {
+    ...(opts.proc ? { proc: opts.proc } : {}),
+    ...(opts.cgroupParents ? { cgroupParents: opts.cgroupParents } : {}),
+  })
     .map((p) => p.pid)
     .sort((a, b) => a - b);
+}
+
+// Where a run's open attempts' cgroups are (their journaled attempt-started `cgroupParent`s).
+export function journaledCgroupParents(open: Iterable<{ cgroupParent: string | null }>): string[] {
+  return [...new Set([...open].map((a) => a.cgroupParent).filter((p) => p !== null))];
 }
 
 // Ends the run's live processes: TERM, `graceMs`, KILL, each pid verified by its start time
@@ -46,5 +56,9 @@ export function endLeftovers(
   graceMs: number,
   opts: LeftoverOptions = {},
 ): Promise<TeardownReport> {
-  return teardownTagged(leftoverQuery(runId, journaledTags), { graceMs, ...(opts.proc ? { proc: opts.proc } : {}) });
+  return teardownTagged(leftoverQuery(runId, journaledTags), {
+    graceMs,
+    ...(opts.proc ? { proc: opts.proc } : {}),
+    ...(opts.cgroupParents ? { cgroupParents: opts.cgroupParents } : {}),
+  });
 }

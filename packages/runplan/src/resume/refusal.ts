@@ -15,6 +15,7 @@ export type RefusalReason =
   | 'commit_missing'
   | 'contract_changed'
   | 'dependency_mismatch'
+  | 'executor_unavailable'
   | 'journal_corrupt'
   | 'land_checked_out'
   | 'land_moved'

@@ -8,7 +8,7 @@ export interface SlugSpend {
 }
 
 // A run's own spend: its totals less what its run-started carried in from earlier runs.
-function ownSpend(run: PriorRun): SlugSpend {
+function ownSpend(run: Pick<PriorRun, 'journal'>): SlugSpend {
   const started = run.journal.started;
   const carried = { ...ZERO_USAGE, ...(started?.usageCarried ?? {}) };
   const u = run.journal.usage;
@@ -25,7 +25,7 @@ function ownSpend(run: PriorRun): SlugSpend {
 
 // The slug's spend: every run's own spend (in start order) since the last run an operator
 // started with --reset-budget (journaled as run-started `budgetReset`).
-export function slugSpend(prior: readonly PriorRun[]): SlugSpend {
+export function slugSpend(prior: readonly Pick<PriorRun, 'journal'>[]): SlugSpend {
   let total: SlugSpend = { usage: ZERO_USAGE, costUsd: 0 };
   for (const run of prior) {
     if (run.journal.started === undefined) continue;
@@ -34,4 +34,11 @@ export function slugSpend(prior: readonly PriorRun[]): SlugSpend {
     total = { usage: addUsage(base.usage, own.usage), costUsd: base.costUsd + own.costUsd };
   }
   return total;
+}
+
+// The last running total of each agent thread (codex) across the slug's runs, in start order.
+export function slugThreadTotals(prior: readonly PriorRun[]): Map<string, UsageTotals> {
+  const totals = new Map<string, UsageTotals>();
+  for (const run of prior) for (const [id, total] of run.journal.threadTotals) totals.set(id, total);
+  return totals;
 }

@@ -7,7 +7,9 @@ import { removeEarlierTrees } from '../coordinator/worktrees.js';
 import type { AttemptFailureData } from '../events/types.js';
 import { clearJournalFailureNote, readJournalFailureNote } from '../host/disk-reserve.js';
 import { decideAfterCrash, emptyHistory } from '../repair/index.js';
-import { endLeftovers } from './leftovers.js';
+import { planUsesSlurm } from '../executor/spec.js';
+import { endLeftovers, journaledCgroupParents } from './leftovers.js';
+import { cancelRunJobs, mayHaveJobs } from './slurm-jobs.js';
 import type { RecoveredRun } from './recover.js';
 import { recountedUsage } from './recount.js';
 
@@ -37,11 +39,16 @@ export async function takeOver(parts: RunParts, recovered: RecoveredRun): Promis
   ledger.load(recovered);
   ctx.integration.head = recovered.head;
   const note = await readJournalFailureNote(ctx.run.dir, recovered.coordinator);
+  // Its Slurm jobs first, by the run's prefix (their names): the engine ends what runs on
+  // the nodes; only srun, the local client, is left to the process sweep below.
+  const jobs = mayHaveJobs(recovered.open, planUsesSlurm(ctx.plan)) ? await cancelRunJobs(ctx.runId, 2000) : undefined;
   const crashed: Crashed[] = [];
   for (const a of recovered.open) {
     let survivors: number[] = [];
     try {
-      survivors = (await teardownByTag(a.ownerTag, { graceMs: 2000 })).survivors;
+      // Its cgroups are where its attempt-started said, whatever our own cgroup is.
+      const cgroupParents = a.cgroupParent !== null ? [a.cgroupParent] : [];
+      survivors = (await teardownByTag(a.ownerTag, { graceMs: 2000, cgroupParents })).survivors;
     } catch {
       // Not a tag settle made: nothing of ours carries it.
     }
@@ -49,8 +56,13 @@ export async function takeOver(parts: RunParts, recovered: RecoveredRun): Promis
   }
   // Whatever else the run left (an attempt whose attempt-started was torn, its landing's
   // git): every tag the run made starts with its prefix. No process of ours carries it yet.
-  const strays = await endLeftovers(ctx.runId, [], 2000);
+  const cgroupParents = [
+    ...journaledCgroupParents(recovered.open),
+    ...(ctx.plan.cgroupParent !== undefined ? [ctx.plan.cgroupParent] : []),
+  ];
+  const strays = await endLeftovers(ctx.runId, [], 2000, { cgroupParents });
   const dead = recovered.coordinator;
+  if (jobs !== undefined) await ctx.emit('jobs-cancelled', jobs);
   if (note !== undefined) {
     const { failedAt, reason, errno, path, message } = note;
     await ctx.emit('journal-failed', {
@@ -77,7 +89,7 @@ export async function takeOver(parts: RunParts, recovered: RecoveredRun): Promis
   }
   // Usage an interrupted agent reported still counts: recount it from the saved transcript.
   for (const a of recovered.open) {
-    const recount = await recountedUsage(a, ctx.plan.tasks.find((t) => t.id === a.taskId)?.format);
+    const recount = await recountedUsage(a, ctx.plan.tasks.find((t) => t.id === a.taskId)?.format, ledger.threadTotals);
     if (recount === undefined) continue;
     ledger.spent(recount.usage, recount.costUsd ?? 0);
     await ctx.emit('usage', recount);
@@ -88,6 +100,12 @@ export async function takeOver(parts: RunParts, recovered: RecoveredRun): Promis
     engine ??= stop;
   }
   for (const taskId of ledger.checkpoints.keys()) await removeEarlierTrees(parts, taskId);
+  if (jobs !== undefined && jobs.survivors.length > 0)
+    engine ??= {
+      task: null,
+      detail: `Slurm jobs of the crashed run survived scancel: ${jobs.survivors.join(' ')}`,
+      reason: 'teardown_failed',
+    };
   if (strays.survivors.length > 0)
     engine ??= {
       task: null,

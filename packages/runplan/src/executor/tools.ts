@@ -1,0 +1,25 @@
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { SLURM_TOOLS } from './slurm/cli.js';
+import { planUsesSlurm, type ExecutorSpec } from './spec.js';
+
+// The client tools a plan's executors need that are not on PATH (none for a local plan):
+// `runplan validate` warns, `runplan run` refuses (exit 3, executor_unavailable) before
+// any dispatch.
+export function missingExecutorTools(
+  plan: { tasks: readonly { executor?: ExecutorSpec; gatesExecutor?: ExecutorSpec }[] },
+  path: string = process.env.PATH ?? '',
+): string[] {
+  if (!planUsesSlurm(plan)) return [];
+  const dirs = path.split(delimiter).filter((d) => d !== '');
+  return SLURM_TOOLS.filter((tool) => !dirs.some((dir) => isExecutable(join(dir, tool))));
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}

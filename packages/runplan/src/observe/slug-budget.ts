@@ -1,0 +1,63 @@
+import { readFile } from 'node:fs/promises';
+import { isPlainObject } from '@runplan/common';
+import { shownCost, totalTokensOf, type UsageTotals } from '../events/types.js';
+import type { RunView } from '../events/view.js';
+import { runPaths, type SlugPaths } from '../host/state.js';
+import { readRun } from '../resume/inspect.js';
+import { slugSpend } from '../resume/slug-spend.js';
+
+/**
+ * What `status` shows of the slug's budget: the slug's spend across all its runs (--fresh,
+ * continuations and new runs count; --reset-budget starts it over), which is what a run
+ * and its budget check see, against the `[budget]` of the newest run's plan copy.
+ */
+export interface SlugBudget {
+  usage: UsageTotals;
+  /** Every kind of token added up, as the budget counts them. */
+  tokens: number;
+  costUsd: number;
+  /** The newest started run's `[budget]` (null: no cap of that kind). */
+  maxTokens: number | null;
+  maxCostUsd: number | null;
+}
+
+// The slug's spend and budget, read-only: every run's journal (`runIds` in start order;
+// `newest` is the newest's view, already read) and the newest started run's plan copy.
+export async function slugBudget(slug: SlugPaths, runIds: readonly string[], newest: RunView): Promise<SlugBudget> {
+  const views: RunView[] = [];
+  for (const id of runIds.slice(0, -1)) views.push((await readRun(runPaths(slug, id).journal)).view);
+  views.push(newest);
+  const spend = slugSpend(views.map((journal) => ({ journal })));
+  const u = spend.usage;
+  const started = views.findLast((v) => v.started !== undefined)?.started;
+  const budget = await planCopyBudget(typeof started?.planCopy === 'string' ? started.planCopy : undefined);
+  return {
+    usage: u,
+    tokens: totalTokensOf(u),
+    costUsd: shownCost(spend.costUsd),
+    ...budget,
+  };
+}
+
+// The `budget` of a masked plan copy (planCopy: `{maxTokens, maxCostUsd}`); nulls when it cannot be read.
+async function planCopyBudget(path: string | undefined): Promise<Pick<SlugBudget, 'maxTokens' | 'maxCostUsd'>> {
+  const out: Pick<SlugBudget, 'maxTokens' | 'maxCostUsd'> = { maxTokens: null, maxCostUsd: null };
+  if (path === undefined) return out;
+  try {
+    const raw = JSON.parse(await readFile(path, 'utf8')) as unknown;
+    const budget = isPlainObject(raw) && isPlainObject(raw.budget) ? raw.budget : {};
+    if (typeof budget.maxTokens === 'number') out.maxTokens = budget.maxTokens;
+    if (typeof budget.maxCostUsd === 'number') out.maxCostUsd = budget.maxCostUsd;
+  } catch {
+    // A missing or unreadable plan copy: the spend is shown without a budget.
+  }
+  return out;
+}
+
+// The BUDGET cell: `4000/1500 tok` and `$0.12/$1.00` against the caps there are; spend alone without any.
+export function budgetCell(b: SlugBudget): string {
+  const tokens = b.maxTokens !== null ? `${b.tokens}/${b.maxTokens} tok` : undefined;
+  const cost = b.maxCostUsd !== null ? `$${b.costUsd.toFixed(2)}/$${b.maxCostUsd.toFixed(2)}` : undefined;
+  const cells = [tokens, cost].filter((c) => c !== undefined);
+  return cells.length > 0 ? cells.join(' ') : '-';
+}
