@@ -128,7 +128,9 @@ export async function measure({ quick, log }) {
     );
     ratios.push(
       ratio(`${label}: naive / validateJournal()`, pairedRatio(v.naive, v.tool), {
-        limit: 2,
+        // The issue's target is for 1e6 records; at 1e5 loading the package (timed on the
+        // tool's side) is a larger share, so it keeps the first round's ≥ 2×.
+        limit: count >= 1e6 ? 3 : 2,
         better: 'higher',
         meaning: 'how many times faster validateJournal() is than the naive check',
       }),

@@ -22,7 +22,11 @@ const MEASURES = [
   'journal-append',
   'journal-validate',
   'runplan-overhead',
+  'runplan-makespan',
+  'runplan-scaling',
   'resume-decision',
+  'status-read',
+  'report-write',
 ];
 
 const usage = 'usage: node bench/run.js [--quick] [--json [FILE]] [--only NAME[,NAME...]]';

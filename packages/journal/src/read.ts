@@ -1,5 +1,6 @@
 import { open } from 'node:fs/promises';
 import type { JournalHeader, JournalRecord } from './format.js';
+import { LineChecker } from './line-check.js';
 import { scanJournal } from './scan.js';
 import type { JournalStatus } from './status.js';
 
@@ -40,22 +41,24 @@ const HEADER_PROBE_BYTES = 64 * 1024;
 
 /**
  * Reads only a journal's header line (the first `\n`-ended line, checksum and header rules
- * checked). Undefined when there is no whole, valid header (empty, torn, corrupt, or a
- * header line longer than 64 KiB); throws only as scanJournal does (ENOENT, EIO…).
+ * checked, as a scan checks it). Undefined when there is no whole, valid header (empty,
+ * torn, corrupt, or a header line longer than 64 KiB); throws only as scanJournal does
+ * (ENOENT, EIO…). One open and one read: a slug's run list reads every run's header.
  */
 export async function readHeader(path: string): Promise<HeaderRead | undefined> {
   const handle = await open(path, 'r');
-  let lineEnd: number;
+  let probe: Buffer;
   try {
     const buffer = Buffer.allocUnsafe(HEADER_PROBE_BYTES);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    lineEnd = buffer.subarray(0, bytesRead).indexOf(0x0a);
+    probe = buffer.subarray(0, bytesRead);
   } finally {
     await handle.close();
   }
+  const lineEnd = probe.indexOf(0x0a);
   if (lineEnd < 0) return undefined;
-  let first: JournalRecord | undefined;
-  const scan = await scanJournal(path, { size: lineEnd + 1, onRecord: (record) => (first ??= record) });
-  if (scan.header === undefined || first === undefined) return undefined;
-  return { header: scan.header, ts: first.ts };
+  const checker = new LineChecker();
+  const checked = checker.check(probe, 0, lineEnd, true);
+  if ('reason' in checked || checker.header === undefined || checked.record === undefined) return undefined;
+  return { header: checker.header, ts: checked.record.ts };
 }

@@ -1,21 +1,11 @@
 import { createHash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
-import { crc32 } from 'node:zlib';
-import {
-  crcHex,
-  GENESIS_PREV,
-  HEADER_TYPE,
-  headerProblem,
-  MAX_LINE_BYTES,
-  recordShapeProblem,
-  type JournalHeader,
-  type JournalRecord,
-} from './format.js';
-import type { CorruptReason, JournalStatus } from './status.js';
+import { MAX_LINE_BYTES, type JournalHeader, type JournalRecord } from './format.js';
+import { LineChecker, type Problem } from './line-check.js';
+import type { JournalStatus } from './status.js';
+import { classifyTail } from './tail-verdict.js';
 
-const CHUNK_BYTES = 256 * 1024;
-/** Blocks that never reached the disk read back as zeros, whole sectors at a time. */
-const SECTOR_BYTES = 512;
+const CHUNK_BYTES = 1024 * 1024;
 const NL = 0x0a;
 const NUL = 0x00;
 
@@ -53,155 +43,63 @@ export interface ScanOptions {
   digest?: boolean;
 }
 
-/** The front of every encoded record: seq and prev first, then ts. */
-const FRONT = /^\{"seq":(0|[1-9]\d{0,15}),"prev":"([0-9a-f]{8})","ts":"/;
-/** How an encoded terminal receipt ends (data is an object, so its own keys end in `}}`). */
-const TERMINAL_END = ',"terminal":true}';
-
-interface Problem {
-  reason: CorruptReason;
-  detail: string;
-  seq: number | null;
+/** One read of the file: a fresh buffer (never reused, so a line handed out stays intact). */
+interface Chunk {
+  bytes: Buffer;
+  /** File offset of bytes[0]. */
+  offset: number;
 }
 
-// Checks lines one at a time against everything the lines before them established.
-class LineChecker {
-  count = 0;
-  lastSeq = -1;
-  lastCrc = GENESIS_PREV;
-  terminal = false;
-  header: JournalHeader | undefined;
+/**
+ * Reads a file front to back in chunks, one read always in flight ahead of the chunk being
+ * checked (the check of one chunk overlaps the read of the next). Holds at most two chunks.
+ */
+class ChunkReader {
+  private pending: Promise<Chunk> | undefined;
 
-  /**
-   * Checks one line. With `parse` false (validation) a line whose checksum matches is read
-   * without a full JSON.parse: seq and prev sit at the front of every line the writer
-   * encodes and a terminal receipt ends with `,"terminal":true}`; only the header, and any
-   * line that breaks a rule, is parsed in full (to name the problem precisely).
-   */
-  check(line: Buffer, parse: boolean): Problem | { record: JournalRecord | undefined; json: Buffer } {
-    if (!parse && this.count > 0) {
-      const fast = this.checkUnparsed(line);
-      if (fast) return fast;
-    }
-    return this.checkParsed(line);
+  constructor(
+    private readonly handle: FileHandle,
+    private readonly size: number,
+  ) {
+    this.pending = size > 0 ? this.readAt(0) : undefined;
   }
 
-  // The validation fast path; undefined sends the line through the full check.
-  private checkUnparsed(line: Buffer): { record: undefined; json: Buffer } | undefined {
-    if (line.length < 10 || line.length + 1 > MAX_LINE_BYTES || line[line.length - 1] === 0x0d || !hasChecksumPrefix(line))
-      return undefined;
-    const json = line.subarray(9);
-    if (crc32(json) !== Number.parseInt(line.toString('latin1', 0, 8), 16)) return undefined;
-    const match = FRONT.exec(json.toString('latin1', 0, Math.min(json.length, 64)));
-    if (!match) return undefined;
-    const seq = Number(match[1]);
-    const prev = match[2]!;
-    if (this.terminal || seq !== this.lastSeq + 1 || prev !== this.lastCrc) return undefined;
-    this.count += 1;
-    this.lastSeq = seq;
-    this.lastCrc = line.toString('latin1', 0, 8);
-    if (json.length > TERMINAL_END.length && json.toString('latin1', json.length - TERMINAL_END.length) === TERMINAL_END)
-      this.terminal = true;
-    return { record: undefined, json };
+  // The next chunk, or undefined at `size` (or where the file turned out shorter).
+  async next(): Promise<Chunk | undefined> {
+    if (this.pending === undefined) return undefined;
+    const chunk = await this.pending;
+    const end = chunk.offset + chunk.bytes.length;
+    this.pending = chunk.bytes.length > 0 && end < this.size ? this.readAt(end) : undefined;
+    return chunk.bytes.length > 0 ? chunk : undefined;
   }
 
-  private checkParsed(line: Buffer): Problem | { record: JournalRecord; json: Buffer } {
-    const problem = (reason: CorruptReason, detail: string, seq: number | null = null): Problem => ({ reason, detail, seq });
-    if (this.count === 0 && line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf)
-      return problem('bom', 'the file starts with a UTF-8 byte order mark (saved by an editor?)');
-    if (line[line.length - 1] === 0x0d)
-      return problem('crlf', 'the line ends with CR: the file was saved with CRLF line endings (by an editor?)');
-    if (line.length + 1 > MAX_LINE_BYTES)
-      return problem('record_too_large', `the line is ${line.length + 1} bytes, over the ${MAX_LINE_BYTES}-byte limit`);
-    if (!hasChecksumPrefix(line))
-      return problem('foreign_line', 'the line has no "<crc32> " checksum prefix: it was not written by journal');
-    const prefix = line.toString('latin1', 0, 8);
-    const json = line.subarray(9);
-    // The prefix is 8 lowercase hex digits (checked above): compared as a number.
-    const actual = crc32(json);
-    if (actual !== Number.parseInt(prefix, 16))
-      return problem('crc_mismatch', `the line's checksum is ${prefix} but its bytes sum to ${crcHex(json)}`, peekSeq(json));
-    let value: unknown;
-    try {
-      value = JSON.parse(json.toString('utf8'));
-    } catch {
-      return problem('not_json', 'the checksum matches but the line is not JSON');
-    }
-    const shape = recordShapeProblem(value);
-    if (shape !== undefined) return problem('bad_record', shape, peekSeq(json));
-    const record = value as JournalRecord;
-    const broken = this.sequenceProblem(record);
-    if (broken) return broken;
-    this.count += 1;
-    this.lastSeq = record.seq;
-    this.lastCrc = prefix;
-    if (record.terminal) this.terminal = true;
-    return { record, json };
+  // Waits out a read still in flight (its errors are moot: the scan has its answer).
+  async drain(): Promise<void> {
+    const pending = this.pending;
+    this.pending = undefined;
+    await pending?.catch(() => undefined);
   }
 
-  // The order and chain rules: header first, seq contiguous, prev chained, one terminal last.
-  private sequenceProblem(record: JournalRecord): Problem | undefined {
-    const seq = record.seq;
-    if (this.count === 0) {
-      const problem = headerProblem(record);
-      if (problem === undefined) {
-        this.header = record.data as unknown as JournalHeader;
-        return undefined;
-      }
-      return { reason: record.type === HEADER_TYPE ? 'bad_header' : 'no_header', detail: problem, seq };
-    }
-    if (this.terminal)
-      return record.terminal
-        ? { reason: 'second_terminal', detail: `a second terminal record follows the terminal record at seq ${this.lastSeq}`, seq }
-        : { reason: 'after_terminal', detail: `a record follows the terminal record at seq ${this.lastSeq}`, seq };
-    if (record.type === HEADER_TYPE)
-      return { reason: 'foreign_line', detail: 'a second journal-header: lines of another journal were appended', seq };
-    const expected = this.lastSeq + 1;
-    if (seq < expected)
-      return {
-        reason: 'seq_repeat',
-        detail: `seq ${seq} repeats or goes back (expected ${expected}): a duplicated or reordered line`,
-        seq,
-      };
-    if (seq > expected)
-      return { reason: 'seq_gap', detail: `seq jumps from ${this.lastSeq} to ${seq}: a line is missing or out of order`, seq };
-    if (record.prev !== this.lastCrc)
-      return {
-        reason: 'chain_broken',
-        detail: `prev ${record.prev} is not the previous line's checksum ${this.lastCrc}: the line comes from another journal or replaced one`,
-        seq,
-      };
-    return undefined;
+  private async readAt(offset: number): Promise<Chunk> {
+    const bytes = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, this.size - offset));
+    const { bytesRead } = await this.handle.read(bytes, 0, bytes.length, offset);
+    return { bytes: bytes.subarray(0, bytesRead), offset };
   }
-}
-
-function isLowerHex(byte: number | undefined): boolean {
-  return byte !== undefined && ((byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66));
-}
-
-function hasChecksumPrefix(line: Buffer): boolean {
-  if (line.length < 10 || line[8] !== 0x20) return false;
-  for (let i = 0; i < 8; i++) if (!isLowerHex(line[i])) return false;
-  return true;
-}
-
-// The seq of a line whose checksum failed, read from its front if it is still legible.
-function peekSeq(json: Buffer): number | null {
-  const match = /^\{"seq":(\d{1,15}),/.exec(json.toString('latin1', 0, 32));
-  return match ? Number(match[1]) : null;
 }
 
 /**
  * Streams a journal once, checking every line, and returns what it found. Never holds
- * more than one line (at most 1 MiB) plus one read chunk in memory. Throws only for
+ * more than one line (at most 1 MiB) plus two read chunks in memory. Throws only for
  * errors opening or reading the file (ENOENT, EISDIR, EIO).
  */
 export async function scanJournal(path: string, options: ScanOptions = {}): Promise<ScanResult> {
   const handle = await open(path, 'r');
+  let reader: ChunkReader | undefined;
   try {
     const size = options.size ?? (await handle.stat()).size;
     const checker = new LineChecker();
     const parse = options.parse ?? options.onRecord !== undefined;
+    const onRecord = options.onRecord;
     const result = (status: JournalStatus, validEnd: number): ScanResult => ({
       status,
       count: checker.count,
@@ -221,175 +119,63 @@ export async function scanJournal(path: string, options: ScanOptions = {}): Prom
         at,
       );
     };
-
-    const hash = options.digest ? createHash('sha256') : undefined;
-    // Each read lands in a fresh buffer behind the bytes of the unfinished line before it
-    // (a line handed to onRecord is never overwritten), so only that carry is copied.
-    let carry: Buffer = Buffer.alloc(0);
-    let carryOffset = 0;
-    let readOffset = 0;
-    while (readOffset < size) {
-      const want = Math.min(CHUNK_BYTES, size - readOffset);
-      const chunk = Buffer.allocUnsafe(carry.length + want);
-      carry.copy(chunk, 0);
-      const { bytesRead } = await handle.read(chunk, carry.length, want, readOffset);
-      if (bytesRead === 0) break;
-      hash?.update(chunk.subarray(carry.length, carry.length + bytesRead));
-      readOffset += bytesRead;
-      const buffer = chunk.subarray(0, carry.length + bytesRead);
-      let start = 0;
-      for (let nl = buffer.indexOf(NL, start); nl >= 0; nl = buffer.indexOf(NL, start)) {
-        const line = buffer.subarray(start, nl);
-        const offset = carryOffset + start;
-        const checked = checker.check(line, parse);
-        if ('reason' in checked) {
-          // Zero bytes mean blocks that never reached the disk: maybe a torn tail.
-          if (line.indexOf(NUL) >= 0) return await judgeTail(offset, checked);
-          return result(
+    // Checks the line buf[start..end) found at file offset `offset`: undefined when it is a
+    // valid record, else the scan's end (a line holding zero bytes may be a torn tail).
+    const checkLine = (buf: Buffer, start: number, end: number, offset: number): Promise<ScanResult> | undefined => {
+      const checked = checker.check(buf, start, end, parse);
+      if ('reason' in checked) {
+        // Zero bytes mean blocks that never reached the disk: maybe a torn tail.
+        if (buf.subarray(start, end).indexOf(NUL) >= 0) return judgeTail(offset, checked);
+        return Promise.resolve(
+          result(
             { kind: 'corrupt', offset, seq: checked.seq, reason: checked.reason, expectedSeq: checker.lastSeq + 1, detail: checked.detail },
             offset,
-          );
+          ),
+        );
+      }
+      if (checked.record !== undefined && onRecord !== undefined) onRecord(checked.record, checked.json!, offset);
+      return undefined;
+    };
+
+    const hash = options.digest ? createHash('sha256') : undefined;
+    reader = new ChunkReader(handle, size);
+    // The unfinished line at the end of the chunks read so far (lines are checked where they
+    // lie in their chunk; only one that spans chunks is copied into a buffer of its own).
+    let carry: Buffer = Buffer.alloc(0);
+    let carryOffset = 0;
+    let scanned = 0;
+    for (let chunk = await reader.next(); chunk !== undefined; chunk = await reader.next()) {
+      const bytes = chunk.bytes;
+      hash?.update(bytes);
+      scanned = chunk.offset + bytes.length;
+      let start = 0;
+      if (carry.length > 0) {
+        const nl = bytes.indexOf(NL);
+        if (nl < 0) {
+          carry = Buffer.concat([carry, bytes]);
+          if (carry.length >= MAX_LINE_BYTES) return await judgeTail(carryOffset, undefined);
+          continue;
         }
-        if (checked.record) options.onRecord?.(checked.record, checked.json, offset);
+        const line = Buffer.concat([carry, bytes.subarray(0, nl)]);
+        const ended = checkLine(line, 0, line.length, carryOffset);
+        if (ended) return await ended;
         start = nl + 1;
       }
-      carry = buffer.subarray(start);
-      carryOffset += start;
+      for (let nl = bytes.indexOf(NL, start); nl >= 0; nl = bytes.indexOf(NL, start)) {
+        const ended = checkLine(bytes, start, nl, chunk.offset + start);
+        if (ended) return await ended;
+        start = nl + 1;
+      }
+      carry = bytes.subarray(start);
+      carryOffset = chunk.offset + start;
       if (carry.length >= MAX_LINE_BYTES) return await judgeTail(carryOffset, undefined);
     }
     if (carry.length > 0) return await judgeTail(carryOffset, undefined);
     if (checker.count === 0) return result({ kind: 'torn_tail', offset: 0, detail: 'empty' }, 0);
-    if (hash !== undefined && readOffset === size) return { ...result({ kind: 'clean' }, size), sha256: hash.digest('hex') };
+    if (hash !== undefined && scanned === size) return { ...result({ kind: 'clean' }, size), sha256: hash.digest('hex') };
     return result({ kind: 'clean' }, size);
   } finally {
+    await reader?.drain();
     await handle.close();
   }
-}
-
-type TailVerdict = { kind: 'torn'; detail: string } | { kind: 'corrupt'; reason: CorruptReason; detail: string; seq: number | null };
-
-/**
- * Decides whether everything from byte `at` (the first line that is not a valid record)
- * to the end is the remains of one interrupted write, which is all a crash can leave:
- *  - the final line with no newline that could still become a record (a prefix of one),
- *  - or zero bytes where whole sectors never reached the disk: each run of zeros starts
- *    at `at` or on a sector boundary and ends on one or at the end of the file, and no
- *    whole checksummed line follows.
- * Anything else — a whole line failing its checksum even when last, a complete record
- * followed by stray bytes, zeros inside a line — is corruption.
- */
-async function classifyTail(
-  handle: FileHandle,
-  at: number,
-  size: number,
-  atHeader: boolean,
-  firstProblem: Problem | undefined,
-): Promise<TailVerdict> {
-  let anyNul = false;
-  let zerosExplained = true;
-  let runStart = -1;
-  let firstLineEnd = -1;
-  const firstLine: Buffer[] = [];
-  let firstLineBytes = 0;
-  let later: Buffer[] = [];
-  let laterBytes = 0;
-  let laterValid = false;
-
-  const endLaterLine = () => {
-    if (laterBytes <= MAX_LINE_BYTES) {
-      const line = Buffer.concat(later);
-      if (hasChecksumPrefix(line) && line.indexOf(NUL) < 0 && crcHex(line.subarray(9)) === line.toString('latin1', 0, 8)) laterValid = true;
-    }
-    later = [];
-    laterBytes = 0;
-  };
-
-  for (let offset = at; offset < size; ) {
-    const chunk = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size - offset));
-    const { bytesRead } = await handle.read(chunk, 0, chunk.length, offset);
-    if (bytesRead === 0) break;
-    const bytes = chunk.subarray(0, bytesRead);
-    let segmentStart = 0;
-    for (let i = 0; i < bytes.length; i++) {
-      const byte = bytes[i]!;
-      const position = offset + i;
-      if (byte === NUL) {
-        anyNul = true;
-        if (runStart < 0) {
-          runStart = position;
-          if (position !== at && position % SECTOR_BYTES !== 0) zerosExplained = false;
-        }
-      } else if (runStart >= 0) {
-        if (position % SECTOR_BYTES !== 0) zerosExplained = false;
-        runStart = -1;
-      }
-      if (byte === NL) {
-        const segment = bytes.subarray(segmentStart, i);
-        if (firstLineEnd < 0) {
-          firstLineEnd = position;
-          if (firstLineBytes <= MAX_LINE_BYTES) firstLine.push(segment);
-          firstLineBytes += segment.length;
-        } else {
-          if (laterBytes <= MAX_LINE_BYTES) later.push(segment);
-          laterBytes += segment.length;
-          endLaterLine();
-        }
-        segmentStart = i + 1;
-      }
-    }
-    const rest = bytes.subarray(segmentStart);
-    if (firstLineEnd < 0) {
-      if (firstLineBytes <= MAX_LINE_BYTES) firstLine.push(Buffer.from(rest));
-      firstLineBytes += rest.length;
-    } else {
-      if (laterBytes <= MAX_LINE_BYTES) later.push(Buffer.from(rest));
-      laterBytes += rest.length;
-    }
-    offset += bytesRead;
-  }
-  // A run of zeros reaching the end of the file ends "on a boundary" by definition.
-
-  if (anyNul) {
-    if (zerosExplained && !laterValid) return { kind: 'torn', detail: 'nul_bytes' };
-    return { kind: 'corrupt', reason: 'nul_bytes', detail: 'zero bytes inside the journal that are not a zero-filled tail', seq: null };
-  }
-  if (firstLineEnd >= 0) {
-    // A whole line (too long to check): only a NUL-free unterminated tail can be torn.
-    return {
-      kind: 'corrupt',
-      reason: firstProblem?.reason ?? 'record_too_large',
-      detail: firstProblem?.detail ?? `the line is over the ${MAX_LINE_BYTES}-byte limit`,
-      seq: firstProblem?.seq ?? null,
-    };
-  }
-  if (firstLineBytes + 1 > MAX_LINE_BYTES)
-    return { kind: 'corrupt', reason: 'record_too_large', detail: `the last line is over the ${MAX_LINE_BYTES}-byte limit`, seq: null };
-  return unterminatedVerdict(Buffer.concat(firstLine), atHeader);
-}
-
-// Whether a final line without its newline is a prefix of a record (torn) or not.
-function unterminatedVerdict(tail: Buffer, atHeader: boolean): TailVerdict {
-  const corrupt = (reason: CorruptReason, detail: string): TailVerdict => ({ kind: 'corrupt', reason, detail, seq: null });
-  if (atHeader && tail[0] === 0xef) return corrupt('bom', 'the file starts with a UTF-8 byte order mark (saved by an editor?)');
-  if (tail.indexOf(0x0d) >= 0)
-    return corrupt('crlf', 'the last line holds a CR: the file was saved with CRLF line endings (by an editor?)');
-  for (let i = 0; i < Math.min(8, tail.length); i++)
-    if (!isLowerHex(tail[i]))
-      return corrupt('foreign_line', 'the last line has no "<crc32> " checksum prefix: it was not written by journal');
-  if (tail.length > 8 && tail[8] !== 0x20)
-    return corrupt('foreign_line', 'the last line has no "<crc32> " checksum prefix: it was not written by journal');
-  if (tail.length > 9 && tail[9] !== 0x7b) return corrupt('foreign_line', 'the last line is not a JSON object after its checksum');
-  if (tail.length > 10) {
-    // A complete record followed by anything but its newline cannot come from a crash.
-    const prefix = tail.toString('latin1', 0, 8);
-    let crc = 0;
-    let from = 9;
-    for (let close = tail.indexOf(0x7d, from); close >= 0; close = tail.indexOf(0x7d, close + 1)) {
-      crc = crc32(tail.subarray(from, close + 1), crc);
-      from = close + 1;
-      if (crc.toString(16).padStart(8, '0') === prefix && close + 1 < tail.length)
-        return corrupt('missing_newline', 'a complete record is followed by stray bytes instead of its newline');
-    }
-  }
-  return { kind: 'torn', detail: 'no_newline' };
 }

@@ -291,4 +291,48 @@ test(
   }),
 );
 
+test(
+  "lines that straddle the scan's read boundaries are checked whole: clean, and a flip or a gap there is named at its line",
+  withTimeout(60_000, async () => {
+    // ~6 MiB of records of uneven sizes (up to ~600 KiB): every 64 KiB multiple up to there
+    // falls inside some line, whatever size the scan reads in.
+    const path = join(dir.path, 'straddle-src.jsonl');
+    const opened = await openWriter(path, { create: true, runId: 'straddle', fs: noSync });
+    if (!opened.ok) throw new Error(opened.error.message);
+    for (let i = 1; i <= 60; i++) await opened.value.append('padded', { i, pad: 'p'.repeat((i * 7919) % (600 * 1024)) });
+    await opened.value.close();
+    const sample = sampleOf(path);
+    assert.ok(sample.bytes.length > 6 * 2 ** 20, 'the journal spans several reads');
+    const { records, status } = await readJournal(path);
+    assert.equal(status, { kind: 'clean' });
+    assert.is(records.length, 61);
+    assert.equal(
+      records.map((r) => r.seq),
+      records.map((_, i) => i),
+    );
+    assert.equal(await validateJournal(path), { status: { kind: 'clean' }, count: 61, lastSeq: 60, terminal: false, runId: 'straddle' });
+
+    const broken = join(dir.path, 'straddle.jsonl');
+    for (const boundary of [2 ** 18, 2 ** 19, 2 ** 20, 2 ** 21, 2 ** 22]) {
+      const line = sample.offsets.findLastIndex((o) => o <= boundary);
+      const start = sample.offsets[line]!;
+      assert.ok(start < boundary && boundary < start + sample.lines[line]!.length - 1, `a line straddles ${boundary}`);
+      // A byte flipped just past the boundary, inside that line.
+      const flipped = Buffer.from(sample.bytes);
+      flipped[boundary + 1] = flipped[boundary + 1]! ^ 0x01;
+      writeFileSync(broken, flipped);
+      for (const read of [(await readJournal(broken)).status, (await validateJournal(broken)).status]) {
+        const found = corrupt(read, `flip at ${boundary + 1}`);
+        assert.equal([found.reason, found.offset, found.seq], ['crc_mismatch', start, line], `flip at ${boundary + 1}`);
+      }
+      // The straddling line dropped: the next one is a gap at the dropped line's offset.
+      writeFileSync(broken, Buffer.concat([sample.bytes.subarray(0, start), sample.bytes.subarray(start + sample.lines[line]!.length)]));
+      for (const read of [(await readJournal(broken)).status, (await validateJournal(broken)).status]) {
+        const found = corrupt(read, `line ${line} dropped`);
+        assert.equal([found.reason, found.offset, found.seq], ['seq_gap', start, line + 1], `line ${line} dropped`);
+      }
+    }
+  }),
+);
+
 test.run();

@@ -54,4 +54,40 @@ test(
   }),
 );
 
+test(
+  'the plan copy of a plan without secrets is plain JSON: its text is the same as its own round trip, keys sorted, undefined dropped',
+  withTimeout(5000, async () => {
+    const dir = tempDir('runplan-plancopy-');
+    try {
+      writeFileSync(
+        join(dir.path, 'plan.toml'),
+        [
+          'slug = "s"',
+          '[defaults]',
+          'command = ["agent", "{{task.id}}"]',
+          '[[tasks]]',
+          'id = "a"',
+          'env = { zeta = "1", Alpha = "A", _x = "x" }',
+          'gates = [["true"], ["test", "-e", "x"]]',
+          '[[tasks]]',
+          'id = "b"',
+          'needs = ["a"]',
+        ].join('\n'),
+      );
+      const loaded = await loadPlan(join(dir.path, 'plan.toml'));
+      assert.ok(loaded.ok, JSON.stringify(loaded));
+      const copy = planCopy(loaded.value, {});
+      const text = JSON.stringify(copy, null, 2);
+      assert.is(text, JSON.stringify(JSON.parse(text), null, 2), 'the same text as the JSON round trip');
+      assert.match(text, /"Alpha": "A",\s+"_x": "x",\s+"zeta": "1"/);
+      assert.not.match(text, 'undefined');
+      // Keys sorted at every level, as the digests see them.
+      const keys = Object.keys(copy as Record<string, unknown>);
+      assert.equal(keys, [...keys].sort());
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
 test.run();

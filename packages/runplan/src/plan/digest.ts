@@ -7,7 +7,8 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value));
 }
 
-function sortKeys(value: unknown): unknown {
+// The value with object keys sorted at every level and undefined dropped (arrays: null).
+export function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map((v) => (v === undefined ? null : sortKeys(v)));
   if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
     const out: Record<string, unknown> = {};
