@@ -54,7 +54,6 @@ test("asTyped replaces cac's values with the typed text and leaves defaults and 
   assert.is(asTyped([], { x: 'default' }, { x: 'x' })['x'], 'default', 'a default is kept');
 });
 
-
 test("usageAsTyped: cac's camelCase key back to the option as typed; other messages unchanged", () => {
   assert.is(usageAsTyped('Unknown option `--keepGoin`', ['run', 'p', '--keep-goin']), 'unknown option --keep-goin');
   assert.is(usageAsTyped('Unknown option `--suchOpt`', ['--no-such-opt']), 'unknown option --no-such-opt');

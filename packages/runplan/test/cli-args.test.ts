@@ -22,7 +22,6 @@ test(
   }),
 );
 
-
 // cac names an unknown option by its camelCase key; every tool says it as it was typed.
 test(
   'an unknown option is named as typed (--keep-goin, --no-such-opt), by every tool',
