@@ -107,6 +107,7 @@ export class Coordinator {
       await operatorRetries(parts, req.retry ?? []);
       const branch = await resetBranch(parts);
       if (branch !== undefined) return await this.failed(parts, { failure: branch, task: null, evidence: [] });
+      const loops = new Set(plan.tasks.filter((t) => t.until !== undefined).map((t) => t.id));
       const end = await schedule({
         plan,
         ledger: this.ledger,
@@ -117,7 +118,9 @@ export class Coordinator {
         dispatch: (task, attempt) => dispatch(parts, task, attempt),
         afterSuccess: async (taskId, attempt, inFlight) => {
           await removeEarlierTrees(parts, taskId);
-          await this.refsFailed(await deleteRoundRefs(this.init.repo, plan.slug, taskId));
+          // Only a loop (or a crashed loop attempt's durable round) leaves round refs; any other
+          // task's would cost a git call each. What is missed here goes at the receipt anyway.
+          if (loops.has(taskId) || this.ledger.durableRounds.has(taskId)) await this.refsFailed(await deleteRoundRefs(this.init.repo, plan.slug, taskId));
           await retain(parts, taskId, attempt, inFlight);
         },
         afterFailure: (task, r) => afterFailure(parts, task, r),
