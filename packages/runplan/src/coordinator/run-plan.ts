@@ -73,7 +73,7 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
       if (refusal !== undefined) return { kind: 'refused', ...refusal };
     }
     for (const line of chosen.notices) req.onNotice?.(line);
-    const shared = await checkWorkdir(plan, slug, chosen.value.run.runId);
+    const shared = await checkWorkdir(plan, slug, { runId: chosen.value.run.runId, signal: req.signal });
     for (const line of shared.notices) req.onNotice?.(line);
     if (shared.refusal !== undefined) return { kind: 'refused', ...shared.refusal };
     return await startRun({ plan, repo, slug, start: chosen.value, baseCommit, contracts, identity, req });
@@ -135,11 +135,11 @@ export async function locate(req: Pick<RunRequest, 'planFile' | 'repo' | 'stateD
 
 // Whether the Slurm nodes see where the attempts' worktrees will be (the workdir's holding
 // directory: the same for every attempt of the run), before anything is submitted.
-function checkWorkdir(plan: Plan, slug: SlugPaths, runId: string): ReturnType<typeof checkSharedWorkdir> {
+function checkWorkdir(plan: Plan, slug: SlugPaths, run: { runId: string; signal: AbortSignal }): ReturnType<typeof checkSharedWorkdir> {
   const vars = { 'harness.name': plan.slug, 'plan.slug': plan.slug };
   const held = plan.workdir === undefined ? { ok: true as const, value: slug.work } : holdingDirectory(plan.workdir, vars);
   if (!held.ok) return Promise.resolve({ notices: [] });
-  return checkSharedWorkdir(plan, { dir: held.value, tagPrefix: runTagPrefix(runId) });
+  return checkSharedWorkdir(plan, { dir: held.value, tagPrefix: runTagPrefix(run.runId), signal: run.signal });
 }
 
 // A coordinator started as a background job (`runplan run … &` at a prompt) would leave

@@ -15,14 +15,14 @@ export interface WorkdirCheck {
 // executor_workdir_not_shared); a probe that gets no answer is a notice, and the run goes on.
 export async function checkSharedWorkdir(
   plan: { tasks: readonly { executor?: ExecutorSpec; gatesExecutor?: ExecutorSpec }[] },
-  where: { dir: string; tagPrefix: string },
+  where: { dir: string; tagPrefix: string; signal?: AbortSignal },
 ): Promise<WorkdirCheck> {
   const specs = slurmSpecs(plan);
   const notices: string[] = [];
   if (specs.length === 0) return { notices };
   await mkdir(where.dir, { recursive: true, mode: 0o700 });
   for (const spec of specs) {
-    const answer = await probeSharedDir({ spec, dir: where.dir, ownerTag: `${where.tagPrefix}probe` });
+    const answer = await probeSharedDir({ spec, dir: where.dir, ownerTag: `${where.tagPrefix}probe`, signal: where.signal });
     const partition = spec.partition !== undefined ? `partition ${spec.partition}` : 'the default partition';
     if (answer.kind === 'missing') {
       return {

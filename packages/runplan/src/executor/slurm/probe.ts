@@ -30,6 +30,8 @@ export interface ProbeRequest {
   dir: string;
   /** The job's name: under the run's tag prefix, so a crashed coordinator's probe is found like its attempts. */
   ownerTag: string;
+  /** The operator's interrupt: the probe is torn down with the rest. */
+  signal?: AbortSignal;
 }
 
 // Whether a node of the spec's partition sees `dir`: runplan writes a marker holding a
@@ -58,7 +60,7 @@ export async function probeSharedDir(req: ProbeRequest): Promise<ProbeAnswer> {
       marker,
     ];
     const env = { SLURM_JOB_ID: undefined, SLURM_JOBID: undefined };
-    const c = await capture({ argv, input: '', env, deadlineMs: PROBE_DEADLINE_MS, graceMs: 1000, maxBuffer: 1 << 16 });
+    const c = await capture({ argv, input: '', env, deadlineMs: PROBE_DEADLINE_MS, graceMs: 1000, maxBuffer: 1 << 16, signal: req.signal });
     if (c.reason !== 'exited' || c.exitCode !== 0) {
       await endJobs(req.ownerTag, 1000);
       const said = c.stderr.toString('utf8').trim().split('\n').at(-1) ?? '';
