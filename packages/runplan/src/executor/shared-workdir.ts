@@ -35,7 +35,9 @@ export async function checkSharedWorkdir(
       };
     }
     if (answer.kind === 'unknown') {
-      notices.push(`runplan: warning: executor_probe_failed: ${partition}: could not check that its nodes see ${where.dir}: ${answer.problem}`);
+      notices.push(
+        `runplan: warning: executor_probe_failed: ${partition}: could not check that its nodes see ${where.dir}: ${answer.problem}`,
+      );
     }
   }
   return { notices };

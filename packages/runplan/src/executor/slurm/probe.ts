@@ -10,7 +10,7 @@ import { endJobs } from './jobs.js';
  * The probe job's script, fixed (the marker's path is its one argument, never spliced in):
  * the node's name on the first line, then what the marker holds there, if it is there.
  */
-const PROBE_SCRIPT = 'printf "%s\\n" "${SLURMD_NODENAME:-$(hostname)}"; cat -- "$1" 2>/dev/null; exit 0';
+const PROBE_SCRIPT = 'n=$SLURMD_NODENAME; [ -n "$n" ] || n=$(hostname); printf "%s\\n" "$n"; cat -- "$1" 2>/dev/null; exit 0';
 
 /** How long the probe may take, queueing included: past it the answer is `unknown`. */
 const PROBE_DEADLINE_MS = 60_000;
