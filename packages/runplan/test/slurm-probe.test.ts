@@ -46,7 +46,7 @@ test(
     assert.match(run.stderr, 'hint: set `workdir`');
     assert.equal(readLedger(f.ledger), [], 'no agent ran');
     assert.equal(runIds(f.repo, 'unshared'), [], 'no run was started');
-    assert.equal(readdirSync(work.path), [], 'the marker is gone (and nothing was made where the node looks)');
+    assert.equal(readdirSync(work.path), [], 'nothing was made where the node looks (the marker was on the private tmpfs)');
 
     // The same plan where the node does see the workdir runs, through the same probe.
     const shared = await runplan(['run', f.plan, '--json'], f);

@@ -42,7 +42,7 @@ test(
     assert.ok(command !== undefined && gate !== undefined);
     const lines = resumed.stderr.split('\n').map((l) => l.replace(/^runplan: \d\d:\d\d:\d\d /, ''));
     for (const want of [
-      `jobs-cancelled: cancelled 1 Slurm job(s) left by a crashed coordinator: ${first.jobId}`,
+      `jobs-cancelled: cancelled 1 Slurm job(s) left by an earlier coordinator: ${first.jobId}`,
       `job-submitted p #2: slurm job ${command.jobId} (command)`,
       `job-ended p #2: slurm job ${command.jobId} COMPLETED exit=0 on ${node}`,
       `job-submitted p #2: slurm job ${gate.jobId} (gates)`,

@@ -54,7 +54,7 @@ export function detailOf(r: JournalRecord): string {
     case 'jobs-cancelled': {
       const { cancelled, survivors } = e.data;
       const still = survivors.length > 0 ? `; still queued: ${survivors.join(' ')}` : '';
-      return `: cancelled ${cancelled.length} Slurm job(s) left by a crashed coordinator${cancelled.length > 0 ? `: ${cancelled.join(' ')}` : ''}${still}`;
+      return `: cancelled ${cancelled.length} Slurm job(s) left by an earlier coordinator${cancelled.length > 0 ? `: ${cancelled.join(' ')}` : ''}${still}`;
     }
     case 'worktrees-removed':
       return `: ${Array.isArray(e.data.worktrees) ? e.data.worktrees.length : 0} earlier worktree(s)`;
