@@ -169,6 +169,11 @@ test(
       assert.is(closed?.reason, 'slurm_submit_failed');
       assert.is(closed?.class, 'environment');
       assert.match(String(closed?.failure?.evidenceTail), /partition/i, "srun's own words are the evidence");
+      // The workdir probe got no answer there either: said, and the run went on to say why.
+      assert.match(
+        run.stderr,
+        /runplan: warning: executor_probe_failed: partition no-such-partition: could not check that its nodes see .*partition/,
+      );
     },
   ),
 );

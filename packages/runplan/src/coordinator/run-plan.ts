@@ -3,6 +3,9 @@ import writeFileAtomic from 'write-file-atomic';
 import { isStopHolder } from '../observe/status.js';
 import { acquireLock, openWriter } from '@runplan/journal';
 import { missingExecutorTools } from '../executor/tools.js';
+import { checkSharedWorkdir } from '../executor/shared-workdir.js';
+import { holdingDirectory } from '@runplan/workdir';
+import { runTagPrefix } from '../resume/leftovers.js';
 import { loadPlan } from '../plan/load.js';
 import type { Plan } from '../plan/types.js';
 import { planDigest, taskContractDigests } from '../plan/digest.js';
@@ -70,6 +73,9 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
       if (refusal !== undefined) return { kind: 'refused', ...refusal };
     }
     for (const line of chosen.notices) req.onNotice?.(line);
+    const shared = await checkWorkdir(plan, slug, { runId: chosen.value.run.runId, signal: req.signal });
+    for (const line of shared.notices) req.onNotice?.(line);
+    if (shared.refusal !== undefined) return { kind: 'refused', ...shared.refusal };
     return await startRun({ plan, repo, slug, start: chosen.value, baseCommit, contracts, identity, req });
   } catch (e) {
     // A write refused before the run started (closing earlier runs, the plan copy): nothing ran.
@@ -125,6 +131,15 @@ export async function locate(req: Pick<RunRequest, 'planFile' | 'repo' | 'stateD
     };
   }
   return { plan, repo, common, baseCommit };
+}
+
+// Whether the Slurm nodes see where the attempts' worktrees will be (the workdir's holding
+// directory: the same for every attempt of the run), before anything is submitted.
+function checkWorkdir(plan: Plan, slug: SlugPaths, run: { runId: string; signal: AbortSignal }): ReturnType<typeof checkSharedWorkdir> {
+  const vars = { 'harness.name': plan.slug, 'plan.slug': plan.slug };
+  const held = plan.workdir === undefined ? { ok: true as const, value: slug.work } : holdingDirectory(plan.workdir, vars);
+  if (!held.ok) return Promise.resolve({ notices: [] });
+  return checkSharedWorkdir(plan, { dir: held.value, tagPrefix: runTagPrefix(run.runId), signal: run.signal });
 }
 
 // A coordinator started as a background job (`runplan run … &` at a prompt) would leave

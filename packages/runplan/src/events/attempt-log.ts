@@ -38,6 +38,15 @@ export interface AttemptEntry {
   /** When the provider wait after this attempt ends (provider-wait `until`; older journals: the failure's reset time). */
   resetAtMs: number | null;
   resultCommit: string | null;
+  /** The engine's jobs of the attempt (Slurm), in submission order; none for a local one. */
+  jobs: AttemptJob[];
+}
+
+/** One job of an attempt: its id, which phase submitted it, and the engine's final state once journaled. */
+export interface AttemptJob {
+  jobId: string;
+  phase: string;
+  state: string | null;
 }
 
 /** A run-level moment the timeline marks: a coordinator crash and its resume. */
@@ -104,6 +113,7 @@ export class AttemptLog {
         delayMs: 0,
         resetAtMs: null,
         resultCommit: null,
+        jobs: [],
       });
       return;
     }
@@ -134,6 +144,14 @@ export class AttemptLog {
       case 'round-done':
         a.rounds.push(e.ts);
         break;
+      case 'job-submitted':
+        a.jobs.push({ jobId: e.data.jobId, phase: e.data.phase, state: null });
+        break;
+      case 'job-ended': {
+        const job = a.jobs.find((j) => j.jobId === e.data.jobId);
+        if (job !== undefined) job.state = e.data.state;
+        break;
+      }
       case 'checkpoint':
         a.resultCommit = e.data.resultCommit;
         break;

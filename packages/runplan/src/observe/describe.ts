@@ -47,6 +47,15 @@ export function detailOf(r: JournalRecord): string {
       const skipped = Array.isArray(e.data.skipped) ? e.data.skipped : [];
       return `: passed over ${skipped.map((x) => `#${String(x.attempt)} (${String(x.found)} exists)`).join(', ')}`;
     }
+    case 'job-submitted':
+      return `: slurm job ${String(e.data.jobId)} (${String(e.data.phase)})`;
+    case 'job-ended':
+      return `: slurm job ${String(e.data.jobId)} ${String(e.data.state)}${e.data.exitCode !== null ? ` exit=${String(e.data.exitCode)}` : ''}${e.data.nodes ? ` on ${String(e.data.nodes)}` : ''}`;
+    case 'jobs-cancelled': {
+      const { cancelled, survivors } = e.data;
+      const still = survivors.length > 0 ? `; still queued: ${survivors.join(' ')}` : '';
+      return `: cancelled ${cancelled.length} Slurm job(s) left by an earlier coordinator${cancelled.length > 0 ? `: ${cancelled.join(' ')}` : ''}${still}`;
+    }
     case 'worktrees-removed':
       return `: ${Array.isArray(e.data.worktrees) ? e.data.worktrees.length : 0} earlier worktree(s)`;
     case 'round-restored':

@@ -1,4 +1,4 @@
-import type { AttemptEntry } from '../events/attempt-log.js';
+import type { AttemptEntry, AttemptJob } from '../events/attempt-log.js';
 import { shownCost, type UsageTotals } from '../events/types.js';
 import type { RunView } from '../events/view.js';
 
@@ -30,6 +30,8 @@ export interface ReportAttempt {
   evidence: string[];
   evidenceDir: string;
   resultCommit: string | null;
+  /** The attempt's Slurm jobs (id, phase, final state): where it ran, to look up with scontrol or sacct. */
+  jobs: AttemptJob[];
 }
 
 /** A run-level moment the timeline marks: a crash, a resume, an adopted checkpoint, the start of a continuation. */
@@ -100,6 +102,7 @@ export function attemptsOf(runs: FoldedRun[], t0: number): { attempts: ReportAtt
         evidence: a.evidence,
         evidenceDir: a.evidenceDir,
         resultCommit: a.resultCommit,
+        jobs: a.jobs,
       });
       if (a.outcome !== null && a.outcome !== 'success') last.set(a.taskId, a);
     }

@@ -111,7 +111,7 @@ function timeline(shown) {
     for (const a of byTask.get(t.id) || []) {
       const earlier = a.run !== D.runs[D.runs.length - 1].runId;
       const g = svg('g', { class: 'attempt-bar' + (a.outcome && a.outcome !== 'success' ? ' failed-bar' : '') + (earlier ? ' earlier-run' : ''), 'data-task': t.id, 'data-attempt': a.attempt, 'data-run': a.run });
-      const title = svg('title', {}); title.textContent = (earlier ? 'run ' + a.run + ': ' : '') + t.id + ' #' + a.attempt + ': ' + (a.outcome ?? 'open') + (a.reason && a.reason !== 'ok' ? ' (' + a.reason + ')' : ''); g.append(title);
+      const title = svg('title', {}); title.textContent = (earlier ? 'run ' + a.run + ': ' : '') + t.id + ' #' + a.attempt + ': ' + (a.outcome ?? 'open') + (a.reason && a.reason !== 'ok' ? ' (' + a.reason + ')' : '') + (a.jobs.length ? ', Slurm job ' + a.jobs.map((j) => j.jobId).join(' ') : ''); g.append(title);
       const stop = a.end ?? D.wallMs;
       g.append(svg('rect', { x: x(a.start), y, width: Math.max(1, x(stop) - x(a.start)), height: lane - 4, class: 'ph-open' }));
       for (const p of a.phases) g.append(svg('rect', { x: x(p.from), y, width: Math.max(1, x(p.to) - x(p.from)), height: lane - 4, class: 'ph-' + p.phase }));
@@ -151,6 +151,7 @@ function failures() {
     if (a.fingerprint) div.append(el('span', {}, ' fingerprint ' + a.fingerprint.slice(0, 8)));
     if (a.verdict) div.append(el('div', { class: 'verdict' }, a.verdict));
     if (a.message) div.append(el('pre', { class: 'agent-text' }, a.message));
+    for (const j of a.jobs) div.append(el('div', { class: 'job' }, 'Slurm job ' + j.jobId + ' (' + j.phase + '): ' + (j.state ?? 'no record')));
     for (const p of a.evidence) { const line = el('div'); line.append(el('code', {}, p)); div.append(line); }
     host.append(div);
   }

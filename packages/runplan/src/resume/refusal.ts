@@ -16,6 +16,7 @@ export type RefusalReason =
   | 'contract_changed'
   | 'dependency_mismatch'
   | 'executor_unavailable'
+  | 'executor_workdir_not_shared'
   | 'journal_corrupt'
   | 'land_checked_out'
   | 'land_moved'
