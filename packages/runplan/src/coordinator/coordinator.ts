@@ -120,7 +120,8 @@ export class Coordinator {
           await removeEarlierTrees(parts, taskId);
           // Only a loop (or a crashed loop attempt's durable round) leaves round refs; any other
           // task's would cost a git call each. What is missed here goes at the receipt anyway.
-          if (loops.has(taskId) || this.ledger.durableRounds.has(taskId)) await this.refsFailed(await deleteRoundRefs(this.init.repo, plan.slug, taskId));
+          if (loops.has(taskId) || this.ledger.durableRounds.has(taskId))
+            await this.refsFailed(await deleteRoundRefs(this.init.repo, plan.slug, taskId));
           await retain(parts, taskId, attempt, inFlight);
         },
         afterFailure: (task, r) => afterFailure(parts, task, r),
