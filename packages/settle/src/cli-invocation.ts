@@ -27,6 +27,25 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
+// settle's options as cac declares them (cac's descriptions go unused: --help prints helpText).
+const optionTable: ReadonlyArray<readonly [flags: string, description: string, config?: { type: unknown[] }]> = [
+  ['--deadline <dur>', 'deadline'],
+  ['--grace <dur>', 'grace'],
+  ['-k, --kill-after <dur>', 'kill after'],
+  ['-s, --signal <name>', 'first signal'],
+  ['--stall <dur>', 'stall'],
+  ['-p, --preserve-status', 'preserve status'],
+  ['--version', 'version'],
+  ['--input <file>', 'input'],
+  ['--report <file>', 'report'],
+  ['--cwd <dir>', 'cwd'],
+  ['--ownership <mode>', 'ownership'],
+  ['--cgroup-parent <dir>', 'cgroup parent'],
+  ['--env <kv>', 'env', { type: [String] }],
+  ['-h, --help', 'help'],
+];
+
+// The keys cac's parse gives settle's options (and aliases); any other is an unknown option.
 const knownOptions = new Set([
   '--',
   'deadline',
@@ -58,20 +77,7 @@ export async function parse(argv: string[]): Promise<Invocation | 'help' | 'vers
   }
   const { cac } = await import('cac');
   const cli = cac('settle');
-  cli.option('--deadline <dur>', 'deadline');
-  cli.option('--grace <dur>', 'grace');
-  cli.option('-k, --kill-after <dur>', 'kill after');
-  cli.option('-s, --signal <name>', 'first signal');
-  cli.option('--stall <dur>', 'stall');
-  cli.option('-p, --preserve-status', 'preserve status');
-  cli.option('--version', 'version');
-  cli.option('--input <file>', 'input');
-  cli.option('--report <file>', 'report');
-  cli.option('--cwd <dir>', 'cwd');
-  cli.option('--ownership <mode>', 'ownership');
-  cli.option('--cgroup-parent <dir>', 'cgroup parent');
-  cli.option('--env <kv>', 'env', { type: [String] });
-  cli.option('-h, --help', 'help');
+  for (const [flags, description, config] of optionTable) cli.option(flags, description, config);
   // mri reads a lone `-` as "no value", so `--input -` (settle's stdin) becomes `--input=-`.
   const cut = argv.indexOf('--');
   const own = cut < 0 ? argv : argv.slice(0, cut);
