@@ -78,17 +78,9 @@ export async function parse(argv: string[]): Promise<Invocation | 'help' | 'vers
   const { cac } = await import('cac');
   const cli = cac('settle');
   for (const [flags, description, config] of optionTable) cli.option(flags, description, config);
-  // mri reads a lone `-` as "no value", so `--input -` (settle's stdin) becomes `--input=-`.
   const cut = argv.indexOf('--');
   const own = cut < 0 ? argv : argv.slice(0, cut);
-  const rewritten: string[] = [];
-  for (let i = 0; i < own.length; i++) {
-    if (own[i] === '--input' && own[i + 1] === '-') {
-      rewritten.push('--input=-');
-      i++;
-    } else rewritten.push(own[i]!);
-  }
-  const parsed = cli.parse(['node', 'settle', ...rewritten, ...(cut < 0 ? [] : argv.slice(cut))], { run: false });
+  const parsed = cli.parse(['node', 'settle', ...stdinInputJoined(own), ...(cut < 0 ? [] : argv.slice(cut))], { run: false });
   const o = parsed.options as Record<string, unknown>;
   if (o.help || o.h) return 'help';
   if (o.version) return 'version';
@@ -146,6 +138,18 @@ export async function parse(argv: string[]): Promise<Invocation | 'help' | 'vers
     invocation.env[String(pair).slice(0, at)] = String(pair).slice(at + 1);
   }
   return invocation;
+}
+
+// mri reads a lone `-` as "no value", so `--input -` (settle's stdin) becomes `--input=-`.
+function stdinInputJoined(own: readonly string[]): string[] {
+  const rewritten: string[] = [];
+  for (let i = 0; i < own.length; i++) {
+    if (own[i] === '--input' && own[i + 1] === '-') {
+      rewritten.push('--input=-');
+      i++;
+    } else rewritten.push(own[i]!);
+  }
+  return rewritten;
 }
 
 // The text given to `--flag V`, `--flag=V` (or `-k V` for kill-after), the last one if repeated.
