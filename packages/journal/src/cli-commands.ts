@@ -7,7 +7,8 @@ import { describeHolder, isLockHeld, readLockHolder } from './lock.js';
 import { repairJournal } from './repair.js';
 import { describeStatus } from './status.js';
 import { openWriter } from './open.js';
-import { identityPathFor, recordProblem, recordProblemBeforeOpen, type JournalWriter } from './writer.js';
+import { recordProblem, recordProblemBeforeOpen } from './input-check.js';
+import { identityPathFor, type JournalWriter } from './writer.js';
 import { DEFAULT_WAIT, say, fail, UsageError, waitMsFrom, parseObject, scanOrFail, statusJson, reportStatus } from './cli-support.js';
 
 // The journal CLI's commands: each takes its arguments and returns the exit code.

@@ -4,7 +4,7 @@ import { JournalFailure } from './errors.js';
 import { isPlainObject } from './format.js';
 import { scanJournal, type ScanResult } from './scan.js';
 import { describeStatus, type JournalStatus } from './status.js';
-import { pathProblem } from './writer.js';
+import { pathProblem } from './input-check.js';
 
 // What the journal CLI's commands share: exit codes, messages, argument checks.
 

@@ -10,7 +10,8 @@ import { acquireLock } from './lock.js';
 import { truncateTornTail, type TailRepair } from './torn-tail.js';
 import { scanJournal, type ScanResult } from './scan.js';
 import { describeStatus } from './status.js';
-import { headerData, identityPathFor, newRunId, pathProblem, resumeWriter, type JournalEvent, type JournalWriter } from './writer.js';
+import { pathProblem } from './input-check.js';
+import { headerData, identityPathFor, newRunId, resumeWriter, type JournalEvent, type JournalWriter } from './writer.js';
 import type { HeldLock } from './lock.js';
 
 // Opening a journal's one writer: the lock, creation, refusing corruption, repairing a torn tail.

@@ -6,7 +6,8 @@ import { acquireLock } from './lock.js';
 import { scanJournal } from './scan.js';
 import { describeStatus } from './status.js';
 import { truncateTornTail, type TailRepair } from './torn-tail.js';
-import { pathProblem, identityPathFor, resumeWriter } from './writer.js';
+import { pathProblem } from './input-check.js';
+import { identityPathFor, resumeWriter } from './writer.js';
 
 export type { TailRepair } from './torn-tail.js';
 

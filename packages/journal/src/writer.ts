@@ -1,18 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { constants, statSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { constants } from 'node:fs';
 import { ioError, JournalFailure, type JournalError } from './errors.js';
-import {
-  encodeRecord,
-  FORMAT_VERSION,
-  GENESIS_PREV,
-  HEADER_TYPE,
-  isPlainObject,
-  MAX_LINE_BYTES,
-  typeProblem,
-  type JournalRecord,
-} from './format.js';
+import { encodeRecord, FORMAT_VERSION, GENESIS_PREV, HEADER_TYPE, MAX_LINE_BYTES, type JournalRecord } from './format.js';
 import { writeAll, type JournalFs } from './fs.js';
+import { recordProblem, tooLarge } from './input-check.js';
 import type { HeldLock, LockEvent } from './lock.js';
 import type { TailRepair } from './torn-tail.js';
 import type { ScanResult } from './scan.js';
@@ -45,29 +36,6 @@ export function identityPathFor(path: string): string {
   return `${path}.lock.json`;
 }
 
-// A journal path that cannot be right (an empty or stringified-undefined name, a
-// directory, a missing parent) is refused before anything is opened (F10).
-export function pathProblem(path: unknown): JournalError | undefined {
-  const shown = String(path);
-  const bad = (why: string): JournalError => ({ reason: 'bad_path', path: shown, message: `${JSON.stringify(shown)} ${why}` });
-  if (typeof path !== 'string' || path.trim() === '') return bad('is not a journal path');
-  if (path.includes('\0')) return bad('holds a NUL byte');
-  const name = basename(path);
-  if (path.endsWith('/') || name === '.' || name === '..') return bad('names a directory, not a journal file');
-  if (/^(undefined|null|NaN|\[object Object\])(\..*)?$/.test(name)) return bad('looks like a missing value turned into a file name');
-  try {
-    if (!statSync(dirname(path)).isDirectory()) return bad('is inside something that is not a directory');
-  } catch {
-    return bad('is in a directory that does not exist');
-  }
-  try {
-    if (statSync(path).isDirectory()) return bad('is a directory');
-  } catch {
-    // does not exist yet: fine
-  }
-  return undefined;
-}
-
 // A fresh run id when the caller gave none: sortable time plus randomness.
 export function newRunId(now = new Date()): string {
   const stamp = now
@@ -75,40 +43,6 @@ export function newRunId(now = new Date()): string {
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, 'Z');
   return `${stamp}-${randomBytes(2).toString('hex')}`;
-}
-
-// Why a record of this type and data can never be appended (its size aside), or undefined.
-export function recordProblem(path: string, type: string, data: unknown): JournalError | undefined {
-  const problem = typeProblem(type) ?? (type === HEADER_TYPE ? `"${HEADER_TYPE}" is reserved for the first record` : undefined);
-  if (problem) return { reason: 'bad_record', path, message: problem };
-  if (!isPlainObject(data)) return { reason: 'bad_record', path, message: 'record data must be a JSON object' };
-  return undefined;
-}
-
-/**
- * recordProblem plus the size limit, measured as if the record were seq 0 (a later seq
- * only adds digits): what a caller checks before opening a writer, so input that can
- * never be appended creates nothing.
- */
-export function recordProblemBeforeOpen(path: string, type: string, data: unknown, terminal: boolean): JournalError | undefined {
-  const problem = recordProblem(path, type, data);
-  if (problem) return problem;
-  let size: number;
-  try {
-    const record: JournalRecord = { seq: 0, prev: GENESIS_PREV, ts: new Date().toISOString(), type, data: data as Record<string, unknown> };
-    size = encodeRecord(terminal ? { ...record, terminal: true } : record).bytes.length;
-  } catch (e) {
-    return { reason: 'bad_record', path, message: `record data is not JSON: ${e instanceof Error ? e.message : String(e)}` };
-  }
-  return size > MAX_LINE_BYTES ? tooLarge(path, type, size) : undefined;
-}
-
-function tooLarge(path: string, type: string, bytes: number): JournalError {
-  return {
-    reason: 'record_too_large',
-    path,
-    message: `a ${type} record of ${bytes} bytes is over the ${MAX_LINE_BYTES}-byte limit (store big evidence in a file and journal its path)`,
-  };
 }
 
 interface Pending {

@@ -5,18 +5,19 @@ import { readEvent, taskCountOf, type RunEvent } from './read.js';
 import { threadTotalsOf } from './thread-totals.js';
 import { nextStep, type TaskStep } from './task-step.js';
 import { AttemptLog } from './attempt-log.js';
+import { DurableRounds } from './durable-rounds.js';
+import { openAttemptOf } from './open-attempt.js';
+import { RunSpend } from './spend.js';
 import type { OpenAttempt, StoppedTask } from './view-types.js';
-import {
-  addUsage,
-  ZERO_USAGE,
-  type AttemptFailureData,
-  type CheckpointData,
-  type DurableRound,
-  type ProviderWaitData,
-  type RunCompleteData,
-  type RunFailedData,
-  type RunStartedData,
-  type UsageTotals,
+import type {
+  AttemptFailureData,
+  CheckpointData,
+  DurableRound,
+  ProviderWaitData,
+  RunCompleteData,
+  RunFailedData,
+  RunStartedData,
+  UsageTotals,
 } from './types.js';
 
 export type { OpenAttempt, StoppedTask } from './view-types.js';
@@ -26,9 +27,8 @@ export type { OpenAttempt, StoppedTask } from './view-types.js';
  * onRecord; none is kept), into what resume, continuation, `status`, progress and `stop`
  * need — the receipt, tasks done and adopted, attempts open and closed, usage and cost
  * including what run-started carried from the runs a continuation continues, failure
- * histories and fingerprints, loop rounds. Totals start from what run-started carried:
- * usage journaled before it (none, in journals runplan writes) is added again on top of
- * that once it arrives; everything else is folded in journal order as it comes.
+ * histories and fingerprints, loop rounds. Spend starts from what run-started carried
+ * (events/spend.ts); everything else is folded in journal order as it comes.
  */
 export class RunView {
   /** The first terminal record: the run's receipt. */
@@ -58,9 +58,6 @@ export class RunView {
   collision: { taskId: string; attempt: number; seq: number } | undefined;
   /** Attempts lost to coordinator crashes, per task. */
   readonly crashes = new Map<string, number>();
-  /** Spend so far, from what run-started carried on. */
-  usage: UsageTotals = ZERO_USAGE;
-  costUsd = 0;
   /** Failure histories (classes, fingerprints) per task, from repair-decided; operator-retry resets them. */
   readonly histories = new Map<string, TaskHistory>();
   /** The last failure of each task that was to be retried (its evidence goes into the next prompt). */
@@ -78,12 +75,20 @@ export class RunView {
   private readonly startedKeys = new Set<string>();
   private readonly closedFailures = new Map<string, AttemptFailureData>();
   private readonly contracts = new Map<string, string>();
-  private readonly roundsByAttempt = new Map<string, { taskId: string; durable?: DurableRound }>();
-  private readonly crashedKeys = new Set<string>();
-  /** Spend journaled before run-started, added again on top of what it carries. */
-  private early: Array<{ usage: unknown; costUsd: unknown }> | undefined = [];
+  private readonly rounds = new DurableRounds();
+  private readonly spent = new RunSpend();
   private amendedTo: string | undefined;
   private tookOver: ProcessIdentity | undefined;
+
+  /** Tokens spent so far, from what run-started carried on. */
+  get usage(): UsageTotals {
+    return this.spent.usage;
+  }
+
+  /** Dollars spent so far, from what run-started carried on. */
+  get costUsd(): number {
+    return this.spent.costUsd;
+  }
 
   /** The plan digest last journaled (run-started, or the latest plan-amended). */
   get planDigest(): string {
@@ -138,27 +143,16 @@ export class RunView {
 
   /** The last durable loop round of attempts that are still open or that a coordinator crash closed, per task. */
   durableRounds(): Map<string, DurableRound> {
-    const durable = new Map<string, DurableRound>();
-    for (const [key, r] of this.roundsByAttempt) {
-      if (r.durable === undefined || !(this.open.has(key) || this.crashedKeys.has(key))) continue;
-      const known = durable.get(r.taskId);
-      if (known === undefined || known.attempt < r.durable.attempt) durable.set(r.taskId, r.durable);
-    }
-    return durable;
+    return this.rounds.ofTasks(this.open);
   }
 
   private fold(e: RunEvent): void {
     switch (e.type) {
       case 'run-started': {
         if (this.started !== undefined) break;
-        const started = e.data;
-        this.started = started;
+        this.started = e.data;
         this.startedTs = e.ts;
-        this.usage = addUsage(ZERO_USAGE, { ...ZERO_USAGE, ...(started.usageCarried ?? {}) });
-        this.costUsd = started.costCarried ?? 0;
-        const early = this.early ?? [];
-        this.early = undefined;
-        for (const s of early) this.spend(s.usage, s.costUsd);
+        this.spent.carry(e.data);
         break;
       }
       case 'attempt-started': {
@@ -169,20 +163,10 @@ export class RunView {
         if (this.startedKeys.has(key)) this.collision ??= { taskId: d.taskId, attempt: d.attempt, seq: e.seq };
         this.startedKeys.add(key);
         this.attempts.set(d.taskId, Math.max(this.attempts.get(d.taskId) ?? 0, d.attempt));
-        // Journals written before attempt dirs were rendered up front carry no worktree.
-        const worktree = typeof d.worktree === 'string' ? d.worktree : '';
-        this.open.set(key, {
-          taskId: d.taskId,
-          attempt: d.attempt,
-          ownerTag: String(d.ownerTag),
-          // Journals written before cgroup ownership carry none.
-          cgroupParent: typeof d.cgroupParent === 'string' ? d.cgroupParent : null,
-          evidenceDir: String(d.evidenceDir),
-          worktree,
-          settled: false,
-          ...(d.executor === 'slurm' ? { executor: 'slurm' as const } : {}),
-        });
-        if (worktree !== '') this.trees.set(d.taskId, [...(this.trees.get(d.taskId) ?? []), { attempt: d.attempt, worktree }]);
+        const open = openAttemptOf(d);
+        this.open.set(key, open);
+        if (open.worktree !== '')
+          this.trees.set(d.taskId, [...(this.trees.get(d.taskId) ?? []), { attempt: d.attempt, worktree: open.worktree }]);
         if (typeof d.contractDigest === 'string') this.contracts.set(key, d.contractDigest);
         break;
       }
@@ -197,21 +181,21 @@ export class RunView {
         if (d.failure !== null && typeof d.failure === 'object') this.closedFailures.set(key, d.failure);
         if (d.reason === 'coordinator_crashed') {
           this.crashes.set(d.taskId, (this.crashes.get(d.taskId) ?? 0) + 1);
-          this.crashedKeys.add(key);
+          this.rounds.crashClosed(key);
         }
         // An attempt a failed journal write ended: its rounds are used, but it is no crash.
-        if (d.reason === 'journal_failed') this.crashedKeys.add(key);
+        if (d.reason === 'journal_failed') this.rounds.crashClosed(key);
         break;
       }
       case 'usage':
-        this.spend(e.data.usage, e.data.costUsd);
+        this.spent.add(e.data.usage, e.data.costUsd);
         for (const t of threadTotalsOf(e.data.threads)) this.threadTotals.set(t.threadId, t.lastTotal);
         break;
       case 'command-settled': {
         for (const t of threadTotalsOf(e.data.threads)) this.threadTotals.set(t.threadId, t.lastTotal);
         const open = this.open.get(`${e.data.taskId}.${e.data.attempt}`);
         if (open !== undefined) open.settled = true;
-        this.spend(e.data.usage, e.data.costUsd);
+        this.spent.add(e.data.usage, e.data.costUsd);
         break;
       }
       case 'coordinator-crashed':
@@ -241,17 +225,9 @@ export class RunView {
       case 'provider-wait':
         this.providerWaits.set(e.data.taskId, e.data);
         break;
-      case 'round-done': {
-        const d = e.data;
-        const key = `${d.taskId}.${d.attempt}`;
-        const known = this.roundsByAttempt.get(key)?.durable;
-        const durable =
-          typeof d.roundRef === 'string' && typeof d.roundCommit === 'string' && (known === undefined || known.round < d.round)
-            ? { attempt: d.attempt, round: d.round, ref: d.roundRef, commit: d.roundCommit }
-            : known;
-        this.roundsByAttempt.set(key, { taskId: d.taskId, ...(durable !== undefined ? { durable } : {}) });
+      case 'round-done':
+        this.rounds.roundDone(e.data);
         break;
-      }
       case 'operator-retry':
         this.histories.delete(e.data.taskId);
         this.stopped.delete(e.data.taskId);
@@ -269,12 +245,5 @@ export class RunView {
       default:
         break;
     }
-  }
-
-  // Adds what one record says was spent (before run-started: also kept to add on top of what it carries).
-  private spend(usage: unknown, costUsd: unknown): void {
-    this.early?.push({ usage, costUsd });
-    if (usage !== null && typeof usage === 'object') this.usage = addUsage(this.usage, { ...ZERO_USAGE, ...(usage as UsageTotals) });
-    if (typeof costUsd === 'number') this.costUsd += costUsd;
   }
 }

@@ -1,5 +1,8 @@
 import { addUsage, ZERO_USAGE, type UsageTotals } from '../events/types.js';
+import type { Plan } from '../plan/types.js';
+import { budgetExceeded } from '../repair/index.js';
 import type { PriorRun } from './inspect.js';
+import type { Refusal } from './refusal.js';
 
 /** What the slug's agents spent, across --fresh, continuations and new runs. */
 export interface SlugSpend {
@@ -41,4 +44,20 @@ export function slugThreadTotals(prior: readonly PriorRun[]): Map<string, UsageT
   const totals = new Map<string, UsageTotals>();
   for (const run of prior) for (const [id, total] of run.journal.threadTotals) totals.set(id, total);
   return totals;
+}
+
+// Whether the slug-wide budget is spent (repair.ts decides; this only words it).
+export function spentBudget(plan: Plan, usage: UsageTotals, costUsd: number): string | undefined {
+  return budgetExceeded(plan.budget, { usage, costUsd })?.detail;
+}
+
+// Spend is the slug's: a new run or a continuation (`what`) refuses while `carried` has spent the budget.
+export function budgetSpentRefusal(plan: Plan, carried: SlugSpend, what: string): Refusal | undefined {
+  const spent = spentBudget(plan, carried.usage, carried.costUsd);
+  if (spent === undefined) return undefined;
+  return {
+    reason: 'budget_spent',
+    message: `slug ${plan.slug} has spent its budget across its runs (${spent}; --fresh and new runs count too); ${what} would spend more`,
+    hint: `raise [budget] in ${plan.file}, or runplan run ${plan.file} --reset-budget (journaled) to start its spend over`,
+  };
 }

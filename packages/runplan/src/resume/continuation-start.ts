@@ -1,0 +1,72 @@
+import { roomRefusal } from '../host/disk.js';
+import { runPaths } from '../host/state.js';
+import { PLAN_DEFAULTS } from '../plan/types.js';
+import type { PriorRun } from './inspect.js';
+import { recoverRun } from './recover.js';
+import { budgetSpentRefusal } from './slug-spend.js';
+import type { Refusal } from './refusal.js';
+import type { Decided, DecideInput } from './start.js';
+
+// A refusal as the end decideRun returns.
+function refused(r: Refusal): Decided {
+  return { ok: false, end: { kind: 'refused', ...r } };
+}
+
+// Continues the slug's last run, `last`, which failed: refused while the disk it ran out of is
+// still short, when its journal does not recover, when it would run again a task repair
+// stopped on the same inputs, or while the slug's budget is spent.
+export async function continuationStart(last: PriorRun, input: DecideInput): Promise<Decided> {
+  const { slug, plan, repo, req, runId, startOrder, digests } = input;
+  // After disk_full the changed input is the disk itself: no dispatch while it is still short.
+  if (last.failedReason === 'disk_full') {
+    const detail = last.journal.failedReceipt?.detail;
+    const path = typeof detail?.path === 'string' && detail.path !== '' ? detail.path : slug.dir;
+    const full = await roomRefusal(
+      path,
+      plan.minFree ?? PLAN_DEFAULTS.minFree,
+      `run ${last.paths.runId} failed for lack of space writing ${path}`,
+      plan.file,
+    );
+    if (full !== undefined) return refused(full);
+  }
+  const recovered = await recoverRun(last, { plan, repo, mode: 'continue', digests });
+  if (!recovered.ok) return refused(recovered.error);
+  // A task repair stopped is not run again on the same inputs: only --retry (the operator
+  // says the cause changed) or a contract changed since the stopped attempt (the digest
+  // its attempt-started journaled) lets a continuation dispatch it. An attempt that
+  // journaled no digest counts as unchanged.
+  const stopped = [...recovered.value.stopped].filter(
+    ([task, s]) =>
+      !(req.retry ?? []).includes(task) && digests.has(task) && (s.contractDigest === null || s.contractDigest === digests.get(task)),
+  );
+  if (stopped.length > 0) {
+    const [task, s] = stopped[0]!;
+    return refused({
+      reason: 'repair_stopped',
+      message: `task ${task} of run ${last.paths.runId} was stopped by repair (class ${s.class}, ${s.reason}: ${s.detail}); running it again on the same inputs would repeat it`,
+      hint: `if its cause changed: runplan run ${plan.file} --retry ${task}   (or --fresh to start over)`,
+    });
+  }
+  const spent = budgetSpentRefusal(plan, input.carried, 'a continuation');
+  if (spent !== undefined) return refused(spent);
+  // A continuation proceeds on the base its runs started from; a moved base is said once.
+  const old = recovered.value.started.baseCommit;
+  const moved =
+    old !== input.baseCommit
+      ? [
+          `runplan: base_moved: continuing from ${old}; ${input.baseCommit} is the base now — runplan run ${plan.file} --new-run starts from it`,
+        ]
+      : [];
+  return {
+    ok: true,
+    value: {
+      mode: 'continue',
+      run: runPaths(slug, runId),
+      startOrder,
+      origin: last.paths.runId,
+      recovered: recovered.value,
+      abandoned: [],
+    },
+    notices: moved,
+  };
+}

@@ -1,0 +1,43 @@
+import { isAlive, type ProcessIdentity } from './identity.js';
+
+// Signals to settle that tear the command's tree down; settle then exits 128+N (SIGALRM: 124, a timeout).
+const teardownSignals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGALRM'];
+// Signals to settle passed on to the command's process group while settle keeps waiting, as
+// GNU timeout does: the command's fate decides the exit code. SEGV, BUS, FPE and ILL are not
+// safe to handle in Node; PROF and VTALRM belong to the profiler (README, Limits).
+const relayedSignals: NodeJS.Signals[] = ['SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGPIPE', 'SIGXCPU', 'SIGXFSZ'];
+
+export interface SignalListeners {
+  /** Aborted with the signal's name when a teardown signal reaches settle. */
+  controller: AbortController;
+  /** The command's process group leader as recorded at spawn; undefined before it. */
+  child: () => ProcessIdentity | undefined;
+  /**
+   * With --input FILE settle writes the command's stdin itself, and the SIGPIPE its own
+   * EPIPE raises there looks like one sent to settle: SIGPIPE stays ignored then (Limits).
+   */
+  feedsStdin: boolean;
+}
+
+// Starts listening for the signals settle acts on while the command runs; returns what stops
+// the teardown listeners once it has settled.
+export function listenForSignals({ controller, child, feedsStdin }: SignalListeners): () => void {
+  const onSignal = (signal: NodeJS.Signals) => controller.abort(signal);
+  // Relayed only while our child is the leader we recorded: the group is never a stranger's.
+  const onRelayed = (signal: NodeJS.Signals) => {
+    const leader = child();
+    if (!leader || !isAlive(leader)) return;
+    try {
+      process.kill(-leader.pid, signal);
+    } catch {
+      // the group is gone
+    }
+  };
+  for (const s of teardownSignals) process.on(s, onSignal);
+  for (const s of relayedSignals) if (!(feedsStdin && s === 'SIGPIPE')) process.on(s, onRelayed);
+  return () => {
+    for (const s of teardownSignals) process.off(s, onSignal);
+    // The relay stays: removing the last SIGPIPE listener restores SIGPIPE's default action
+    // (not the ignore Node starts with), and settle's own write to a closed stderr would kill it.
+  };
+}
