@@ -58,7 +58,7 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
     progress.close();
     for (const line of describeEnd(end)) stderr.write(showControls(line) + '\n');
     if (end.kind === 'complete' || end.kind === 'failed') {
-      const report = await writeRunReport(end.journal);
+      const report = await writeRunReport(end.journal, end.view);
       if (report !== undefined) stderr.write(`  report: ${report}\n`);
     }
     return exitCodeOf(end);

@@ -30,6 +30,7 @@ import { removeEarlierTrees } from './worktrees.js';
 import { deleteRoundRefs, pruneRunRounds } from '../attempt/round-refs.js';
 import type { RefFailedData } from '../events/types.js';
 import { keepResult, pruneFailedResults } from './result-ref.js';
+import { ReportFold } from './report-fold.js';
 
 /** What one run's coordinator is built from, once its journal is open. */
 export interface CoordinatorInit {
@@ -55,6 +56,8 @@ export class Coordinator {
   readonly integration: Integration;
   readonly ledger = new RunLedger();
   readonly journal: RunJournal;
+  /** The journal folded as it is written, for the report at the receipt (set once drive starts). */
+  fold: ReportFold | undefined;
 
   constructor(readonly init: CoordinatorInit) {
     const { plan, run, writer, secrets, req } = init;
@@ -65,7 +68,10 @@ export class Coordinator {
       abort: this.abort,
       runDir: run.dir,
       journalPath: run.journal,
-      onRecord: req.onRecord,
+      onRecord: (record) => {
+        this.fold?.add(record);
+        req.onRecord?.(record);
+      },
     });
     if (req.signal.aborted) this.abort.abort(req.signal.reason);
     else req.signal.addEventListener('abort', () => this.abort.abort(req.signal.reason), { once: true });
@@ -80,6 +86,8 @@ export class Coordinator {
     for (const [id, total] of start.threadTotals) this.ledger.threadTotals.set(id, total);
     const registered = start.mode !== 'clean' ? await registeredWorktrees(this.init.repo) : new Set<string>();
     const parts = this.wire(gitIdentity, registered);
+    this.fold =
+      start.mode === 'resume' ? ReportFold.resuming(start.recovered.view, start.scanned?.lastSeq) : await ReportFold.created(run.journal);
     await announceStart(req, startInfo(plan, run, start));
     try {
       if (start.mode === 'resume') {
@@ -102,6 +110,7 @@ export class Coordinator {
         this.ledger.usage = start.carried.usage;
         this.ledger.costUsd = start.carried.costUsd;
       }
+      this.fold.live();
       // Only a resume of their own run can use a run's loop rounds: every other run's go now.
       await this.refsFailed(await pruneRunRounds(this.init.repo, plan.slug, { except: run.runId }));
       await operatorRetries(parts, req.retry ?? []);
@@ -223,7 +232,7 @@ export class Coordinator {
     } catch {
       return this.journalFailed();
     }
-    return { kind: 'complete', receipt, journal: this.init.run.journal };
+    return { kind: 'complete', receipt, journal: this.init.run.journal, view: this.fold?.view(this.init.writer.lastSeq) };
   }
 
   async failed(parts: RunParts, stop: StopCause): Promise<RunEnd> {
@@ -236,7 +245,7 @@ export class Coordinator {
     } catch {
       return this.journalFailed();
     }
-    return { kind: 'failed', receipt, journal: this.init.run.journal };
+    return { kind: 'failed', receipt, journal: this.init.run.journal, view: this.fold?.view(this.init.writer.lastSeq) };
   }
 
   // Each ref git would not write or delete, journaled (the receipt lists them too).

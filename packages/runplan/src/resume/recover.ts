@@ -3,7 +3,7 @@ import type { Plan } from '../plan/types.js';
 import { taskContractDigests } from '../plan/digest.js';
 import type { TaskHistory } from '../repair/index.js';
 import type { AttemptFailureData, CheckpointData, DurableRound, RunStartedData, UsageTotals } from '../events/types.js';
-import type { OpenAttempt, StoppedTask } from '../events/view.js';
+import type { OpenAttempt, RunView, StoppedTask } from '../events/view.js';
 import { ancestryOracle, isAncestor, missingObjects, type AncestryOracle } from '../host/git.js';
 import { checkpointProblem } from './checkpoint-check.js';
 import type { PriorRun } from './inspect.js';
@@ -16,6 +16,8 @@ import type { Refusal, RefusalReason } from './refusal.js';
  * valid prefix of the checkpoint chain (see checkpointProblem for what valid means).
  */
 export interface RecoveredRun {
+  /** The journal's fold itself, read-only until the take-over is done: the report at the receipt goes on folding onto it. */
+  view: RunView;
   started: RunStartedData;
   /** Valid checkpoints in chain order (adopted ones included). */
   checkpoints: CheckpointData[];
@@ -132,6 +134,7 @@ export async function recoverRun(
   return {
     ok: true,
     value: {
+      view: fold,
       stopped: fold.stopped,
       durableRounds: fold.durableRounds(),
       started,
