@@ -30,7 +30,7 @@ import { removeEarlierTrees } from './worktrees.js';
 import { deleteRoundRefs, pruneRunRounds } from '../attempt/round-refs.js';
 import type { RefFailedData } from '../events/types.js';
 import { keepResult, pruneFailedResults } from './result-ref.js';
-import { ReportFold } from './report-fold.js';
+import { RunFold } from './run-fold.js';
 
 /** What one run's coordinator is built from, once its journal is open. */
 export interface CoordinatorInit {
@@ -56,8 +56,8 @@ export class Coordinator {
   readonly integration: Integration;
   readonly ledger = new RunLedger();
   readonly journal: RunJournal;
-  /** The journal folded as it is written, for the report at the receipt (set once drive starts). */
-  fold: ReportFold | undefined;
+  /** The journal folded as it is written: the live table and the report at the receipt (set once drive starts). */
+  fold: RunFold | undefined;
 
   constructor(readonly init: CoordinatorInit) {
     const { plan, run, writer, secrets, req } = init;
@@ -86,9 +86,8 @@ export class Coordinator {
     for (const [id, total] of start.threadTotals) this.ledger.threadTotals.set(id, total);
     const registered = start.mode !== 'clean' ? await registeredWorktrees(this.init.repo) : new Set<string>();
     const parts = this.wire(gitIdentity, registered);
-    this.fold =
-      start.mode === 'resume' ? ReportFold.resuming(start.recovered.view, start.scanned?.lastSeq) : await ReportFold.created(run.journal);
-    await announceStart(req, startInfo(plan, run, start));
+    this.fold = start.mode === 'resume' ? RunFold.resuming(start.recovered.view, start.scanned?.lastSeq) : await RunFold.created(run.journal);
+    await announceStart(req, startInfo(plan, run, start, this.fold.view));
     try {
       if (start.mode === 'resume') {
         const stop = await takeOver(parts, start.recovered);
@@ -110,7 +109,6 @@ export class Coordinator {
         this.ledger.usage = start.carried.usage;
         this.ledger.costUsd = start.carried.costUsd;
       }
-      this.fold.live();
       // Only a resume of their own run can use a run's loop rounds: every other run's go now.
       await this.refsFailed(await pruneRunRounds(this.init.repo, plan.slug, { except: run.runId }));
       await operatorRetries(parts, req.retry ?? []);
@@ -232,7 +230,7 @@ export class Coordinator {
     } catch {
       return this.journalFailed();
     }
-    return { kind: 'complete', receipt, journal: this.init.run.journal, view: this.fold?.view(this.init.writer.lastSeq) };
+    return { kind: 'complete', receipt, journal: this.init.run.journal, view: this.fold?.whole(this.init.writer.lastSeq) };
   }
 
   async failed(parts: RunParts, stop: StopCause): Promise<RunEnd> {
@@ -245,7 +243,7 @@ export class Coordinator {
     } catch {
       return this.journalFailed();
     }
-    return { kind: 'failed', receipt, journal: this.init.run.journal, view: this.fold?.view(this.init.writer.lastSeq) };
+    return { kind: 'failed', receipt, journal: this.init.run.journal, view: this.fold?.whole(this.init.writer.lastSeq) };
   }
 
   // Each ref git would not write or delete, journaled (the receipt lists them too).

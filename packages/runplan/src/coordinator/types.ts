@@ -54,6 +54,12 @@ export interface StartInfo {
   rounds: Record<string, number>;
   /** The run is taken over after a crash: its journal already holds the earlier coordinators' records. */
   resumed: boolean;
+  /**
+   * The run's journal folded so far (a resume's earlier records included), which the
+   * coordinator goes on folding every record into before onRecord sees it: an observer can
+   * follow it instead of reading the journal and folding again.
+   */
+  view?: RunView;
 }
 
 /**

@@ -16,7 +16,7 @@ import type { Refusal, RefusalReason } from './refusal.js';
  * valid prefix of the checkpoint chain (see checkpointProblem for what valid means).
  */
 export interface RecoveredRun {
-  /** The journal's fold itself, read-only until the take-over is done: the report at the receipt goes on folding onto it. */
+  /** The journal's fold itself: the coordinator goes on folding its own records into it (RunFold); the fields below are copies. */
   view: RunView;
   started: RunStartedData;
   /** Valid checkpoints in chain order (adopted ones included). */
@@ -134,23 +134,24 @@ export async function recoverRun(
   return {
     ok: true,
     value: {
+      // Copies: the view goes on folding the run's new records (RunFold) while these are read.
       view: fold,
-      stopped: fold.stopped,
+      stopped: new Map(fold.stopped),
       durableRounds: fold.durableRounds(),
       started,
       checkpoints: valid,
       head,
-      attempts: fold.attempts,
-      trees: fold.trees,
+      attempts: new Map(fold.attempts),
+      trees: new Map(fold.trees),
       open: [...fold.open.values()],
-      crashes: fold.crashes,
+      crashes: new Map(fold.crashes),
       planDigest: fold.planDigest,
       coordinator: fold.coordinator,
       usage: fold.usage,
       costUsd: fold.costUsd,
       attemptsTotal: fold.attemptsTotal,
-      histories: fold.histories,
-      lastFailure: fold.lastFailure,
+      histories: new Map(fold.histories),
+      lastFailure: new Map(fold.lastFailure),
     },
   };
 }
