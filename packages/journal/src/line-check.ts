@@ -100,7 +100,20 @@ function isOtherType(buf: Buffer, start: number, end: number, types: ReadonlySet
   const type = tsEnd + TYPE_KEY.length;
   const typeEnd = buf.indexOf(QUOTE, type);
   if (typeEnd < 0 || typeEnd >= end || typeEnd - type > TYPE_MAX) return false;
-  return !types.has(buf.toString('latin1', type, typeEnd));
+  for (const name of typeNames(types)) if (name.length === typeEnd - type && bytesAt(buf, type, name)) return false;
+  return true;
+}
+
+/** Each type set's names as bytes, made once per set (a scan asks for every line). */
+const namesOf = new WeakMap<ReadonlySet<string>, Buffer[]>();
+
+function typeNames(types: ReadonlySet<string>): Buffer[] {
+  let names = namesOf.get(types);
+  if (names === undefined) {
+    names = [...types].map((t) => Buffer.from(t, 'utf8'));
+    namesOf.set(types, names);
+  }
+  return names;
 }
 
 // Checks lines one at a time against everything the lines before them established.

@@ -22,11 +22,11 @@ export interface SlugBudget {
 }
 
 // The slug's spend and budget, read-only: every run's journal (`runIds` in start order;
-// `newest` is the newest's view, already read; of the others only the records the spend
-// comes from are parsed, every line checked) and the newest started run's plan copy.
-export async function slugBudget(slug: SlugPaths, runIds: readonly string[], newest: RunView): Promise<SlugBudget> {
+// `newest` is the newest's view, being read by the caller; of the others only the records
+// the spend comes from are parsed, every line checked) and the newest started run's plan copy.
+export async function slugBudget(slug: SlugPaths, runIds: readonly string[], newest: Promise<RunView>): Promise<SlugBudget> {
   const views = await spendViews(slug, runIds.slice(0, -1));
-  views.push(newest);
+  views.push(await newest);
   const spend = slugSpend(views.map((journal) => ({ journal })));
   const u = spend.usage;
   const started = views.findLast((v) => v.started !== undefined)?.started;
