@@ -1,5 +1,5 @@
 // A/B: `runplan run` resuming N checkpoints, old tree's bin vs this tree's, alternating rounds.
-// node bench/ab-resume.mjs OLD_ROOT [N] [ROUNDS]
+// node bench/ab-resume.js OLD_ROOT [N] [ROUNDS] (OLD_ROOT: another built checkout; not part of `npm run bench`)
 import { spawn } from 'node:child_process';
 import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
