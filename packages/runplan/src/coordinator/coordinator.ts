@@ -86,7 +86,8 @@ export class Coordinator {
     for (const [id, total] of start.threadTotals) this.ledger.threadTotals.set(id, total);
     const registered = start.mode !== 'clean' ? await registeredWorktrees(this.init.repo) : new Set<string>();
     const parts = this.wire(gitIdentity, registered);
-    this.fold = start.mode === 'resume' ? RunFold.resuming(start.recovered.view, start.scanned?.lastSeq) : await RunFold.created(run.journal);
+    this.fold =
+      start.mode === 'resume' ? RunFold.resuming(start.recovered.view, start.scanned?.lastSeq) : await RunFold.created(run.journal);
     await announceStart(req, startInfo(plan, run, start, this.fold.view));
     try {
       if (start.mode === 'resume') {
