@@ -81,6 +81,41 @@ function peekSeq(json: Buffer): number | null {
 
 const hex = (crc: number): string => crc.toString(16).padStart(8, '0');
 
+const QUOTE = 0x22;
+/** What follows the ts of every line the writer encodes, before the type's name. */
+const TYPE_KEY = Buffer.from('","type":"', 'latin1');
+/** The most bytes a ts and a type name may take where the type is looked for (a ts is 24). */
+const TS_MAX = 64;
+const TYPE_MAX = 128;
+
+// Whether the line's record type, read from its bytes as the writer lays them out, is not in
+// `types`. False whenever the layout is not that: the line is then parsed in full.
+function isOtherType(buf: Buffer, start: number, end: number, types: ReadonlySet<string>): boolean {
+  let at = start + 9 + SEQ_KEY.length;
+  while (at < end && buf[at]! >= ZERO && buf[at]! <= NINE) at++;
+  if (!bytesAt(buf, at, PREV_KEY)) return false;
+  const ts = at + PREV_KEY.length + 8 + TS_KEY.length;
+  const tsEnd = buf.indexOf(QUOTE, ts);
+  if (tsEnd < 0 || tsEnd - ts > TS_MAX || tsEnd + TYPE_KEY.length >= end || !bytesAt(buf, tsEnd, TYPE_KEY)) return false;
+  const type = tsEnd + TYPE_KEY.length;
+  const typeEnd = buf.indexOf(QUOTE, type);
+  if (typeEnd < 0 || typeEnd >= end || typeEnd - type > TYPE_MAX) return false;
+  for (const name of typeNames(types)) if (name.length === typeEnd - type && bytesAt(buf, type, name)) return false;
+  return true;
+}
+
+/** Each type set's names as bytes, made once per set (a scan asks for every line). */
+const namesOf = new WeakMap<ReadonlySet<string>, Buffer[]>();
+
+function typeNames(types: ReadonlySet<string>): Buffer[] {
+  let names = namesOf.get(types);
+  if (names === undefined) {
+    names = [...types].map((t) => Buffer.from(t, 'utf8'));
+    namesOf.set(types, names);
+  }
+  return names;
+}
+
 // Checks lines one at a time against everything the lines before them established.
 export class LineChecker {
   count = 0;
@@ -105,8 +140,9 @@ export class LineChecker {
    * with `,"terminal":true}`; only the header, and any line that breaks a rule, is parsed
    * in full (to name the problem precisely).
    */
-  check(buf: Buffer, start: number, end: number, parse: boolean): Problem | Checked {
-    if (!parse && this.count > 0 && this.acceptUnparsed(buf, start, end)) return UNPARSED;
+  check(buf: Buffer, start: number, end: number, parse: boolean | ReadonlySet<string>): Problem | Checked {
+    const full = parse === true || (parse !== false && !isOtherType(buf, start, end, parse));
+    if (!full && this.count > 0 && this.acceptUnparsed(buf, start, end)) return UNPARSED;
     return this.checkParsed(buf.subarray(start, end));
   }
 

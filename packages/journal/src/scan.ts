@@ -39,6 +39,13 @@ export interface ScanOptions {
   size?: number;
   /** JSON.parse every line (default: only when onRecord is given). */
   parse?: boolean;
+  /**
+   * Parse, and hand to onRecord, only the header and the records of these types: every
+   * other line is checked as validateJournal checks it (checksum, seq, chain, terminal
+   * rule), without a JSON.parse — for a reader that needs a few kinds of record of a long
+   * journal. A line whose layout is not the writer's is parsed (and checked) in full.
+   */
+  parseTypes?: ReadonlySet<string>;
   /** Also hash the bytes scanned (`sha256` on a clean result). */
   digest?: boolean;
 }
@@ -98,7 +105,8 @@ export async function scanJournal(path: string, options: ScanOptions = {}): Prom
   try {
     const size = options.size ?? (await handle.stat()).size;
     const checker = new LineChecker();
-    const parse = options.parse ?? options.onRecord !== undefined;
+    const types = options.parseTypes;
+    const parse = types ?? options.parse ?? options.onRecord !== undefined;
     const onRecord = options.onRecord;
     const result = (status: JournalStatus, validEnd: number): ScanResult => ({
       status,
@@ -133,7 +141,9 @@ export async function scanJournal(path: string, options: ScanOptions = {}): Prom
           ),
         );
       }
-      if (checked.record !== undefined && onRecord !== undefined) onRecord(checked.record, checked.json!, offset);
+      const record = checked.record;
+      if (record !== undefined && onRecord !== undefined && (types === undefined || record.seq === 0 || types.has(record.type)))
+        onRecord(record, checked.json!, offset);
       return undefined;
     };
 

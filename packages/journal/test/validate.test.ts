@@ -10,6 +10,7 @@ import {
   openWriter,
   readJournal,
   repairJournal,
+  scanJournal,
   validateJournal,
   type JournalFs,
   type JournalStatus,
@@ -332,6 +333,44 @@ test(
         assert.equal([found.reason, found.offset, found.seq], ['seq_gap', start, line + 1], `line ${line} dropped`);
       }
     }
+  }),
+);
+
+test(
+  'scanJournal parseTypes: only the header and the named types are parsed and handed out; every other line is still checked',
+  withTimeout(10_000, async () => {
+    const path = join(dir.path, 'types.jsonl');
+    const opened = await openWriter(path, { create: true, runId: 'types', fs: noSync });
+    if (!opened.ok) throw new Error(opened.error.message);
+    for (let i = 1; i <= 6; i++) await opened.value.append(i % 3 === 0 ? 'usage' : 'step-done', { i });
+    await opened.value.appendTerminal('run-complete', { ok: true });
+    await opened.value.close();
+    const types = new Set(['usage', 'run-complete']);
+    const seen: string[] = [];
+    const scan = await scanJournal(path, { parseTypes: types, onRecord: (r) => seen.push(`${r.seq}:${r.type}`) });
+    assert.equal(seen, ['0:journal-header', '3:usage', '6:usage', '7:run-complete']);
+    assert.equal([scan.status, scan.count, scan.lastSeq, scan.terminal], [{ kind: 'clean' }, 8, 7, true]);
+
+    const sample = sampleOf(path);
+    const broken = join(dir.path, 'types-broken.jsonl');
+    // A byte flipped in a line of a type not parsed: still a checksum mismatch at that line.
+    const flipped = Buffer.from(sample.bytes);
+    flipped[sample.offsets[2]! + 20] = flipped[sample.offsets[2]! + 20]! ^ 0x01;
+    writeFileSync(broken, flipped);
+    const found = corrupt((await scanJournal(broken, { parseTypes: types, onRecord: () => {} })).status, 'flip');
+    assert.equal([found.reason, found.offset, found.seq], ['crc_mismatch', sample.offsets[2], 2]);
+    // A line dropped between two unparsed ones: a seq gap where it was.
+    writeFileSync(broken, Buffer.concat([sample.bytes.subarray(0, sample.offsets[4]), sample.bytes.subarray(sample.offsets[5])]));
+    const gap = corrupt((await scanJournal(broken, { parseTypes: types, onRecord: () => {} })).status, 'gap');
+    assert.equal([gap.reason, gap.offset], ['seq_gap', sample.offsets[4]]);
+    // A valid checksum over a malformed record of a parsed type is bad_record, as readJournal says.
+    const bad = lineOf({ seq: 3, prev: crcOf(sample.lines[2]!), ts: recordOf(sample.lines[3]!).ts, type: 'usage', data: { i: 3 } });
+    const forged = Buffer.from(bad.toString('latin1').replace('"data":{"i":3}', '"data":{"i":3},"extra":1').slice(9), 'latin1');
+    const { crc32 } = await import('node:zlib');
+    const line = Buffer.concat([Buffer.from(`${crc32(forged.subarray(0, -1)).toString(16).padStart(8, '0')} `), forged]);
+    writeFileSync(broken, Buffer.concat([sample.bytes.subarray(0, sample.offsets[3]), line, sample.bytes.subarray(sample.offsets[4])]));
+    const shape = corrupt((await scanJournal(broken, { parseTypes: types, onRecord: () => {} })).status, 'shape');
+    assert.equal([shape.reason, shape.offset], ['bad_record', sample.offsets[3]]);
   }),
 );
 

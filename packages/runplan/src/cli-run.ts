@@ -51,14 +51,16 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
       onNotice: (line) => progress.notice(line),
       onStart: async (info) => {
         progress.tasks(info.tasks, { postRun: info.postRun, preRun: info.preRun, budget: info.budget, rounds: info.rounds });
-        // A resumed run's tasks done before the crash: the table and its footer count them.
-        if (info.resumed) progress.earlier((await readJournal(info.journal)).records);
+        // A resumed run's tasks done before the crash: the table and its footer count them
+        // (the coordinator's fold holds them; read from the journal when there is none).
+        if (info.view !== undefined) progress.follow(info.view);
+        else if (info.resumed) progress.earlier((await readJournal(info.journal)).records);
       },
     });
     progress.close();
     for (const line of describeEnd(end)) stderr.write(showControls(line) + '\n');
     if (end.kind === 'complete' || end.kind === 'failed') {
-      const report = await writeRunReport(end.journal);
+      const report = await writeRunReport(end.journal, end.view);
       if (report !== undefined) stderr.write(`  report: ${report}\n`);
     }
     return exitCodeOf(end);

@@ -5,6 +5,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { dispatchCounts } from '@runplan/test-fixtures';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runPaths, slugPaths } from '../src/host/state.js';
+import { readRun } from '../src/resume/inspect.js';
+import { SPEND_RECORDS, slugSpend } from '../src/resume/slug-spend.js';
 import { ofType, records, runIds, runplan, withPlan } from './support.js';
 
 test(
@@ -59,6 +63,16 @@ test(
     // The report reads the same plan copy: its budget is the run's [budget].
     const report = JSON.parse((await runplan(['report', 'budget', '--json'], f)).stdout) as { budget: Record<string, unknown> };
     assert.equal(report.budget, { maxTokens: 10000, maxCostUsd: 5 });
+    // status parses only SPEND_RECORDS of the older runs' journals: the same spend as the whole journals give.
+    const slug = slugPaths(join(f.repo.path, '.git', 'runplan'), 'budget');
+    const views = (only?: ReadonlySet<string>) =>
+      Promise.all(
+        runIds(f.repo, 'budget').map(async (id) => ({ journal: (await readRun(runPaths(slug, id).journal, only ? { only } : {})).view })),
+      );
+    const whole = slugSpend(await views());
+    const u = whole.usage;
+    assert.is(u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheCreationTokens, 3000);
+    assert.equal(slugSpend(await views(SPEND_RECORDS)), whole);
   }),
 );
 

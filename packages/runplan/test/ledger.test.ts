@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import type { AttemptResult } from '../src/attempt/run-attempt.js';
 import { RunLedger } from '../src/coordinator/ledger.js';
 import type { AttemptFailureData, CheckpointData, UsageTotals } from '../src/events/types.js';
+import { RunView } from '../src/events/view.js';
 import { emptyHistory } from '../src/repair/index.js';
 import type { RecoveredRun } from '../src/resume/recover.js';
 
@@ -33,6 +34,7 @@ function failed(taskId: string, attempt: number): AttemptResult {
 
 function recovered(): RecoveredRun {
   return {
+    view: new RunView(),
     started: {} as RecoveredRun['started'],
     checkpoints: [checkpoint('a', 2)],
     head: 'result',

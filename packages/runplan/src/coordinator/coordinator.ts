@@ -30,6 +30,7 @@ import { removeEarlierTrees } from './worktrees.js';
 import { deleteRoundRefs, pruneRunRounds } from '../attempt/round-refs.js';
 import type { RefFailedData } from '../events/types.js';
 import { keepResult, pruneFailedResults } from './result-ref.js';
+import { RunFold } from './run-fold.js';
 
 /** What one run's coordinator is built from, once its journal is open. */
 export interface CoordinatorInit {
@@ -55,6 +56,8 @@ export class Coordinator {
   readonly integration: Integration;
   readonly ledger = new RunLedger();
   readonly journal: RunJournal;
+  /** The journal folded as it is written: the live table and the report at the receipt (set once drive starts). */
+  fold: RunFold | undefined;
 
   constructor(readonly init: CoordinatorInit) {
     const { plan, run, writer, secrets, req } = init;
@@ -65,7 +68,10 @@ export class Coordinator {
       abort: this.abort,
       runDir: run.dir,
       journalPath: run.journal,
-      onRecord: req.onRecord,
+      onRecord: (record) => {
+        this.fold?.add(record);
+        req.onRecord?.(record);
+      },
     });
     if (req.signal.aborted) this.abort.abort(req.signal.reason);
     else req.signal.addEventListener('abort', () => this.abort.abort(req.signal.reason), { once: true });
@@ -80,7 +86,9 @@ export class Coordinator {
     for (const [id, total] of start.threadTotals) this.ledger.threadTotals.set(id, total);
     const registered = start.mode !== 'clean' ? await registeredWorktrees(this.init.repo) : new Set<string>();
     const parts = this.wire(gitIdentity, registered);
-    await announceStart(req, startInfo(plan, run, start));
+    this.fold =
+      start.mode === 'resume' ? RunFold.resuming(start.recovered.view, start.scanned?.lastSeq) : await RunFold.created(run.journal);
+    await announceStart(req, startInfo(plan, run, start, this.fold.view));
     try {
       if (start.mode === 'resume') {
         const stop = await takeOver(parts, start.recovered);
@@ -227,7 +235,7 @@ export class Coordinator {
     } catch {
       return this.journalFailed();
     }
-    return { kind: 'complete', receipt, journal: this.init.run.journal };
+    return { kind: 'complete', receipt, journal: this.init.run.journal, view: this.fold?.whole(this.init.writer.lastSeq) };
   }
 
   async failed(parts: RunParts, stop: StopCause): Promise<RunEnd> {
@@ -240,7 +248,7 @@ export class Coordinator {
     } catch {
       return this.journalFailed();
     }
-    return { kind: 'failed', receipt, journal: this.init.run.journal };
+    return { kind: 'failed', receipt, journal: this.init.run.journal, view: this.fold?.whole(this.init.writer.lastSeq) };
   }
 
   // Each ref git would not write or delete, journaled (the receipt lists them too).

@@ -1,10 +1,11 @@
 import type { RunPaths } from '../host/state.js';
 import type { Plan } from '../plan/types.js';
+import type { RunView } from '../events/view.js';
 import type { Start } from '../resume/choose.js';
 import type { RunRequest, StartInfo } from './types.js';
 
 // What the coordinator tells RunRequest.onStart once the run's journal is open.
-export function startInfo(plan: Plan, run: RunPaths, start: Start): StartInfo {
+export function startInfo(plan: Plan, run: RunPaths, start: Start, view: RunView): StartInfo {
   return {
     runId: run.runId,
     journal: run.journal,
@@ -15,6 +16,7 @@ export function startInfo(plan: Plan, run: RunPaths, start: Start): StartInfo {
     budget: plan.budget,
     rounds: Object.fromEntries(plan.tasks.filter((t) => t.until !== undefined).map((t) => [t.id, t.rounds])),
     resumed: start.mode === 'resume',
+    view,
   };
 }
 

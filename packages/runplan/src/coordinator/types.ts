@@ -3,6 +3,7 @@ import type { JournalFs, JournalRecord, LockHolder } from '@runplan/journal';
 import type { AttemptFailureData, FailedTask, NotDispatchedTask, RunCompleteData, RunFailedData } from '../events/types.js';
 import type { PlanProblem } from '../plan/types.js';
 import type { LiveUsage } from '../events/usage.js';
+import type { RunView } from '../events/view.js';
 
 /** What `runplan run` is asked to do (the CLI builds it from argv; tests build it directly). */
 export interface RunRequest {
@@ -53,17 +54,27 @@ export interface StartInfo {
   rounds: Record<string, number>;
   /** The run is taken over after a crash: its journal already holds the earlier coordinators' records. */
   resumed: boolean;
+  /**
+   * The run's journal folded so far (a resume's earlier records included), which the
+   * coordinator goes on folding every record into before onRecord sees it: an observer can
+   * follow it instead of reading the journal and folding again.
+   */
+  view?: RunView;
 }
 
-/** How `runplan run` ended; the CLI maps each kind to one exit code. */
+/**
+ * How `runplan run` ended; the CLI maps each kind to one exit code. `view`: the run's whole
+ * journal folded in memory as it was written (the report at the receipt uses it instead of
+ * reading the journal back); absent when the coordinator did not see every record.
+ */
 export type RunEnd =
   | { kind: 'invalid_plan'; file: string; problems: PlanProblem[] }
   | { kind: 'refused'; reason: RefusalReason; message: string; hint?: string }
   | { kind: 'locked'; message: string; holder?: LockHolder }
   | { kind: 'journal_failed'; message: string; journal: string }
-  | { kind: 'complete'; receipt: RunCompleteData; journal: string }
+  | { kind: 'complete'; receipt: RunCompleteData; journal: string; view?: RunView | undefined }
   | { kind: 'up_to_date'; runId: string; resultCommit: string; journal: string }
-  | { kind: 'failed'; receipt: RunFailedData; journal: string };
+  | { kind: 'failed'; receipt: RunFailedData; journal: string; view?: RunView | undefined };
 
 /** Why a run stops short of its receipt's success: the failure, the task it ended (null for the run), its evidence paths. */
 export interface StopCause {

@@ -61,8 +61,10 @@ export interface ProgressOptions {
 }
 
 export class Progress {
-  /** The records of this run so far (a resumed run's earlier ones first: see earlier). */
-  readonly view = new RunView();
+  /** The records of this run so far (a resumed run's earlier ones first: see earlier, follow). */
+  #view = new RunView();
+  /** Whether #view is the coordinator's (StartInfo.view): it folds every record before we see it. */
+  #follows = false;
   /** Tasks in the order they are drawn: the plan's first, then any other a record names. */
   readonly #order = new Set<string>();
   #drawn = 0;
@@ -93,8 +95,20 @@ export class Progress {
   // The records a resumed run's journal held before this coordinator: folded, not printed
   // (only while nothing of this coordinator's own has been, so the view stays in journal order).
   earlier(records: readonly JournalRecord[]): void {
-    if (this.view.lastSeen !== undefined) return;
+    if (this.view.lastSeen !== undefined || this.#follows) return;
     for (const r of records) this.track(r);
+  }
+
+  // The coordinator's own fold of the run (StartInfo.view), the earlier records of a resume
+  // included: shown instead of folding every record again (only before any is tracked).
+  follow(view: RunView): void {
+    if (this.#view.lastSeen !== undefined || this.#follows) return;
+    this.#view = view;
+    this.#follows = true;
+  }
+
+  get view(): RunView {
+    return this.#view;
   }
 
   // A running command's spend so far: shown in its row (drawn with the next redraw), never journaled.
@@ -128,7 +142,7 @@ export class Progress {
   }
 
   track(r: JournalRecord): void {
-    this.view.add(r);
+    if (!this.#follows) this.#view.add(r);
     const e = readEvent(r);
     // Journals written before run-started carried taskCount listed every task.
     if (e?.type === 'run-started') this.tasks((legacyTasks(e.data) ?? []).map((t) => t.id));

@@ -35,9 +35,10 @@ export async function continuedRuns(runDir: string, view: RunView): Promise<Fold
   return chain;
 }
 
-// The report's data of the run whose journal this is, the runs it continued folded in.
-async function reportOf(journal: string): Promise<ReportData> {
-  const { view } = await readRun(journal);
+// The report's data of the run whose journal this is (folded already, or read now), the
+// runs it continued folded in.
+async function reportOf(journal: string, folded?: RunView): Promise<ReportData> {
+  const view = folded ?? (await readRun(journal)).view;
   const plan = typeof view.started?.planFile === 'string' ? view.started.planFile : '<plan>';
   const dir = dirname(journal);
   return reportData(view, {
@@ -66,10 +67,11 @@ export async function writeReport(file: string, html: string): Promise<void> {
 }
 
 // The report written at a receipt, beside the run's journal: its path, or undefined when it
-// could not be written (a report never changes the run's exit code or receipt).
-export async function writeRunReport(journal: string): Promise<string | undefined> {
+// could not be written (a report never changes the run's exit code or receipt). `view`: the
+// journal already folded (RunEnd.view), so it is not read again.
+export async function writeRunReport(journal: string, view?: RunView): Promise<string | undefined> {
   try {
-    const data = await reportOf(journal);
+    const data = await reportOf(journal, view);
     const file = join(dirname(journal), 'report.html');
     await writeReport(file, reportHtml(data));
     return file;

@@ -4,7 +4,7 @@ import { shownCost, totalTokensOf, type UsageTotals } from '../events/types.js';
 import type { RunView } from '../events/view.js';
 import { runPaths, type SlugPaths } from '../host/state.js';
 import { readRun } from '../resume/inspect.js';
-import { slugSpend } from '../resume/slug-spend.js';
+import { SPEND_RECORDS, slugSpend } from '../resume/slug-spend.js';
 
 /**
  * What `status` shows of the slug's budget: the slug's spend across all its runs (--fresh,
@@ -22,11 +22,11 @@ export interface SlugBudget {
 }
 
 // The slug's spend and budget, read-only: every run's journal (`runIds` in start order;
-// `newest` is the newest's view, already read) and the newest started run's plan copy.
-export async function slugBudget(slug: SlugPaths, runIds: readonly string[], newest: RunView): Promise<SlugBudget> {
-  const views: RunView[] = [];
-  for (const id of runIds.slice(0, -1)) views.push((await readRun(runPaths(slug, id).journal)).view);
-  views.push(newest);
+// `newest` is the newest's view, being read by the caller; of the others only the records
+// the spend comes from are parsed, every line checked) and the newest started run's plan copy.
+export async function slugBudget(slug: SlugPaths, runIds: readonly string[], newest: Promise<RunView>): Promise<SlugBudget> {
+  const views = await spendViews(slug, runIds.slice(0, -1));
+  views.push(await newest);
   const spend = slugSpend(views.map((journal) => ({ journal })));
   const u = spend.usage;
   const started = views.findLast((v) => v.started !== undefined)?.started;
@@ -37,6 +37,21 @@ export async function slugBudget(slug: SlugPaths, runIds: readonly string[], new
     costUsd: shownCost(spend.costUsd),
     ...budget,
   };
+}
+
+/** How many journals spendViews reads at a time: the reads overlap, the parsing stays small. */
+const READ_AHEAD = 8;
+
+// The spend records of these runs' journals folded, in the order given; READ_AHEAD read at a time.
+async function spendViews(slug: SlugPaths, runIds: readonly string[]): Promise<RunView[]> {
+  const views: RunView[] = new Array(runIds.length);
+  let next = 0;
+  const reader = async (): Promise<void> => {
+    for (let i = next++; i < runIds.length; i = next++)
+      views[i] = (await readRun(runPaths(slug, runIds[i]!).journal, { only: SPEND_RECORDS })).view;
+  };
+  await Promise.all(Array.from({ length: Math.min(READ_AHEAD, runIds.length) }, reader));
+  return views;
 }
 
 // The `budget` of a masked plan copy (planCopy: `{maxTokens, maxCostUsd}`); nulls when it cannot be read.

@@ -104,6 +104,13 @@ export async function liveCoordinator(slug: SlugPaths): Promise<LockHolder | und
 async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions): Promise<SlugStatus> {
   const runId = runIds[runIds.length - 1]!;
   const run = runPaths(slug, runId);
+  // The journals are read (the older runs' for the slug's spend) while the disk is walked.
+  const reading = readRun(run.journal);
+  const spend = slugBudget(
+    slug,
+    runIds,
+    reading.then((r) => r.view),
+  );
   const row: SlugStatus = {
     slug: slug.slug,
     runId,
@@ -128,7 +135,7 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
     resumeCommand: null,
     corruption: null,
   };
-  const read = await readRun(run.journal);
+  const read = await reading;
   const view = read.view;
   if (read.status.kind === 'corrupt') {
     row.state = 'corrupt';
@@ -140,7 +147,7 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
   // A run nobody drives is seen only up to its last record: its elapsed time stops there.
   summarize(row, view, driven ? (opts.now ?? Date.now()) : undefined);
   row.diskBytes += await workdirUsage(slug, view.started);
-  row.slugSpend = await slugBudget(slug, runIds, view);
+  row.slugSpend = await spend;
   const terminal = view.terminal;
   if (terminal === undefined && !driven)
     row.leftovers = findLeftovers(

@@ -38,13 +38,16 @@ export interface RunRead {
 
 // Reads a journal in one streaming pass into its RunView (readJournal's checks, no record
 // kept). An unreadable file is a corrupt status at offset 0 with an empty view.
-// `digest`: also hash it, for a resume's writer.
-export async function readRun(journal: string, opts: { digest?: boolean } = {}): Promise<RunRead> {
+// `digest`: also hash it, for a resume's writer. `only`: parse and fold only the records of
+// these types (the view then holds only what follows from them; every other line is checked
+// as validateJournal checks it).
+export async function readRun(journal: string, opts: { digest?: boolean; only?: ReadonlySet<string> } = {}): Promise<RunRead> {
   const view = new RunView();
   try {
     const scan = await scanJournal(journal, {
       onRecord: (record, _json, offset) => view.add(record, offset),
       digest: opts.digest === true,
+      ...(opts.only !== undefined ? { parseTypes: opts.only } : {}),
     });
     return { view, status: scan.status, scan, error: undefined };
   } catch (e) {

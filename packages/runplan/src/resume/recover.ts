@@ -3,7 +3,7 @@ import type { Plan } from '../plan/types.js';
 import { taskContractDigests } from '../plan/digest.js';
 import type { TaskHistory } from '../repair/index.js';
 import type { AttemptFailureData, CheckpointData, DurableRound, RunStartedData, UsageTotals } from '../events/types.js';
-import type { OpenAttempt, StoppedTask } from '../events/view.js';
+import type { OpenAttempt, RunView, StoppedTask } from '../events/view.js';
 import { ancestryOracle, isAncestor, missingObjects, type AncestryOracle } from '../host/git.js';
 import { checkpointProblem } from './checkpoint-check.js';
 import type { PriorRun } from './inspect.js';
@@ -16,6 +16,8 @@ import type { Refusal, RefusalReason } from './refusal.js';
  * valid prefix of the checkpoint chain (see checkpointProblem for what valid means).
  */
 export interface RecoveredRun {
+  /** The journal's fold itself: the coordinator goes on folding its own records into it (RunFold); the fields below are copies. */
+  view: RunView;
   started: RunStartedData;
   /** Valid checkpoints in chain order (adopted ones included). */
   checkpoints: CheckpointData[];
@@ -132,22 +134,24 @@ export async function recoverRun(
   return {
     ok: true,
     value: {
-      stopped: fold.stopped,
+      // Copies: the view goes on folding the run's new records (RunFold) while these are read.
+      view: fold,
+      stopped: new Map(fold.stopped),
       durableRounds: fold.durableRounds(),
       started,
       checkpoints: valid,
       head,
-      attempts: fold.attempts,
-      trees: fold.trees,
+      attempts: new Map(fold.attempts),
+      trees: new Map(fold.trees),
       open: [...fold.open.values()],
-      crashes: fold.crashes,
+      crashes: new Map(fold.crashes),
       planDigest: fold.planDigest,
       coordinator: fold.coordinator,
       usage: fold.usage,
       costUsd: fold.costUsd,
       attemptsTotal: fold.attemptsTotal,
-      histories: fold.histories,
-      lastFailure: fold.lastFailure,
+      histories: new Map(fold.histories),
+      lastFailure: new Map(fold.lastFailure),
     },
   };
 }

@@ -4,6 +4,14 @@ import { budgetExceeded } from '../repair/index.js';
 import type { PriorRun } from './inspect.js';
 import type { Refusal } from './refusal.js';
 
+/**
+ * The only records a RunView's spend comes from (`started` with what it carried and
+ * `budgetReset`, `usage`, `costUsd`: see RunView.spend's callers): slugSpend of views folded
+ * from these alone is that of the whole journals, so `status` parses no other record of the
+ * slug's older runs.
+ */
+export const SPEND_RECORDS: ReadonlySet<string> = new Set(['run-started', 'usage', 'command-settled']);
+
 /** What the slug's agents spent, across --fresh, continuations and new runs. */
 export interface SlugSpend {
   usage: UsageTotals;
