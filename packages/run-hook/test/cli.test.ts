@@ -290,7 +290,7 @@ test(
         [['--var', 'noequals', '--', 'true'], /^run-hook: bad_assignment: /],
         [['--vars', join(dir.path, 'missing.json'), '--', 'true'], /^run-hook: bad_vars_file: /],
         [['--vars', badJson, '--', 'true'], /^run-hook: bad_vars_file: .*run\.id is an array/],
-        [['--bogus', '--', 'true'], /^run-hook: usage: unknown option --bogus$/],
+        [['--bogus', '--', 'true'], /^run-hook: usage: unknown option --bogus\n/],
         [['true'], /^run-hook: usage: unexpected "true" before --/],
       ];
       for (const [args, expected] of cases) {
