@@ -1,5 +1,5 @@
 // Shared by the runplan bin tests: run the real bin in a fixture repo, read its journals.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -19,7 +19,7 @@ import {
 
 export { alive, killAll, waitForLine, waitUntil } from '@runplan/test-fixtures';
 import { readJournal, type JournalRecord } from '@runplan/journal';
-import { compareRunStarts, headerStartOrder, RUN_ID_PATTERN, type RunStart } from '../src/index.js';
+import { compareRunStarts, headerStartOrder, RUN_ID_PATTERN, runTagPrefix, type RunStart } from '../src/index.js';
 
 export const RUNPLAN = binPath('runplan');
 
@@ -68,12 +68,53 @@ export function withPlan(plan: string, opts: PlanFixtureOptions, body: (f: Fixtu
         ...f,
         cleanup: () => {
           killAll(readLedger(f.ledger).map((e) => e.pid));
+          removeRunCgroups(f.repo);
           f.cleanup();
         },
       };
     },
     body,
   );
+}
+
+// The empty cgroups settle made for the fixture's runs (`settle-r<run id>_…`) that no resume
+// or stop removed, because the test killed the coordinator and cleaned up without either.
+function removeRunCgroups(repo: GitRepo): void {
+  const state = join(repo.path, '.git', 'runplan');
+  if (!existsSync(state)) return;
+  const prefixes = readdirSync(state).flatMap((slug) =>
+    existsSync(join(state, slug)) && statSync(join(state, slug)).isDirectory()
+      ? readdirSync(join(state, slug))
+          .filter((n) => RUN_ID_PATTERN.test(n))
+          .map((id) => `settle-${runTagPrefix(id)}`)
+      : [],
+  );
+  if (prefixes.length === 0) return;
+  const dir = ownCgroupDir();
+  if (dir === undefined) return;
+  for (const name of readdirSync(dir)) {
+    if (!prefixes.some((p) => name.startsWith(p))) continue;
+    try {
+      if (/^populated 0$/m.test(readFileSync(join(dir, name, 'cgroup.events'), 'latin1'))) rmdirSync(join(dir, name));
+    } catch {
+      // Gone already, or still populated: not the fixture's to force.
+    }
+  }
+}
+
+// This process's cgroup v2 directory (from mountinfo and /proc/self/cgroup), when there is one.
+function ownCgroupDir(): string | undefined {
+  try {
+    const path = /^0::(.*)$/m.exec(readFileSync('/proc/self/cgroup', 'utf8'))?.[1];
+    const mount = readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .map((l) => l.split(' '))
+      .find((f) => f[f.indexOf('-') + 1] === 'cgroup2');
+    if (path === undefined || mount === undefined || mount[3] !== '/') return undefined;
+    return join(mount[4]!, path);
+  } catch {
+    return undefined;
+  }
 }
 
 // `runplan ARGS` through the real bin.
