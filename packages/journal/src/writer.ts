@@ -42,7 +42,9 @@ export function newRunId(now = new Date()): string {
     .toISOString()
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, 'Z');
-  return `${stamp}-${randomBytes(2).toString('hex')}`;
+  // 32 random bits: run ids (and the ownerTag prefixes made from them) of runs started in the
+  // same second, by any slug on the host, must not meet (16 bits did one time in 65 536 per pair).
+  return `${stamp}-${randomBytes(4).toString('hex')}`;
 }
 
 interface Pending {

@@ -8,6 +8,7 @@ import { tempDir, withTimeout } from '@runplan/test-fixtures';
 import {
   isLockHeld,
   JournalFailure,
+  newRunId,
   nodeJournalFs,
   openWriter,
   readHeader,
@@ -40,6 +41,15 @@ async function rejection(promise: Promise<unknown>): Promise<JournalFailure> {
   }
   throw new Error('expected a rejection');
 }
+
+// Run ids name runs and make the ownerTag prefix every process of a run carries: runs of any
+// slug started in the same second must not share one.
+test('newRunId: the start second and 32 random bits', () => {
+  const at = new Date('2026-12-01T12:00:00.500Z');
+  const ids = Array.from({ length: 50 }, () => newRunId(at));
+  for (const id of ids) assert.match(id, /^20261201T120000Z-[0-9a-f]{8}$/);
+  assert.is(new Set(ids).size, ids.length);
+});
 
 test(
   "headerFields go into the header (read back by readHeader and scanJournal); the journal's own keys are refused",

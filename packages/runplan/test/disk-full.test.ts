@@ -20,7 +20,7 @@ function runDirs(stateRoot: string, slug: string): string[] {
   const dir = join(stateRoot, slug);
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
-    .filter((n) => /^\d{8}T\d{6}Z-[0-9a-f]{4}$/.test(n) && existsSync(join(dir, n, 'journal.jsonl')))
+    .filter((n) => /^\d{8}T\d{6}Z-[0-9a-f]{8}$/.test(n) && existsSync(join(dir, n, 'journal.jsonl')))
     .sort()
     .map((n) => join(dir, n));
 }
@@ -227,7 +227,7 @@ test(
       answered(r, 3, 'disk_full');
       assert.match(
         r.stderr,
-        /^runplan: disk_full: no space left on device \(ENOSPC\) writing \/.*\/single\/\d{8}T\d{6}Z-[0-9a-f]{4}\/plan\.json; nothing was started$/m,
+        /^runplan: disk_full: no space left on device \(ENOSPC\) writing \/.*\/single\/\d{8}T\d{6}Z-[0-9a-f]{8}\/plan\.json; nothing was started$/m,
       );
       assert.is(runDirs(state.path, 'single').length, 0, 'no journal was created');
       assert.not.ok(existsSync(f.ledger), 'nothing was dispatched');

@@ -292,7 +292,7 @@ test(
   withPlan('chain-gated', { timeoutMs: 120_000 }, async (f) => {
     await crashAt(f, 'checkpoint:a');
     const [first] = runIds(f.repo, 'chain-gated');
-    const second = first!.replace(/-[0-9a-f]{4}$/, '-ffff');
+    const second = first!.replace(/-[0-9a-f]+$/, '-ffffffff');
     cpSync(join(slugDir(f.repo, 'chain-gated'), first!), join(slugDir(f.repo, 'chain-gated'), second), { recursive: true });
     const r = await runplan(['run', f.plan], f);
     assert.is(r.exitCode, 3, r.stderr);

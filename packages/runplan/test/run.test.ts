@@ -85,7 +85,7 @@ test(
     assert.ok(existsSync(`${started.dir}/.harness-run-dir`));
     assert.is(f.repo.fileAt('runplan/single', 'out/only.txt'), 'hello from only\n');
     assert.is(runIds(f.repo, 'single').length, 1);
-    assert.match(journalPath(f.repo, 'single'), /\/\d{8}T\d{6}Z-[0-9a-f]{4}\/journal\.jsonl$/);
+    assert.match(journalPath(f.repo, 'single'), /\/\d{8}T\d{6}Z-[0-9a-f]{8}\/journal\.jsonl$/);
   }),
 );
 

@@ -31,7 +31,8 @@ export interface RunPaths {
  * name a run; they do not order it: two runs started in the same second differ only in
  * their random suffix. A run's place in its slug's history is its start order (below).
  */
-export const RUN_ID_PATTERN = /^\d{8}T\d{6}Z-[0-9a-f]{4}$/;
+/** A run's id: its start second and 32 random bits (16 before this format, still read). */
+export const RUN_ID_PATTERN = /^\d{8}T\d{6}Z-[0-9a-f]{4}(?:[0-9a-f]{4})?$/;
 
 // The state root: `--state-dir` when given, else `<git common dir>/runplan`.
 export function stateRootFor(gitCommonDir: string, override?: string): string {

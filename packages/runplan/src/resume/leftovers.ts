@@ -3,7 +3,8 @@ import { findTagged, isOwnerTag, newOwnerTag, teardownTagged, type ProcSource, t
 /**
  * A logical run's processes, found by their ownerTags. Every tag a run makes (one per
  * attempt, one for landing) starts with a prefix derived from the run id alone
- * (`20261129T075500Z-4f2a` → `r20261129T075500Z_4f2a_`), so what a crashed coordinator
+ * (`20261129T075500Z-4f2a9c01` → `r20261129T075500Z_4f2a9c01_`; 32 random bits, so runs of any
+ * slug started in the same second do not share it), so what a crashed coordinator
  * left running can be found even when its journal cannot be read. A resumed run keeps its
  * id, so the prefix also covers every earlier coordinator's attempts of it. Tags journaled
  * by runplan versions before the prefix are matched exactly, when the journal can be read.
