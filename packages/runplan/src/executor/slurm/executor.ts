@@ -59,6 +59,14 @@ interface JobRun {
   gateDeadlineMs?: number;
 }
 
+/**
+ * How long srun may wait for a job's start beyond its --time before settle ends it: the job's
+ * limit counts from its start, srun's local hold from its submission, so a job that queued
+ * for a while must not be cut short by the hold before Slurm's own limit ends it (runplan's
+ * deadline fence, which counts from the submission, ends it long before either).
+ */
+const QUEUE_ALLOWANCE_MS = 10 * 60_000;
+
 /** How srun itself is held locally: far past the job's --time, and ended once the fence ended the job. */
 interface LocalHold {
   backstopMs: number;
@@ -84,7 +92,7 @@ async function streamJob<S>(spec: SlurmExecutorSpec, run: JobRun, launch: Launch
   const signal = cmd.signal !== undefined ? AbortSignal.any([cmd.signal, fenced.signal]) : fenced.signal;
   let launched: Awaited<ReturnType<Launch<S>>>;
   try {
-    launched = await launch(argv, { backstopMs: timeMinutes * 60_000 + graceMs + 60_000, signal });
+    launched = await launch(argv, { backstopMs: timeMinutes * 60_000 + graceMs + 60_000 + QUEUE_ALLOWANCE_MS, signal });
   } finally {
     fence.clear();
   }
