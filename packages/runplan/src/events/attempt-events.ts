@@ -1,4 +1,4 @@
-import type { FailureClass, LoopReason, RepairStop } from './reasons.js';
+import type { FailureClass, RepairStop } from './reasons.js';
 import type { AttemptFailureData, ReceiptReason } from './failure-data.js';
 import type { Phase } from './phase.js';
 import type { ThreadTotal } from './thread-totals.js';
@@ -31,28 +31,6 @@ export interface AttemptStartedData {
    * locally): a resumed coordinator or `runplan stop` then also cancels its jobs.
    */
   executor?: 'slurm';
-}
-
-/** A Slurm job of the attempt was accepted (its id is known only after submission). */
-export interface JobSubmittedData {
-  taskId: string;
-  attempt: number;
-  /** `command` (also a loop round's) or `gates` (a gate or `until` verify). */
-  phase: 'command' | 'gates';
-  jobId: string;
-  /** The job's name: the attempt's ownerTag. */
-  name: string;
-}
-
-/** What Slurm recorded of a job of the attempt once it ended. */
-export interface JobEndedData {
-  taskId: string;
-  attempt: number;
-  jobId: string;
-  /** Slurm's state (COMPLETED, FAILED, TIMEOUT, CANCELLED, OUT_OF_MEMORY, NODE_FAIL, PREEMPTED, …). */
-  state: string;
-  exitCode: number | null;
-  nodes: string;
 }
 
 export interface HookDoneData {
@@ -192,40 +170,6 @@ export interface UsageData {
   transcript: string;
 }
 
-/** One round of an improve-verify loop. */
-export interface RoundDoneData {
-  taskId: string;
-  attempt: number;
-  round: number;
-  verifyPassed: boolean;
-  verifyFingerprint: string;
-  action: 'done' | 'next_round' | 'stop';
-  reason: LoopReason | null;
-  evidence: string;
-  /**
-   * The round's tree made durable: a commit (parent: the attempt's base) on this side ref,
-   * so a loop resumed after a crash continues from it. Null when git refused; absent in
-   * journals written before rounds were kept.
-   */
-  roundRef?: string | null;
-  roundCommit?: string | null;
-}
-
-/**
- * A loop resumed after a crash tried the crashed attempt's last durable round (`from`) on its
- * new base: `applied` (it continues from the round after it), or the loop starts over from
- * the base and the lost rounds do not count — the ref is gone or moved (`ref_missing`), or
- * its change does not apply on the new base (`conflict`).
- */
-export interface RoundRestoredData {
-  taskId: string;
-  attempt: number;
-  from: DurableRound;
-  restored: boolean;
-  reason: 'applied' | 'ref_missing' | 'conflict';
-  message: string;
-}
-
 /**
  * A ref runplan keeps (a loop round's tree, a run's result) or cleans up that git would not
  * write or delete. The run goes on; what the ref was to keep may not survive a crash (a
@@ -240,14 +184,6 @@ export interface RefFailedData {
   taskId: string | null;
   /** git's stderr, or why it did not run. */
   message: string;
-}
-
-/** The last durable round of a crashed attempt's loop: where a resumed loop continues from. */
-export interface DurableRound {
-  attempt: number;
-  round: number;
-  ref: string;
-  commit: string;
 }
 
 export interface AttemptClosedData {

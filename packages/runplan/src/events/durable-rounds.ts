@@ -1,4 +1,4 @@
-import type { DurableRound, RoundDoneData } from './attempt-events.js';
+import type { DurableRound, RoundDoneData } from './loop-events.js';
 
 /**
  * The loop rounds each attempt made durable (a round-done with its ref and commit), and

@@ -10,14 +10,12 @@ import type {
   IntegratedData,
   ProviderWaitData,
   RefFailedData,
-  JobEndedData,
-  JobSubmittedData,
   RepairDecidedData,
-  RoundDoneData,
-  RoundRestoredData,
   UsageData,
   WorktreesRemovedData,
 } from './attempt-events.js';
+import type { JobEndedData, JobSubmittedData } from './job-events.js';
+import type { RoundDoneData, RoundRestoredData } from './loop-events.js';
 import type {
   CheckpointAdoptedData,
   CoordinatorCrashedData,
@@ -55,6 +53,8 @@ export { FAILURE_CLASSES, type FailureClass, type FailureReason, type RepairStop
  * attempt-closed (each open attempt) → run-failed (interrupted, stopped_after_crash).
  */
 export * from './attempt-events.js';
+export * from './job-events.js';
+export * from './loop-events.js';
 export * from './failure-data.js';
 export * from './phase.js';
 export * from './run-events.js';
