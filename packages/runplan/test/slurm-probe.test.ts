@@ -36,7 +36,7 @@ test(
     const run = await runBin(shFixture('private-tmpfs.sh'), [work.path, process.execPath, RUNPLAN, 'run', f.plan, '--json'], {
       env: f.env,
       cwd: f.repo.path,
-      timeoutMs: 60_000,
+      timeoutMs: 150_000,
     });
     assert.is(run.exitCode, 3, run.stderr);
     assert.match(

@@ -42,10 +42,16 @@ export function jobState(jobId: string): string {
   return /JobState=(\S+)/.exec(r.stdout)?.[1] ?? `unknown (${r.stderr.trim()})`;
 }
 
+/**
+ * How long a test's jobs may wait for the one test node behind other work (a second test
+ * suite on the same host shares the cluster): added to every Slurm test's bound.
+ */
+const SHARED_NODE_MS = 180_000;
+
 // A Slurm test over a fixture repo: the cluster must answer first; afterwards no job of the
 // fixture's runs may be left in the queue (checked, then cancelled so the next test starts clean).
 export function withSlurmPlan(plan: string, opts: PlanFixtureOptions, body: (f: Fixture) => Promise<void>): () => Promise<void> {
-  return withPlan(plan, opts, async (f) => {
+  return withPlan(plan, { ...opts, timeoutMs: (opts.timeoutMs ?? 120_000) + SHARED_NODE_MS }, async (f) => {
     requireCluster();
     let failure: unknown;
     try {
