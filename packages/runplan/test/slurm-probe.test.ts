@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readLedger, runBin, shFixture, tempDir } from '@runplan/test-fixtures';
-import { withSlurmPlan } from './slurm-support.js';
+import { withSlurmPlan, SLURM_RUN_MS } from './slurm-support.js';
 import { ofType, records, RUNPLAN, runIds, runplan } from './support.js';
 
 // Before its first submission a Slurm run checks that the partition's node sees the
@@ -49,7 +49,7 @@ test(
     assert.equal(readdirSync(work.path), [], 'nothing was made where the node looks (the marker was on the private tmpfs)');
 
     // The same plan where the node does see the workdir runs, through the same probe.
-    const shared = await runplan(['run', f.plan, '--json'], f);
+    const shared = await runplan(['run', f.plan, '--json'], f, SLURM_RUN_MS);
     assert.is(shared.exitCode, 0, shared.stderr);
     const rs = await records(f.repo, 'unshared');
     assert.is(ofType(rs, 'job-submitted').length, 1);

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { withSlurmPlan } from './slurm-support.js';
+import { withSlurmPlan, SLURM_RUN_MS } from './slurm-support.js';
 import { ofType, records, runIds, runplan } from './support.js';
 
 // What people read of a Slurm run: the progress lines on stderr (no --json, no terminal)
@@ -28,13 +28,17 @@ test(
   'progress lines name the Slurm jobs (submitted, ended, cancelled after a crash); the report lists them per attempt',
   withSlurmPlan(HELD, { timeoutMs: 90_000 }, async (f) => {
     const env = { ...f.env, MOCK_HOLD: 'p:1' };
-    const crashed = await runplan(['run', f.plan], { env: { ...env, RUNPLAN_FAILPOINT: 'kill-after:job-submitted:p' }, repo: f.repo });
+    const crashed = await runplan(
+      ['run', f.plan],
+      { env: { ...env, RUNPLAN_FAILPOINT: 'kill-after:job-submitted:p' }, repo: f.repo },
+      SLURM_RUN_MS,
+    );
     assert.is(crashed.signal, 'SIGKILL', crashed.stderr);
     const [first] = ofType(await records(f.repo, 'held'), 'job-submitted');
     assert.ok(first !== undefined);
     assert.match(crashed.stderr, new RegExp(`^runplan: \\S+ job-submitted p #1: slurm job ${first.jobId} \\(command\\)$`, 'm'));
 
-    const resumed = await runplan(['run', f.plan], { env, repo: f.repo });
+    const resumed = await runplan(['run', f.plan], { env, repo: f.repo }, SLURM_RUN_MS);
     assert.is(resumed.exitCode, 0, resumed.stderr);
     const node = execFileSync('sinfo', ['--noheader', '--format=%n'], { encoding: 'utf8' }).trim().split('\n')[0];
     const rs = await records(f.repo, 'held');

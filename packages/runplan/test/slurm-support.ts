@@ -46,7 +46,11 @@ export function jobState(jobId: string): string {
  * How long a test's jobs may wait for the one test node behind other work (a second test
  * suite on the same host shares the cluster): added to every Slurm test's bound.
  */
-const SHARED_NODE_MS = 180_000;
+export const SLURM_QUEUE_MS = 180_000;
+const SHARED_NODE_MS = SLURM_QUEUE_MS;
+
+/** The bound of one `runplan run` in a Slurm test: its jobs (and the workdir probe) may queue too. */
+export const SLURM_RUN_MS = 120_000 + SLURM_QUEUE_MS;
 
 // A Slurm test over a fixture repo: the cluster must answer first; afterwards no job of the
 // fixture's runs may be left in the queue (checked, then cancelled so the next test starts clean).

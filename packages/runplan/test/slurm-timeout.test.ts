@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { jobState, queued, withSlurmPlan } from './slurm-support.js';
+import { jobState, queued, SLURM_QUEUE_MS, withSlurmPlan } from './slurm-support.js';
 import { ofType, records, runplan } from './support.js';
 
 // Slurm's own fence: with runplan's disabled (a test-only fail point), the job's backstop
@@ -29,7 +29,11 @@ repair = { timeout = 1 }
 test(
   "a job Slurm itself times out (runplan's fence disabled) is timed_out",
   withSlurmPlan(ORPHAN, { timeoutMs: 180_000 }, async (f) => {
-    const run = await runplan(['run', f.plan, '--json'], { env: { ...f.env, RUNPLAN_SLURM_FAILPOINT: 'no-fence' }, repo: f.repo }, 170_000);
+    const run = await runplan(
+      ['run', f.plan, '--json'],
+      { env: { ...f.env, RUNPLAN_SLURM_FAILPOINT: 'no-fence' }, repo: f.repo },
+      170_000 + SLURM_QUEUE_MS,
+    );
     assert.is(run.exitCode, 1, run.stderr);
     const rs = await records(f.repo, 'orphan');
     const [job] = ofType(rs, 'job-submitted');

@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readLedger, transcriptPath } from '@runplan/test-fixtures';
 import { runTagPrefix } from '../src/index.js';
-import { jobState, queued, withSlurmPlan } from './slurm-support.js';
+import { jobState, queued, withSlurmPlan, SLURM_RUN_MS } from './slurm-support.js';
 import { ofType, records, runIds, runplan, waitForEvent, withPlan, type Fixture } from './support.js';
 
 // The slurm executor on a real single-node cluster (scripts/slurm-local.sh up; CI starts it).
@@ -48,7 +48,7 @@ function results(f: Fixture, rs: Array<Record<string, any>>): { perTask: Record<
 test(
   'a 3-task plan with jobs = 2 on Slurm completes with the same result for each task as locally',
   withSlurmPlan(THREE('[executor]\nkind = "slurm"\npartition = "debug"'), { timeoutMs: 120_000 }, async (f) => {
-    const run = await runplan(['run', f.plan, '--json'], f);
+    const run = await runplan(['run', f.plan, '--json'], f, SLURM_RUN_MS);
     assert.is(run.exitCode, 0, run.stderr);
     const rs = await records(f.repo, 'three');
     const submitted = ofType(rs, 'job-submitted');
@@ -67,7 +67,7 @@ test(
 
     // The same plan locally, in a fresh repo.
     await withPlan(THREE(''), {}, async (local) => {
-      const r = await runplan(['run', local.plan, '--json'], local);
+      const r = await runplan(['run', local.plan, '--json'], local, SLURM_RUN_MS);
       assert.is(r.exitCode, 0, r.stderr);
       const lrs = await records(local.repo, 'three');
       assert.equal(ofType(lrs, 'job-submitted'), [], 'a local plan submits no job');
@@ -101,7 +101,7 @@ repair = { timeout = 1 }
 test(
   "a task past runplan's deadline is cancelled (gone from squeue) and classed timeout",
   withSlurmPlan(STUCK, { timeoutMs: 90_000 }, async (f) => {
-    const run = await runplan(['run', f.plan, '--json'], f);
+    const run = await runplan(['run', f.plan, '--json'], f, SLURM_RUN_MS);
     assert.is(run.exitCode, 1, run.stderr);
     const rs = await records(f.repo, 'stuck');
     const [job] = ofType(rs, 'job-submitted');
@@ -138,8 +138,8 @@ mock: sleep 600
 test(
   'a job cancelled by someone else is slurm_cancelled, class environment, not retried',
   withSlurmPlan(LONG, { timeoutMs: 60_000 }, async (f) => {
-    const running = runplan(['run', f.plan, '--json'], f);
-    await waitForEvent(f.repo, 'long', 'job-submitted');
+    const running = runplan(['run', f.plan, '--json'], f, SLURM_RUN_MS);
+    await waitForEvent(f.repo, 'long', 'job-submitted', SLURM_RUN_MS);
     const jobId = String(ofType(await records(f.repo, 'long'), 'job-submitted')[0]?.jobId);
     execFileSync('scancel', [jobId]);
     const run = await running;
@@ -160,7 +160,7 @@ test(
     THREE('[executor]\nkind = "slurm"\npartition = "no-such-partition"').replace('jobs = 2', 'jobs = 1'),
     { timeoutMs: 60_000 },
     async (f) => {
-      const run = await runplan(['run', f.plan, '--json'], f);
+      const run = await runplan(['run', f.plan, '--json'], f, SLURM_RUN_MS);
       assert.is(run.exitCode, 1, run.stderr);
       const rs = await records(f.repo, 'three');
       assert.equal(ofType(rs, 'job-submitted'), [], 'no job was accepted');
@@ -199,7 +199,7 @@ test(
   'an agent lingering after its result on Slurm: torn down result_grace later, a success, its job gone',
   withSlurmPlan(LINGER, { timeoutMs: 60_000 }, async (f) => {
     const env = { ...f.env, REPLAY_TRANSCRIPT: transcriptPath('claude-01-success-opus4.jsonl'), REPLAY_LINGER: '300' };
-    const run = await runplan(['run', f.plan], { env, repo: f.repo });
+    const run = await runplan(['run', f.plan], { env, repo: f.repo }, SLURM_RUN_MS);
     assert.is(run.exitCode, 0, run.stderr);
     const rs = await records(f.repo, 'linger');
     const [settled] = ofType(rs, 'command-settled');
@@ -234,7 +234,11 @@ test(
   'kill -9 of the coordinator while a job runs: status shows the job, resume cancels it and dispatches nothing twice',
   withSlurmPlan(CRASH, { timeoutMs: 90_000 }, async (f) => {
     const env = { ...f.env, MOCK_HOLD: 'second:1' };
-    const crashed = await runplan(['run', f.plan], { env: { ...env, RUNPLAN_FAILPOINT: 'kill-after:job-submitted:second' }, repo: f.repo });
+    const crashed = await runplan(
+      ['run', f.plan],
+      { env: { ...env, RUNPLAN_FAILPOINT: 'kill-after:job-submitted:second' }, repo: f.repo },
+      SLURM_RUN_MS,
+    );
     assert.is(crashed.signal, 'SIGKILL', crashed.stderr);
     const [runId] = runIds(f.repo, 'crash');
     const before = await records(f.repo, 'crash');
@@ -248,7 +252,7 @@ test(
     assert.equal(row.jobs, [job.jobId]);
     assert.match(status.stderr, `1 Slurm job(s) of it still queued: ${job.jobId}`);
 
-    const resumed = await runplan(['run', f.plan, '--json'], { env, repo: f.repo });
+    const resumed = await runplan(['run', f.plan, '--json'], { env, repo: f.repo }, SLURM_RUN_MS);
     assert.is(resumed.exitCode, 0, resumed.stderr);
     const rs = await records(f.repo, 'crash');
     assert.equal(ofType(rs, 'jobs-cancelled'), [{ tagPrefix: runTagPrefix(runId!), cancelled: [job.jobId], survivors: [] }]);
@@ -263,7 +267,11 @@ test(
 test(
   "runplan stop after a crash cancels the run's queued jobs and closes it",
   withSlurmPlan(LONG, { timeoutMs: 60_000 }, async (f) => {
-    const crashed = await runplan(['run', f.plan], { env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:job-submitted:long' }, repo: f.repo });
+    const crashed = await runplan(
+      ['run', f.plan],
+      { env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:job-submitted:long' }, repo: f.repo },
+      SLURM_RUN_MS,
+    );
     assert.is(crashed.signal, 'SIGKILL', crashed.stderr);
     const [runId] = runIds(f.repo, 'long');
     const [job] = ofType(await records(f.repo, 'long'), 'job-submitted');
