@@ -35,7 +35,7 @@ export interface ChildCgroup {
 
 const cgroup2Magic = 0x63677270; // CGROUP2_SUPER_MAGIC
 /** Every cgroup settle makes is named `settle-[<ownerTag>-]<tag>`; tags never hold `-`. */
-const namePrefix = 'settle-';
+export const namePrefix = 'settle-';
 
 type Found<T> = { ok: true; value: T } | { ok: false; fallback: OwnershipFallback };
 const unavailable = (reason: CgroupUnavailableReason, message: string): { ok: false; fallback: OwnershipFallback } => ({
@@ -226,30 +226,4 @@ export function removeCgroup(path: string): boolean {
   if (rmdir()) return true; // the usual case: nothing below it
   for (const sub of subCgroups(path)) removeCgroup(sub);
   return rmdir();
-}
-
-/** Which cgroups a tag query means: those named for one of `tags`, or for a tag starting with one of `prefixes`. */
-export interface CgroupQuery {
-  tags: readonly string[];
-  prefixes: readonly string[];
-}
-
-// The cgroups settle made under each parent whose name carries a tag the query names.
-export function cgroupsTagged(query: CgroupQuery, parents: readonly string[]): string[] {
-  const found: string[] = [];
-  for (const parent of new Set(parents)) {
-    let names: string[];
-    try {
-      names = readdirSync(parent);
-    } catch {
-      continue;
-    }
-    for (const name of names) {
-      if (!name.startsWith(namePrefix)) continue;
-      const tags = name.slice(namePrefix.length).split('-');
-      const named = tags.some((t) => query.tags.includes(t) || query.prefixes.some((p) => t.startsWith(p)));
-      if (named) found.push(join(parent, name));
-    }
-  }
-  return found;
 }

@@ -1,4 +1,5 @@
-import { cgroupParentDir, cgroupsTagged, killCgroup, removeCgroup } from './cgroup.js';
+import { cgroupParentDir, killCgroup, removeCgroup } from './cgroup.js';
+import { cgroupsTagged } from './cgroup-tags.js';
 import { findOwned, groupLeaderAlive, stillSame, type OwnedProcess, type Ownership } from './owned.js';
 import { descendantsOf, procSource } from './procfs.js';
 import { isOwnerTag } from './tag.js';
