@@ -7,7 +7,19 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { dispatchCounts, runBin } from '@runplan/test-fixtures';
-import { filesUnder, type Fixture, ofType, RUNPLAN, records, runIds, runplan, slugDir, waitForHolding, withPlan } from './support.js';
+import {
+  filesUnder,
+  type Fixture,
+  ofType,
+  RUNPLAN,
+  records,
+  runIds,
+  runplan,
+  slugDir,
+  waitForHolding,
+  withPlan,
+  loopPlan,
+} from './support.js';
 
 // Everything a run could write: the state root's files (and their bytes), refs, worktrees.
 function snapshot(f: Fixture): string {
@@ -187,23 +199,7 @@ test(
   }),
 );
 
-const LOOP = `slug = "crash-loop"
-base = "main"
-
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-deadline = "5m"
-grace = "2s"
-
-[[tasks]]
-id = "improve"
-prompt = """
-mock: until-file rounds.txt 3
-"""
-until = ["mock-verify", "rounds.txt", "3"]
-rounds = 3
-`;
+const LOOP = loopPlan('crash-loop');
 
 test(
   'after a crash mid-loop: resume, the loop from its durable round; with --fresh: abandon it and start new — and the incomplete run is left as it is',

@@ -5,25 +5,9 @@ import * as assert from 'uvu/assert';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readLedger, runBin, tempDir, waitUntil } from '@runplan/test-fixtures';
-import { ofType, RUNPLAN, records, runplan, withPlan } from './support.js';
+import { ofType, RUNPLAN, records, runplan, withPlan, loopPlan } from './support.js';
 
-const PLAN = `slug = "crash-loop"
-base = "main"
-
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-deadline = "5m"
-grace = "2s"
-
-[[tasks]]
-id = "improve"
-prompt = """
-mock: until-file rounds.txt 3
-"""
-until = ["mock-verify", "rounds.txt", "3"]
-rounds = 3
-`;
+const PLAN = loopPlan('crash-loop');
 
 const ROUND_REFS = 'refs/runplan/crash-loop/rounds/';
 

@@ -5,25 +5,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ofType, records, runIds, runplan, withPlan } from './support.js';
+import { ofType, records, runIds, runplan, withPlan, loopPlan } from './support.js';
 
-const PLAN = `slug = "refs"
-base = "main"
-
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-deadline = "5m"
-grace = "2s"
-
-[[tasks]]
-id = "improve"
-prompt = """
-mock: until-file rounds.txt 3
-"""
-until = ["mock-verify", "rounds.txt", "3"]
-rounds = 3
-`;
+const PLAN = loopPlan('refs');
 
 const ROUNDS = 'refs/runplan/refs/rounds/';
 

@@ -117,6 +117,28 @@ function ownCgroupDir(): string | undefined {
   }
 }
 
+// One improve-verify loop task (`improve`: a round per line of rounds.txt until it has 3,
+// rounds = 3) under `slug`: the plan the loop, crash and ref tests share.
+export function loopPlan(slug: string): string {
+  return `slug = "${slug}"
+base = "main"
+
+[defaults]
+command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
+format = "claude-stream-json"
+deadline = "5m"
+grace = "2s"
+
+[[tasks]]
+id = "improve"
+prompt = """
+mock: until-file rounds.txt 3
+"""
+until = ["mock-verify", "rounds.txt", "3"]
+rounds = 3
+`;
+}
+
 // `runplan ARGS` through the real bin.
 export function runplan(args: string[], f: { env: Record<string, string>; repo?: GitRepo }, timeoutMs = 120_000): Promise<BinResult> {
   return runBin(RUNPLAN, args, { env: f.env, ...(f.repo ? { cwd: f.repo.path } : {}), timeoutMs });
