@@ -347,10 +347,22 @@ inBothModes('an ownerTag travels with the child so teardownByTag can end what a 
   withTimeout(30_000, async () => {
     const ownerTag = newOwnerTag();
     const controller = new AbortController();
-    const running = capture({ ownership, argv: [sh('sleeper.sh')], ownerTag, signal: controller.signal });
+    let spawned: (pid: number) => void = () => {};
+    const started = new Promise<number>((resolve) => {
+      spawned = resolve;
+    });
+    const running = capture({
+      ownership,
+      argv: [sh('sleeper.sh')],
+      ownerTag,
+      signal: controller.signal,
+      onEvent: (e) => {
+        if (e.type === 'spawned') spawned(e.pid);
+      },
+    });
     // The coordinator "crashes": something else ends the attempt by its tag.
-    for (let i = 0; i < 200 && taggedAlive(ownerTag).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
-    const [pid] = taggedAlive(ownerTag);
+    const child = await started;
+    const pid = taggedAlive(ownerTag).find((p) => p === child);
     const report = await teardownByTag(ownerTag, { graceMs: 1000 });
     const r = await running;
     killQuietly(pid);
