@@ -19,19 +19,30 @@ export async function capture(spec: SettleSpec & { maxBuffer?: number }): Promis
   };
 }
 
-// Reads a stream to its end, keeping the first `limit` bytes.
-async function collect(stream: Readable, limit: number): Promise<{ bytes: Buffer; truncated: boolean }> {
-  const chunks: Buffer[] = [];
-  let kept = 0;
-  let truncated = false;
-  for await (const chunk of stream) {
-    const buffer = chunk as Buffer;
-    const room = limit - kept;
-    if (buffer.length > room) truncated = true;
-    if (room <= 0) continue;
-    const part = buffer.length > room ? buffer.subarray(0, room) : buffer;
-    chunks.push(part);
-    kept += part.length;
-  }
-  return { bytes: Buffer.concat(chunks), truncated };
+// Reads a stream to its end, keeping the first `limit` bytes. Events rather than `for await`:
+// an async iterator costs a promise per chunk and a stream-finished watcher per call. A
+// stream destroyed before its end rejects, as `for await` would.
+function collect(stream: Readable, limit: number): Promise<{ bytes: Buffer; truncated: boolean }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    let truncated = false;
+    let ended = false;
+    stream.on('data', (buffer: Buffer) => {
+      const room = limit - kept;
+      if (buffer.length > room) truncated = true;
+      if (room <= 0) return;
+      const part = buffer.length > room ? buffer.subarray(0, room) : buffer;
+      chunks.push(part);
+      kept += part.length;
+    });
+    stream.once('end', () => {
+      ended = true;
+      resolve({ bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), truncated });
+    });
+    stream.once('error', reject);
+    stream.once('close', () => {
+      if (!ended) reject(new Error('stdout closed before its end'));
+    });
+  });
 }

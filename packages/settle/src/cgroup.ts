@@ -43,20 +43,26 @@ const unavailable = (reason: CgroupUnavailableReason, message: string): { ok: fa
   fallback: { reason, message },
 });
 
-let mounts: string[] | undefined;
+let mounts: { root: string; point: string }[] | undefined;
 
 // Mount points of cgroup2 file systems with the root they show, from /proc/self/mountinfo
 // (read once: a cgroup2 mount does not come and go under a running settle).
 function cgroup2Mounts(): { root: string; point: string }[] {
-  mounts ??= (() => {
-    try {
-      return readFileSync('/proc/self/mountinfo', 'utf8').split('\n');
-    } catch {
-      return [];
-    }
-  })();
+  mounts ??= parseCgroup2Mounts(readMountinfo());
+  return mounts;
+}
+
+function readMountinfo(): string {
+  try {
+    return readFileSync('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function parseCgroup2Mounts(mountinfo: string): { root: string; point: string }[] {
   const found: { root: string; point: string }[] = [];
-  for (const line of mounts) {
+  for (const line of mountinfo.split('\n')) {
     const [before, after] = line.split(' - ');
     if (after?.split(' ')[0] !== 'cgroup2' || before === undefined) continue;
     const fields = before.split(' ');
@@ -90,25 +96,44 @@ export function ownCgroupDir(): Found<string> {
   return unavailable('cgroup_unknown', `our cgroup ${path} is outside every cgroup2 mount`);
 }
 
+/** Directories already seen to be cgroup v2 cgroups (a directory does not change file system under us). */
+const cgroup2Dirs = new Set<string>();
+
 // Whether a directory is in a cgroup2 file system.
 function isCgroup2Dir(dir: string): boolean {
+  if (cgroup2Dirs.has(dir)) return true;
   try {
-    return statfsSync(dir).type === cgroup2Magic && existsSync(join(dir, 'cgroup.procs'));
+    if (statfsSync(dir).type !== cgroup2Magic || !existsSync(join(dir, 'cgroup.procs'))) return false;
   } catch {
     return false;
   }
+  cgroup2Dirs.add(dir);
+  return true;
+}
+
+/** Where one call's cgroup goes, and where settle itself lives now (to return there after the spawn). */
+export interface CgroupPlace {
+  parent: string;
+  home: string;
 }
 
 // Where a call's cgroups go: the configured parent, else our own cgroup's directory.
 export function cgroupParentDir(configured: string | undefined): Found<string> {
+  const place = cgroupPlace(configured);
+  return place.ok ? { ok: true, value: place.value.parent } : place;
+}
+
+// The parent a call's cgroup goes in and settle's own cgroup, found with one read of /proc/self/cgroup.
+export function cgroupPlace(configured: string | undefined): Found<CgroupPlace> {
+  const home = ownCgroupDir();
   if (configured !== undefined) {
     const dir = resolve(configured);
     if (!isCgroup2Dir(dir)) return unavailable('cgroup_parent_invalid', `cgroup parent ${dir} is not a cgroup v2 directory`);
-    return { ok: true, value: dir };
+    return home.ok ? { ok: true, value: { parent: dir, home: home.value } } : home;
   }
-  const own = ownCgroupDir();
-  if (!own.ok) return own;
-  return isCgroup2Dir(own.value) ? own : unavailable('cgroup_unknown', `our cgroup directory ${own.value} is not readable as cgroup v2`);
+  if (!home.ok) return home;
+  if (!isCgroup2Dir(home.value)) return unavailable('cgroup_unknown', `our cgroup directory ${home.value} is not readable as cgroup v2`);
+  return { ok: true, value: { parent: home.value, home: home.value } };
 }
 
 // The name of a call's cgroup: findable from its ownerTag (teardownByTag) and its own tag.
@@ -120,9 +145,7 @@ export function cgroupName(tag: string, ownerTag: string | undefined): string {
 const killable = new Set<string>();
 
 // Makes a fresh cgroup for one child under `parent`, or says why it cannot.
-export function makeChildCgroup(parent: string, name: string): Found<ChildCgroup> {
-  const home = ownCgroupDir();
-  if (!home.ok) return home;
+export function makeChildCgroup({ parent, home }: CgroupPlace, name: string): Found<ChildCgroup> {
   const path = join(parent, name);
   try {
     mkdirSync(path);
@@ -134,7 +157,7 @@ export function makeChildCgroup(parent: string, name: string): Found<ChildCgroup
     return unavailable('no_cgroup_kill', `${path} has no cgroup.kill (Linux >= 5.14 is needed)`);
   }
   killable.add(parent);
-  return { ok: true, value: { path, home: home.value } };
+  return { ok: true, value: { path, home } };
 }
 
 /**

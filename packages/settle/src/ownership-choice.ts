@@ -1,6 +1,6 @@
 import {
   cgroupName,
-  cgroupParentDir,
+  cgroupPlace,
   cgroupPopulated,
   makeChildCgroup,
   removeCgroup,
@@ -35,8 +35,8 @@ export function isOwnershipMode(value: unknown): value is OwnershipMode {
 // Decides the ownership of one call and makes its cgroup when it gets one.
 export function chooseOwnership(mode: OwnershipMode, n: { parent?: string; tag: string; ownerTag?: string }): OwnershipChoice {
   if (mode === 'group+tag') return { kind: 'group+tag' };
-  const parent = cgroupParentDir(n.parent);
-  const made = parent.ok ? makeChildCgroup(parent.value, cgroupName(n.tag, n.ownerTag)) : parent;
+  const place = cgroupPlace(n.parent);
+  const made = place.ok ? makeChildCgroup(place.value, cgroupName(n.tag, n.ownerTag)) : place;
   if (made.ok) return { kind: 'cgroup', cgroup: made.value };
   return unavailableAs(mode, made.fallback);
 }
@@ -83,7 +83,9 @@ export function spawnOwned<T>(
 const emptyingMs = 1000;
 
 // Removes a call's cgroup once its processes are gone (short, bounded polls): false when it stays.
+// The usual cgroup is already empty: removing it is the check (rmdir refuses a populated one).
 export async function releaseCgroup(cgroup: ChildCgroup): Promise<boolean> {
+  if (removeCgroup(cgroup.path)) return true;
   const giveUpAt = Date.now() + emptyingMs;
   for (let ms = 1; cgroupPopulated(cgroup.path) && Date.now() < giveUpAt; ms = Math.min(ms * 2, 50)) await sleep(ms);
   return !cgroupPopulated(cgroup.path) && removeCgroup(cgroup.path);

@@ -94,7 +94,14 @@ export function procSource(overrides: Partial<ProcSource> | undefined): ProcSour
 // Why the /proc we read does not name our processes, or undefined when it does. In a pid
 // namespace whose /proc is still the host's (`unshare --pid --fork` without `--mount-proc`),
 // our children's pids mean other processes there: every ownership check would be wrong.
+// (Asked once per process: neither our pid nor the /proc we see can change under us.)
+let mismatch: { answer: string | undefined } | undefined;
 export function procMismatch(): string | undefined {
+  mismatch ??= { answer: readProcMismatch() };
+  return mismatch.answer;
+}
+
+function readProcMismatch(): string | undefined {
   let self: string;
   try {
     self = readlinkSync('/proc/self');

@@ -5,6 +5,7 @@ import { drainRest, pipeHolders } from './drain.js';
 import { feedPrompt, type PromptFailure } from './input.js';
 import { findOwned, survey, type OwnedProcess, type Ownership, type Survey } from './owned.js';
 import { ChildOutputs } from './outputs.js';
+import { removeCgroup } from './cgroup.js';
 import { chooseOwnership, isOwnershipMode, releaseCgroup, spawnOwned, type OwnershipChoice } from './ownership-choice.js';
 import { procMismatch, procSource } from './procfs.js';
 import { codeOf, messageOf, preflight, releasePrompt } from './preflight.js';
@@ -344,7 +345,7 @@ export async function runChild<R>(
   const afterExit = async (): Promise<TeardownReport> => {
     emit({ type: 'exited', exitCode: exitInfo?.code ?? null, signal: exitInfo?.signal ?? null });
     const exitAt = Date.now();
-    await within(Promise.race([outputs.done, termination]), graceMs);
+    if (!outputs.finished) await within(Promise.race([outputs.done, termination]), graceMs);
     let left: OwnedProcess[] | undefined;
     if (!outputs.finished) {
       const found = surveyNow();
@@ -354,8 +355,9 @@ export async function runChild<R>(
         emit({ type: 'held-pipe', holders: found.holders });
       }
     }
-    // Leftovers get the rest of grace to finish on their own, then are torn down.
-    left ??= ownedNow();
+    // Leftovers get the rest of grace to finish on their own, then are torn down. A cgroup
+    // that can be removed is empty: nothing is left, and it is released at once.
+    left ??= cgroup && removeCgroup(cgroup.path) ? [] : ownedNow();
     while (left.length > 0 && Date.now() < exitAt + graceMs && !requested) {
       await within(termination, Math.max(0, Math.min(pollMs * 2, exitAt + graceMs - Date.now())));
       left = ownedNow();
