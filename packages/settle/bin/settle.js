@@ -10,11 +10,11 @@
 // port opened by a signal) on SIGUSR1. The CLI relays SIGUSR1 to the command once it runs;
 // one that arrives before that (while Node starts and this file loads) is dropped.
 process.on('SIGUSR1', () => {});
-const { existsSync } = require('node:fs');
-const { join } = require('node:path');
+const { existsSync, readFileSync } = require('node:fs');
+const { dirname, join } = require('node:path');
 
 const bundle = join(__dirname, '..', 'dist', 'settle.cjs');
-const cli = existsSync(bundle) ? Promise.resolve(require(bundle)) : import('../dist/src/cli.js');
+const cli = existsSync(bundle) ? Promise.resolve(loadBundle(bundle)) : import('../dist/src/cli.js');
 
 cli
   .then(({ main }) => main(process.argv.slice(2)))
@@ -25,3 +25,33 @@ cli
 // write handed to the OS. Exiting there skips Node's teardown of the environment, which
 // costs a few ms of CPU at every run.
 process.once('beforeExit', () => process.exit());
+
+// Runs the bundle as require() would, but with the V8 code cache the build made of this very
+// bundle (scripts/code-cache.js): its functions arrive compiled, ~5 ms of CPU less per start.
+function loadBundle(file) {
+  const source = readFileSync(file, 'utf8');
+  const cachedData = codeCacheOf(source, file.replace(/\.cjs$/, '.cache'));
+  if (cachedData === undefined) return require(file);
+  const { Script } = require('node:vm');
+  const { wrap } = require('node:module');
+  const script = new Script(wrap(source), { filename: file, cachedData });
+  const module = { exports: {} };
+  script.runInThisContext().call(module.exports, module.exports, require, module, file, dirname(file));
+  return module.exports;
+}
+
+// The cache's V8 data when its header names the bundle's build id (its first line), else
+// undefined. V8 checks only the source's length; the id is what ties a cache to one build.
+function codeCacheOf(source, cacheFile) {
+  const id = /^\/\/ build:([0-9a-f]{16})\n/.exec(source.slice(0, 32))?.[1];
+  if (id === undefined) return undefined;
+  let data;
+  try {
+    data = readFileSync(cacheFile);
+  } catch {
+    return undefined;
+  }
+  const header = `settle-code-cache ${id}\n`;
+  if (data.length <= header.length || data.toString('latin1', 0, header.length) !== header) return undefined;
+  return data.subarray(header.length);
+}

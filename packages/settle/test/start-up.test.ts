@@ -10,26 +10,119 @@ import { settleBin } from './support.js';
 const packageDir = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const bundle = join(packageDir, 'dist', 'settle.cjs');
 
+const codeCache = join(packageDir, 'dist', 'settle.cache');
+
+interface Seen {
+  /** Files the CommonJS loader read. */
+  cjs: string[];
+  /** Whether the ESM loader ran. */
+  esm: boolean;
+  /** Every vm.Script made: its file, whether it was handed cached data, whether V8 rejected it. */
+  scripts: { filename: string; cached: boolean; rejected: boolean | undefined }[];
+}
+
+// Runs a settle bin under a preload that records what was loaded and how (see Seen).
+async function runRecorded(
+  bin: string,
+  args: string[],
+  nodeFlags: string[] = [],
+): Promise<{ r: Awaited<ReturnType<typeof runBin>>; seen: Seen }> {
+  const dir = tempDir();
+  try {
+    const seen = join(dir.path, 'seen.json');
+    const preload = join(dir.path, 'seen.cjs');
+    writeFileSync(
+      preload,
+      `const vm = require('node:vm'); const scripts = [];
+       const Script = vm.Script;
+       vm.Script = class extends Script { constructor(code, options) { super(code, options);
+         scripts.push({ filename: options?.filename, cached: options?.cachedData !== undefined, rejected: this.cachedDataRejected }); } };
+       process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(seen)}, JSON.stringify({
+         cjs: Object.keys(require.cache), esm: process.moduleLoadList.includes('NativeModule internal/modules/esm/load'), scripts })));`,
+    );
+    const r = await runBin(process.execPath, [...nodeFlags, '--require', preload, bin, ...args]);
+    return { r, seen: JSON.parse(readFileSync(seen, 'utf8')) as Seen };
+  } finally {
+    dir.cleanup();
+  }
+}
+
+// A copy of the installed layout (bin/ and the bundle, with or without a cache) to tamper with.
+function installedCopy(dir: string, withCache: boolean): { bin: string; bundle: string; cache: string } {
+  mkdirSync(join(dir, 'bin'));
+  mkdirSync(join(dir, 'dist'));
+  for (const file of ['settle.js', 'package.json']) copyFileSync(join(packageDir, 'bin', file), join(dir, 'bin', file));
+  copyFileSync(bundle, join(dir, 'dist', 'settle.cjs'));
+  if (withCache) copyFileSync(codeCache, join(dir, 'dist', 'settle.cache'));
+  return { bin: join(dir, 'bin', 'settle.js'), bundle: join(dir, 'dist', 'settle.cjs'), cache: join(dir, 'dist', 'settle.cache') };
+}
+
 test(
-  'the bin runs the one-file CommonJS bundle the build emits (never the ES modules next to it)',
+  'the bin runs the one-file CommonJS bundle the build emits, with the V8 code cache the build made of it (never the ES modules)',
   withTimeout(20_000, async () => {
     assert.ok(existsSync(bundle), 'the build wrote dist/settle.cjs');
+    assert.ok(existsSync(codeCache), 'the build wrote dist/settle.cache');
+    const { r, seen } = await runRecorded(settleBin, ['--', 'sh', '-c', 'echo out; exit 3']);
+    assert.is(r.exitCode, 3);
+    assert.is(r.stdout, 'out\n');
+    assert.equal(seen.scripts, [{ filename: bundle, cached: true, rejected: false }], 'the bundle compiled from the cache, accepted by V8');
+    assert.is(seen.cjs.filter((file) => file.includes('/dist/src/')).length, 0, `loaded ${seen.cjs.join(', ')}`);
+    assert.is(seen.esm, false, 'the ESM loader never started');
+  }),
+);
+
+test(
+  'a code cache made for another build of the bundle is never handed to V8 (V8 itself compares only the length)',
+  withTimeout(20_000, async () => {
     const dir = tempDir();
     try {
-      // A preload that records which files the CommonJS loader read and whether the ESM loader ran.
-      const seen = join(dir.path, 'seen.json');
-      const preload = join(dir.path, 'seen.cjs');
-      writeFileSync(
-        preload,
-        `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(seen)}, JSON.stringify({` +
-          ` cjs: Object.keys(require.cache), esm: process.moduleLoadList.includes('NativeModule internal/modules/esm/load') })));`,
-      );
-      const r = await runBin(process.execPath, ['--require', preload, settleBin, '--', 'sh', '-c', 'echo out; exit 3']);
-      assert.is(r.exitCode, 3);
+      const copy = installedCopy(dir.path, true);
+      // Another build: a different build id and a change of the same length as the old text.
+      const text = readFileSync(copy.bundle, 'utf8');
+      const id = /^\/\/ build:([0-9a-f]{16})\n/.exec(text)?.[1];
+      assert.ok(id, 'the bundle starts with its build id');
+      const otherId = `${id.slice(0, 15)}${id.endsWith('0') ? '1' : '0'}`;
+      const rebuilt = text
+        .replace(`// build:${id}`, `// build:${otherId}`)
+        .replace('`settle $' + '{settleVersion}', '`SETTLE $' + '{settleVersion}');
+      assert.is(rebuilt.length, text.length);
+      assert.not.equal(rebuilt, text);
+      writeFileSync(copy.bundle, rebuilt);
+      const { r, seen } = await runRecorded(copy.bin, ['--version']);
+      assert.is(r.exitCode, 0);
+      assert.match(r.stdout, /^SETTLE /, 'the new build ran');
+      assert.is(seen.scripts.filter((s) => s.cached).length, 0, `scripts: ${JSON.stringify(seen.scripts)}`);
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'a truncated, foreign or missing code cache only costs time: V8 rejects it and the bin behaves the same',
+  withTimeout(20_000, async () => {
+    const dir = tempDir();
+    try {
+      const truncated = installedCopy(dir.path, true);
+      const bytes = readFileSync(truncated.cache);
+      writeFileSync(truncated.cache, bytes.subarray(0, bytes.length - 1000));
+      const { r, seen } = await runRecorded(truncated.bin, ['--', 'sh', '-c', 'echo out; echo err >&2; exit 7']);
+      assert.is(r.exitCode, 7);
       assert.is(r.stdout, 'out\n');
-      const { cjs, esm } = JSON.parse(readFileSync(seen, 'utf8')) as { cjs: string[]; esm: boolean };
-      assert.ok(cjs.includes(bundle), `loaded ${cjs.join(', ')}`);
-      assert.is(esm, false, 'the ESM loader never started');
+      assert.is(r.stderr, 'err\n');
+      assert.equal(seen.scripts, [{ filename: truncated.bundle, cached: true, rejected: true }]);
+
+      // Made under other V8 flags (as by another Node): rejected by V8's flag hash.
+      const foreign = await runRecorded(settleBin, ['--', 'sh', '-c', 'exit 4'], ['--stack-size=900']);
+      assert.is(foreign.r.exitCode, 4);
+      assert.equal(foreign.seen.scripts, [{ filename: bundle, cached: true, rejected: true }]);
+
+      mkdirSync(join(dir.path, 'none'));
+      const none = installedCopy(join(dir.path, 'none'), false);
+      const plain = await runRecorded(none.bin, ['--', 'sh', '-c', 'exit 5']);
+      assert.is(plain.r.exitCode, 5);
+      assert.equal(plain.seen.scripts, []);
+      assert.ok(plain.seen.cjs.includes(none.bundle), 'required as a plain CommonJS file');
     } finally {
       dir.cleanup();
     }
