@@ -7,7 +7,7 @@
 // spawns from inside it, and after the exit reads `cgroup.events` once and removes it — no
 // /proc scan. Both modes are measured side by side (as root, `auto` is cgroup mode).
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readlinkSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { built, context, interleave, now, pairedRatio, ratio, root, row, skipped } from './lib.js';
@@ -28,6 +28,48 @@ function rawCapture(file) {
   });
 }
 
+// The floor of what cgroup mode guarantees, with none of settle's logic: the raw capture
+// above plus exactly the system calls a cgroup-mode capture() cannot do without — make the
+// child's cgroup, move in, spawn, move back, read the child's start time and its two pipe
+// ends from /proc (the identity every later signal is checked against, and the held-pipe
+// match), and remove the cgroup after the exit.
+function guaranteeFloor(parent, home) {
+  return async () => {
+    const dir = join(parent, `bench-floor-${process.pid}-${floorCalls++}`);
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'cgroup.procs'), '0');
+    let done;
+    try {
+      done = rawCaptureStarted('/bin/true');
+    } finally {
+      writeFileSync(join(home, 'cgroup.procs'), '0');
+    }
+    const pid = done.pid;
+    try {
+      readFileSync(`/proc/${pid}/stat`, 'latin1');
+      readlinkSync(`/proc/${pid}/fd/1`);
+      readlinkSync(`/proc/${pid}/fd/2`);
+    } catch {
+      // exited already: the floor then reads less, never more
+    }
+    await done.closed;
+    rmdirSync(dir);
+  };
+}
+let floorCalls = 0;
+
+// rawCapture, split at the spawn: the pid right away, the result at close.
+function rawCaptureStarted(file) {
+  const child = spawn(file, [], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const closed = new Promise((resolve, reject) => {
+    child.stdout.on('data', () => {});
+    child.stderr.on('data', () => {});
+    child.on('error', reject);
+    child.on('close', resolve);
+  });
+  return { pid: child.pid, closed };
+}
+
 // Mean ms per call over `batch` sequential calls.
 async function perCall(batch, call) {
   const start = now();
@@ -37,7 +79,7 @@ async function perCall(batch, call) {
 
 export async function measure({ quick }) {
   if (!built('settle')) return skipped(name, title, 'not available yet: packages/settle is not built (npm run build)');
-  const { capture, newOwnerTag, realProc } = await import('@runplan/settle');
+  const { capture, newOwnerTag, realProc, ownCgroupDir } = await import('@runplan/settle');
   // settle's own scan, not a copy of it (internal, so imported from the built file).
   const { findOwned } = await import(pathToFileURL(join(root, 'packages/settle/dist/src/owned.js')).href);
   const { execa } = await import('execa');
@@ -68,8 +110,11 @@ export async function measure({ quick }) {
     for (const pid of realProc.listPids()) if (pid !== process.pid) realProc.readStat(pid);
   };
 
+  const home = cgroupMode ? ownCgroupDir() : undefined;
+  const floor = home?.ok ? guaranteeFloor(home.value, home.value) : undefined;
   const v = await interleave(
     [
+      ...(floor ? [{ key: 'floor', run: () => perCall(batch, floor) }] : []),
       { key: 'raw', run: () => perCall(batch, () => rawCapture('/bin/true')) },
       { key: 'execa', run: () => perCall(batch, () => execa('/bin/true', { reject: false, stdin: 'ignore' })) },
       { key: 'settle', run: () => perCall(batch, () => capture({ argv: ['/bin/true'], ownership: 'group+tag' })) },
@@ -86,6 +131,7 @@ export async function measure({ quick }) {
     row(`settle capture(), ${cgroupMode ? 'cgroup' : `auto (fell back: ${cgroupProbe.ownershipFallback?.reason})`}`, 'ms', v.cgroup),
     row(`one ownership scan (${processes} processes)`, 'ms', v.scan),
     row('walk floor: every stat, no environ', 'ms', v.statOnly),
+    ...(floor ? [row('guarantee floor: raw + cgroup made, joined, left, removed + child identity reads', 'ms', v.floor)] : []),
   ];
   const [raw, , se, cg, scan] = rows.map((r) => r.median);
   return {
@@ -104,6 +150,16 @@ export async function measure({ quick }) {
         better: 'lower',
         meaning: 'the same in cgroup mode: a cgroup made, joined around the spawn, read once and removed; no /proc scan',
       }),
+      ...(floor
+        ? [
+            context(
+              'guarantee floor / raw spawn',
+              pairedRatio(v.floor, v.raw),
+              "the cgroup's own system calls and the child's identity reads alone, no settle logic, relative to the bare spawn",
+            ),
+            context('capture cgroup / guarantee floor', pairedRatio(v.cgroup, v.floor), 'what settle adds beyond those calls'),
+          ]
+        : []),
       context('cgroup / group+tag', pairedRatio(v.cgroup, v.settle), 'capture in cgroup mode relative to group+tag mode'),
       context('overhead over raw, group+tag', se - raw, 'ms settle adds per call', 'ms'),
       context('overhead over raw, cgroup', cg - raw, 'ms settle adds per call', 'ms'),
