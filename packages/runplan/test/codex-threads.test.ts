@@ -129,4 +129,34 @@ test(
   }),
 );
 
+test(
+  'kill -9 in a continuation whose agent resumed the thread a failed run counted: `runplan stop` recounts the delta, the slug spends 85721',
+  withPlan(plan(1, 'result_grace = "5m"'), { timeoutMs: 120_000 }, async (f) => {
+    const env = { ...f.env, ...ENV, REPLAY_LINGER_2: '120' };
+    const first = await runplan(['run', f.plan], { ...f, env });
+    assert.is(first.exitCode, 1, first.stderr);
+    let pid = 0;
+    const running = runBin(RUNPLAN, ['run', f.plan, '--retry', 'c1'], { env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
+    const transcript = await waitUntil('attempt 2 started', async () => {
+      const second = ofType(await records(f.repo, 'codex-threads'), 'attempt-started').find((d) => d.attempt === 2);
+      return second === undefined ? undefined : join(String(second.evidenceDir), 'transcript.jsonl');
+    });
+    await waitUntil(
+      'attempt 2 wrote its turn.completed',
+      () => existsSync(transcript) && readFileSync(transcript, 'utf8').includes('turn.completed'),
+    );
+    process.kill(pid, 'SIGKILL');
+    await running;
+    const stop = await runplan(['stop', 'codex-threads'], f);
+    assert.is(stop.exitCode, 0, stop.stderr);
+    const rs = await records(f.repo, 'codex-threads');
+    const recount = ofType(rs, 'usage');
+    assert.is(recount.length, 1);
+    assert.equal(recount[0]!.usage, DELTA, 'only what the resume spent on the thread since the first run counted it');
+    const status = await runplan(['status', 'codex-threads', '--json'], f);
+    const rows = parseJsonLines(status.stdout) as { slugSpend?: { usage: Record<string, number> } }[];
+    assert.is(tokens(rows[0]!.slugSpend!.usage), 85721, status.stdout);
+  }),
+);
+
 test.run();

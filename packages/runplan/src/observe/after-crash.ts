@@ -9,11 +9,13 @@ import {
   type LeftoversEndedData,
   type RunFailedData,
   type UsageData,
+  type UsageTotals,
 } from '../events/types.js';
 import { endLeftovers, journaledCgroupParents, runTagPrefix } from '../resume/leftovers.js';
 import { recountedUsage } from '../resume/recount.js';
 import { cancelRunJobs, mayHaveJobs } from '../resume/slurm-jobs.js';
 import { inspectRuns, type PriorRun } from '../resume/inspect.js';
+import { slugThreadTotals } from '../resume/slug-spend.js';
 import type { SlugPaths } from '../host/state.js';
 
 /** What `stop` did with one run whose coordinator had died. */
@@ -47,7 +49,11 @@ export interface StopOptions {
 // (interrupted, stopped_after_crash), so the next `run` continues it. A never-started run
 // is not one (nothing of it was dispatched; `run` closes it). Empty: no incomplete run.
 export async function stopAfterCrash(paths: SlugPaths, opts: StopOptions): Promise<CrashedRunStop[]> {
-  const prior = (await inspectRuns(paths)).filter((p) => (p.kind === 'incomplete' && !p.neverStarted) || p.kind === 'corrupt');
+  const all = await inspectRuns(paths);
+  const prior = all.filter((p) => (p.kind === 'incomplete' && !p.neverStarted) || p.kind === 'corrupt');
+  // What the slug already counted of each codex thread, as a resume reads it: a crashed
+  // continuation's agent may have resumed a thread an earlier run counted.
+  const threadTotals = slugThreadTotals(all);
   const done: CrashedRunStop[] = [];
   for (const p of prior) {
     const open = [...p.journal.open.values()];
@@ -87,7 +93,7 @@ export async function stopAfterCrash(paths: SlugPaths, opts: StopOptions): Promi
     try {
       if (jobs !== undefined) await opened.value.append('jobs-cancelled', jobs as unknown as Record<string, unknown>);
       // A job still queued leaves the run incomplete, as a surviving process does.
-      if (jobs === undefined || jobs.survivors.length === 0) stop.receipt = await closeCrashedRun(opened.value, p, report);
+      if (jobs === undefined || jobs.survivors.length === 0) stop.receipt = await closeCrashedRun(opened.value, p, report, threadTotals);
     } catch (e) {
       stop.error = {
         reason: 'journal_failed',
@@ -105,7 +111,12 @@ export async function stopAfterCrash(paths: SlugPaths, opts: StopOptions): Promi
 // does), leftovers-ended, attempt-closed per open attempt (success for one whose checkpoint
 // is durable), then the receipt. With survivors it stops after leftovers-ended: the run
 // stays incomplete, so `status` still shows them and a resume or another stop tries again.
-async function closeCrashedRun(writer: JournalWriter, p: PriorRun, report: TeardownReport): Promise<JournalRecord | undefined> {
+async function closeCrashedRun(
+  writer: JournalWriter,
+  p: PriorRun,
+  report: TeardownReport,
+  threadTotals: Map<string, UsageTotals>,
+): Promise<JournalRecord | undefined> {
   const fold = p.journal;
   // What openWriter just repaired is no news from the run: last heard of before that.
   const lastSeen = fold.lastEvent ?? null;
@@ -115,7 +126,7 @@ async function closeCrashedRun(writer: JournalWriter, p: PriorRun, report: Teard
   let usage = fold.usage;
   let costUsd = fold.costUsd;
   for (const a of open) {
-    const recount: UsageData | undefined = await recountedUsage(a, formats.get(a.taskId), fold.threadTotals);
+    const recount: UsageData | undefined = await recountedUsage(a, formats.get(a.taskId), threadTotals);
     if (recount === undefined) continue;
     usage = addUsage(usage, recount.usage);
     costUsd += recount.costUsd ?? 0;
