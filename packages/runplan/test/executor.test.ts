@@ -17,7 +17,7 @@ const BAD = `
 slug = "bad"
 [executor]
 kind = "slurm"
-extra_args = ["--time=5", "gpu", "--mem=1G"]
+extra_args = ["--time=5", "gpu", "--mem=1G", "--no-kill", "-k"]
 bogus = 1
 [defaults]
 command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
@@ -43,6 +43,8 @@ test(
     assert.ok(at('executor_option_reserved', 'executor.extra_args[0]'), r.stderr);
     assert.ok(at('executor_option_invalid', 'executor.extra_args[1]'), r.stderr);
     assert.not.ok(r.stderr.includes('extra_args[2]'), '--mem=1G is an option srun takes');
+    assert.ok(at('executor_option_refused', 'executor.extra_args[3]'), r.stderr);
+    assert.ok(at('executor_option_refused', 'executor.extra_args[4]'), r.stderr);
     assert.ok(at('executor_key_unused', 'tasks[0].executor.partition'), r.stderr);
     assert.ok(at('missing_key', 'tasks[1].executor.kind'), r.stderr);
     assert.ok(at('bad_identifier', 'tasks[2].executor.account'), r.stderr);

@@ -32,6 +32,13 @@ export const RESERVED_SRUN_OPTIONS = [
   '--account',
 ];
 
+/**
+ * srun options that would change what a job's end means to runplan: `--no-kill` keeps a job
+ * running on its other nodes when one fails, so a node failure would no longer end the
+ * attempt as `slurm_node_failed` (retried once) but leave it running short a node.
+ */
+export const REFUSED_SRUN_OPTIONS = ['-k', '--no-kill'];
+
 // `[executor]` or a task's `executor = {…}` at `path`; undefined when absent (or invalid).
 export function readExecutor(r: PlanReader, value: unknown, path: string): ExecutorSpec | undefined {
   if (value === undefined) return undefined;
@@ -64,6 +71,12 @@ export function readExecutor(r: PlanReader, value: unknown, path: string): Execu
             ? ' (use account)'
             : '';
       r.problem(keyPath(at('extra_args'), i), 'executor_option_reserved', `runplan sets ${option} itself for every job${own}`);
+    } else if (REFUSED_SRUN_OPTIONS.includes(option)) {
+      r.problem(
+        keyPath(at('extra_args'), i),
+        'executor_option_refused',
+        `${option} would keep a job running after one of its nodes failed; runplan ends such an attempt as slurm_node_failed and retries it once`,
+      );
     } else if (!arg.startsWith('-')) {
       r.problem(
         keyPath(at('extra_args'), i),
