@@ -51,6 +51,24 @@ const DELTA = {
   cacheCreationTokens: 0,
 };
 
+// Starts `runplan ARGS` and kill -9s it once attempt 2's agent (which lingers) has reported its
+// turn.completed in its transcript: the crash leaves an attempt whose usage only the transcript holds.
+async function killWhenSecondAttemptReported(args: string[], env: NodeJS.ProcessEnv, repo: Parameters<typeof records>[0]): Promise<void> {
+  let pid = 0;
+  const running = runBin(RUNPLAN, args, { env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
+  await waitForEvent(repo, 'codex-threads', 'attempt-started'); // the slug has a journal to read
+  const transcript = await waitUntil('attempt 2 started', async () => {
+    const second = ofType(await records(repo, 'codex-threads'), 'attempt-started').find((d) => d.attempt === 2);
+    return second === undefined ? undefined : join(String(second.evidenceDir), 'transcript.jsonl');
+  });
+  await waitUntil(
+    'attempt 2 wrote its turn.completed',
+    () => existsSync(transcript) && readFileSync(transcript, 'utf8').includes('turn.completed'),
+  );
+  process.kill(pid, 'SIGKILL');
+  await running;
+}
+
 test(
   'a retry resuming the thread: the second attempt adds 69197 (the delta), the run spends 85721, not 102245',
   withPlan(plan(2), { timeoutMs: 90_000 }, async (f) => {
@@ -97,19 +115,7 @@ test(
   'kill -9 while the attempt resuming the thread lingers: the resume recounts its transcript as the delta, and the next attempt on the thread adds nothing new',
   withPlan(plan(3, 'result_grace = "5m"'), { timeoutMs: 120_000 }, async (f) => {
     const env = { ...f.env, ...ENV, REPLAY_LINGER_2: '120' };
-    let pid = 0;
-    const running = runBin(RUNPLAN, ['run', f.plan], { env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
-    await waitForEvent(f.repo, 'codex-threads', 'attempt-started');
-    const transcript = await waitUntil('attempt 2 started', async () => {
-      const second = ofType(await records(f.repo, 'codex-threads'), 'attempt-started').find((d) => d.attempt === 2);
-      return second === undefined ? undefined : join(String(second.evidenceDir), 'transcript.jsonl');
-    });
-    await waitUntil(
-      'attempt 2 wrote its turn.completed',
-      () => existsSync(transcript) && readFileSync(transcript, 'utf8').includes('turn.completed'),
-    );
-    process.kill(pid, 'SIGKILL');
-    await running;
+    await killWhenSecondAttemptReported(['run', f.plan], env, f.repo);
     const r = await runplan(['run', f.plan], { ...f, env: { ...f.env, ...ENV } });
     assert.is(r.exitCode, 0, r.stderr);
     const rs = await records(f.repo, 'codex-threads');
@@ -135,18 +141,7 @@ test(
     const env = { ...f.env, ...ENV, REPLAY_LINGER_2: '120' };
     const first = await runplan(['run', f.plan], { ...f, env });
     assert.is(first.exitCode, 1, first.stderr);
-    let pid = 0;
-    const running = runBin(RUNPLAN, ['run', f.plan, '--retry', 'c1'], { env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
-    const transcript = await waitUntil('attempt 2 started', async () => {
-      const second = ofType(await records(f.repo, 'codex-threads'), 'attempt-started').find((d) => d.attempt === 2);
-      return second === undefined ? undefined : join(String(second.evidenceDir), 'transcript.jsonl');
-    });
-    await waitUntil(
-      'attempt 2 wrote its turn.completed',
-      () => existsSync(transcript) && readFileSync(transcript, 'utf8').includes('turn.completed'),
-    );
-    process.kill(pid, 'SIGKILL');
-    await running;
+    await killWhenSecondAttemptReported(['run', f.plan, '--retry', 'c1'], env, f.repo);
     const stop = await runplan(['stop', 'codex-threads'], f);
     assert.is(stop.exitCode, 0, stop.stderr);
     const rs = await records(f.repo, 'codex-threads');
