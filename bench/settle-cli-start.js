@@ -16,6 +16,16 @@ export const title = '`settle -- /bin/true` cold start vs `node -e 0`';
 
 const cpu = {};
 
+// The bin as installed with the bundle but without its code cache (dist/settle.cache): what the cache buys.
+function uncachedBin(dir) {
+  const pkg = join(root, 'packages/settle');
+  mkdirSync(join(dir, 'bin'), { recursive: true });
+  mkdirSync(join(dir, 'dist'));
+  for (const file of ['settle.js', 'package.json']) copyFileSync(join(pkg, 'bin', file), join(dir, 'bin', file));
+  copyFileSync(join(pkg, 'dist/settle.cjs'), join(dir, 'dist/settle.cjs'));
+  return join(dir, 'bin/settle.js');
+}
+
 // Spawns argv with stdin from /dev/null and piped output; returns wall ms to exit and
 // adds the CPU time the process (and its children) used to cpu[key].
 function startToExit(key, argv, env = process.env) {
@@ -31,7 +41,7 @@ function startToExit(key, argv, env = process.env) {
 // The bin as installed next to a dist/ holding only dist/src: what runs when only tsc ran.
 function unbundledBin(dir) {
   const pkg = join(root, 'packages/settle');
-  mkdirSync(join(dir, 'bin'));
+  mkdirSync(join(dir, 'bin'), { recursive: true });
   mkdirSync(join(dir, 'dist'));
   for (const file of ['settle.js', 'package.json']) copyFileSync(join(pkg, 'bin', file), join(dir, 'bin', file));
   symlinkSync(join(pkg, 'dist/src'), join(dir, 'dist/src'));
@@ -55,7 +65,8 @@ export async function measure({ quick }) {
   const { NODE_EXTRA_CA_CERTS: caCerts, ...bareEnv } = process.env;
   const dir = scratch('settle-start');
   try {
-    const fallbackBin = unbundledBin(dir.path);
+    const fallbackBin = unbundledBin(join(dir.path, 'unbundled'));
+    const noCacheBin = uncachedBin(join(dir.path, 'uncached'));
     const variants = [
       { key: 'node', run: () => startToExit('node', [node, '-e', '0']) },
       { key: 'settle', run: () => startToExit('settle', [node, settleBin, '--', '/bin/true']) },
@@ -71,6 +82,7 @@ export async function measure({ quick }) {
           ]),
       },
       { key: 'unbundled', run: () => startToExit('unbundled', [node, fallbackBin, '--', '/bin/true']) },
+      { key: 'uncached', run: () => startToExit('uncached', [node, noCacheBin, '--', '/bin/true']) },
       ...(caCerts === undefined
         ? []
         : [
@@ -102,6 +114,7 @@ export async function measure({ quick }) {
       row('part: node + load the CLI bundle (no run)', 'ms', v.load),
       row('part: node + one detached spawn of /bin/true', 'ms', v.spawn),
       row('settle without the bundle (dist/src ES modules)', 'ms', v.unbundled),
+      row('settle without its code cache (dist/settle.cache)', 'ms', v.uncached),
     ];
     if (v.bareNode) {
       rows.push(
@@ -114,7 +127,8 @@ export async function measure({ quick }) {
     const cpuSettle = cpuRows('settle', 'settle -- /bin/true');
     const cpuUnbundled = cpuRows('unbundled', 'settle without the bundle');
     const cpuSpawn = cpuRows('spawn', 'node + one detached spawn');
-    rows.push(cpuNode, cpuSettle, cpuSpawn, cpuUnbundled);
+    const cpuUncached = cpuRows('uncached', 'settle without its code cache');
+    rows.push(cpuNode, cpuSettle, cpuSpawn, cpuUnbundled, cpuUncached);
     const ratios = [
       ratio('settle / node -e 0', pairedRatio(v.settle, v.node), {
         limit: 1.3,
@@ -132,7 +146,16 @@ export async function measure({ quick }) {
         pairedRatio(v.spawn, v.node),
         'what any node CLI that spawns one child pays, before settle does anything of its own',
       ),
-      context('cpu: settle / node + one spawn', cpuSettle.mean / cpuSpawn.mean, 'what settle itself costs in CPU over that floor'),
+      ratio('cpu: settle / node + one spawn', cpuSettle.mean / cpuSpawn.mean, {
+        limit: 1.05,
+        better: 'lower',
+        meaning: 'what settle itself costs in CPU over that floor (issue: ≤ 1.05×)',
+      }),
+      context(
+        'cpu: settle without its code cache / node + one spawn',
+        cpuUncached.mean / cpuSpawn.mean,
+        'the same without dist/settle.cache: what the code cache buys',
+      ),
       context('unbundled / node -e 0', pairedRatio(v.unbundled, v.node), 'the same bin without dist/settle.cjs: what the bundle saves'),
       ...(v.bareNode
         ? [
