@@ -13,7 +13,7 @@ export type { OwnedProcess } from './owned.js';
 export { isOwnerTag, newOwnerTag, tagVariable } from './tag.js';
 export { exitCodeFor } from './exit-code.js';
 export { realProc } from './procfs.js';
-export { ownCgroupDir, cgroupParentDir } from './cgroup.js';
+export { ownCgroupDir, cgroupParentDir } from './cgroup-place.js';
 export type { CgroupUnavailableReason, OwnershipFallback, OwnershipKind, OwnershipMode } from './cgroup.js';
 export type {
   Captured,

@@ -1,6 +1,5 @@
 import {
   cgroupName,
-  cgroupPlace,
   cgroupPopulated,
   makeChildCgroup,
   removeCgroup,
@@ -9,6 +8,7 @@ import {
   type OwnershipFallback,
   type OwnershipMode,
 } from './cgroup.js';
+import { cgroupPlace } from './cgroup-place.js';
 import { sleep } from './wait.js';
 
 /**

@@ -4,10 +4,11 @@ import { Endgame, type ExitInfo } from './endgame.js';
 import { feedPrompt, type PromptFailure } from './input.js';
 import { launch, spawnError } from './launch.js';
 import type { Ownership } from './owned.js';
+import { startConsumer, type Consumed } from './consumer.js';
 import { ChildOutputs } from './outputs.js';
 import { releaseCgroup, type OwnershipChoice } from './ownership-choice.js';
 import { FirstError, listenForErrors, promptError } from './first-error.js';
-import { messageOf, preflight, releasePrompt } from './preflight.js';
+import { preflight, releasePrompt } from './preflight.js';
 import { procMismatch, procSource } from './procfs.js';
 import { Requests, signalOf } from './requests.js';
 import { specProblem } from './spec-check.js';
@@ -19,9 +20,6 @@ import { within } from './wait.js';
 // Monotonic milliseconds (not node:perf_hooks: loading it allocates ~300 KB, enough to cost
 // the settle CLI a garbage collection during start-up).
 const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6;
-
-/** How the consumer of stdout finished; `undefined` when it never started (spawn failure). */
-export type Consumed<R> = { kind: 'returned'; value: R } | { kind: 'threw'; error: unknown };
 
 export interface RunOptions {
   stderrDefault: 'inherit' | 'capture';
@@ -236,40 +234,4 @@ function commonFields(spec: SettleSpec, n: { tag: string; graceMs: number; ownin
     ...(owning.kind === 'group+tag' && owning.fallback ? { ownershipFallback: owning.fallback } : {}),
     ...(owning.kind === 'cgroup' ? { cgroup: owning.cgroup.path } : {}),
   };
-}
-
-// Starts the consumer on stdout (it reads concurrently with the prompt writer). Its error is
-// recorded the moment it finishes, so an EPIPE that comes later cannot outrank it.
-function startConsumer<R>(
-  outputs: ChildOutputs,
-  consume: (stdout: Readable) => Promise<R>,
-  errors: FirstError,
-): { result: Promise<Consumed<R>>; readonly done: boolean } {
-  const consumer = {
-    done: false,
-    result: (async () => consume(outputs.forConsumer))().then(
-      (value): Consumed<R> => ({ kind: 'returned', value }),
-      (error: unknown): Consumed<R> => ({ kind: 'threw', error }),
-    ),
-  };
-  void consumer.result.then((result) => {
-    consumer.done = true;
-    outputs.stopReadingStdout();
-    if (result.kind === 'threw') {
-      errors.record({
-        code: 'consumer_threw',
-        where: 'consumer',
-        message: `stdout consumer threw: ${messageOf(result.error)}`,
-        cause: result.error,
-      });
-    } else if (result.value instanceof Error) {
-      errors.record({
-        code: 'consumer_error',
-        where: 'consumer',
-        message: `stdout consumer failed: ${result.value.message}`,
-        cause: result.value,
-      });
-    }
-  });
-  return consumer;
 }

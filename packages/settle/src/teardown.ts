@@ -1,4 +1,5 @@
-import { cgroupParentDir, killCgroup, removeCgroup } from './cgroup.js';
+import { killCgroup, removeCgroup } from './cgroup.js';
+import { cgroupParentDir } from './cgroup-place.js';
 import { cgroupsTagged } from './cgroup-tags.js';
 import { findOwned, groupLeaderAlive, stillSame, type OwnedProcess, type Ownership } from './owned.js';
 import { descendantsOf, procSource } from './procfs.js';
