@@ -1,7 +1,8 @@
+import { roundSuffix, transcriptPath } from '../host/evidence-names.js';
 import { join } from 'node:path';
 import type { Execution } from '@runplan/settle';
 import { renderArgv, type TemplateVars } from '@runplan/workdir';
-import { PLAN_DEFAULTS, type TaskSpec } from '../plan/types.js';
+import { PLAN_DEFAULTS } from '../plan/types.js';
 import { agentConsumer, initialAgentState, type AgentState } from '../agent/consumer.js';
 import { maskSecrets } from '../plan/secrets.js';
 import { addUsage, totalTokensOf, uncountedUsage, ZERO_USAGE } from '../events/types.js';
@@ -21,17 +22,6 @@ import type { Attempt } from './record.js';
 export interface CommandRun {
   execution: Execution | undefined;
   failure?: AttemptFailureData;
-}
-
-// The file a command's transcript is saved to: per round for an `until` loop; the resume
-// recount reads the same name.
-export function transcriptPath(evidenceDir: string, format: TaskSpec['format'], round?: number): string {
-  return join(evidenceDir, `transcript${roundSuffix(round)}.${format === 'text' ? 'txt' : 'jsonl'}`);
-}
-
-// What a loop round adds to its evidence files' names (nothing outside a loop).
-function roundSuffix(round: number | undefined): string {
-  return round === undefined ? '' : `.round-${round}`;
 }
 
 // The task's command through settle.stream: prompt on stdin, transcript saved as it
@@ -102,6 +92,7 @@ export async function runCommand(
   await ctx.emit('command-settled', {
     taskId: task.id,
     attempt: a.attempt,
+    ...(at.round !== undefined ? { round: at.round } : {}),
     reason: execution.reason,
     ownership: execution.ownership,
     exitCode: execution.exitCode,

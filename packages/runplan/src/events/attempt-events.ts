@@ -48,6 +48,8 @@ export interface HookDoneData {
 export interface CommandSettledData {
   taskId: string;
   attempt: number;
+  /** The loop round whose agent command this was (`until` tasks); absent outside a loop, and in journals written before rounds were named here. */
+  round?: number;
   reason: string;
   /** How settle owned the command's processes: `cgroup` or `group+tag`. */
   ownership: 'cgroup' | 'group+tag';
@@ -168,6 +170,8 @@ export interface UsageData {
   costUsd: number | null;
   source: 'transcript';
   transcript: string;
+  /** The loop round whose command the crash interrupted (`until` tasks); absent outside a loop. */
+  round?: number;
 }
 
 /**

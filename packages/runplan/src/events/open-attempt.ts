@@ -14,6 +14,7 @@ export function openAttemptOf(d: AttemptStartedData): OpenAttempt {
     // Journals written before attempt dirs were rendered up front carry no worktree.
     worktree: typeof d.worktree === 'string' ? d.worktree : '',
     settled: false,
+    settledRounds: [],
     ...(d.executor === 'slurm' ? { executor: 'slurm' as const } : {}),
   };
 }

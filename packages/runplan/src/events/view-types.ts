@@ -10,8 +10,10 @@ export interface OpenAttempt {
   evidenceDir: string;
   /** The attempt's git worktree ('' when its dir could not be rendered). */
   worktree: string;
-  /** Whether any command-settled was journaled (its usage is then already counted). */
+  /** Whether a command-settled naming no loop round was journaled (its usage is then already counted). */
   settled: boolean;
+  /** The loop rounds whose command-settled was journaled (their usage is counted); the round a crash interrupted is not among them. */
+  settledRounds: number[];
   /** `slurm`: its commands ran as Slurm jobs named by its ownerTag (absent: locally). */
   executor?: 'slurm';
 }

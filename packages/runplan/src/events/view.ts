@@ -194,7 +194,10 @@ export class RunView {
       case 'command-settled': {
         for (const t of threadTotalsOf(e.data.threads)) this.threadTotals.set(t.threadId, t.lastTotal);
         const open = this.open.get(`${e.data.taskId}.${e.data.attempt}`);
-        if (open !== undefined) open.settled = true;
+        if (open !== undefined) {
+          if (typeof e.data.round === 'number') open.settledRounds.push(e.data.round);
+          else open.settled = true;
+        }
         this.spent.add(e.data.usage, e.data.costUsd);
         break;
       }

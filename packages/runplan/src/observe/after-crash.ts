@@ -8,7 +8,6 @@ import {
   type AttemptClosedData,
   type LeftoversEndedData,
   type RunFailedData,
-  type UsageData,
   type UsageTotals,
 } from '../events/types.js';
 import { endLeftovers, journaledCgroupParents, runTagPrefix } from '../resume/leftovers.js';
@@ -126,11 +125,11 @@ async function closeCrashedRun(
   let usage = fold.usage;
   let costUsd = fold.costUsd;
   for (const a of open) {
-    const recount: UsageData | undefined = await recountedUsage(a, formats.get(a.taskId), threadTotals);
-    if (recount === undefined) continue;
-    usage = addUsage(usage, recount.usage);
-    costUsd += recount.costUsd ?? 0;
-    await writer.append('usage', recount as unknown as Record<string, unknown>);
+    for (const recount of await recountedUsage(a, formats.get(a.taskId), threadTotals)) {
+      usage = addUsage(usage, recount.usage);
+      costUsd += recount.costUsd ?? 0;
+      await writer.append('usage', recount as unknown as Record<string, unknown>);
+    }
   }
   const me: ProcessIdentity = processIdentity(process.pid) ?? { pid: process.pid, startTime: 0, bootId: 'unknown', host: 'unknown' };
   await writer.append('leftovers-ended', {

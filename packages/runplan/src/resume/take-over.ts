@@ -89,10 +89,10 @@ export async function takeOver(parts: RunParts, recovered: RecoveredRun): Promis
   }
   // Usage an interrupted agent reported still counts: recount it from the saved transcript.
   for (const a of recovered.open) {
-    const recount = await recountedUsage(a, ctx.plan.tasks.find((t) => t.id === a.taskId)?.format, ledger.threadTotals);
-    if (recount === undefined) continue;
-    ledger.spent(recount.usage, recount.costUsd ?? 0);
-    await ctx.emit('usage', recount);
+    for (const recount of await recountedUsage(a, ctx.plan.tasks.find((t) => t.id === a.taskId)?.format, ledger.threadTotals)) {
+      ledger.spent(recount.usage, recount.costUsd ?? 0);
+      await ctx.emit('usage', recount);
+    }
   }
   let engine: Engine | undefined;
   for (const a of crashed) {
