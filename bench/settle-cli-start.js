@@ -16,16 +16,6 @@ export const title = '`settle -- /bin/true` cold start vs `node -e 0`';
 
 const cpu = {};
 
-// The bin as installed with the bundle but without its code cache (dist/settle.cache): what the cache buys.
-function uncachedBin(dir) {
-  const pkg = join(root, 'packages/settle');
-  mkdirSync(join(dir, 'bin'), { recursive: true });
-  mkdirSync(join(dir, 'dist'));
-  for (const file of ['settle.js', 'package.json']) copyFileSync(join(pkg, 'bin', file), join(dir, 'bin', file));
-  copyFileSync(join(pkg, 'dist/settle.cjs'), join(dir, 'dist/settle.cjs'));
-  return join(dir, 'bin/settle.js');
-}
-
 // Spawns argv with stdin from /dev/null and piped output; returns wall ms to exit and
 // adds the CPU time the process (and its children) used to cpu[key].
 function startToExit(key, argv, env = process.env) {
@@ -38,13 +28,16 @@ function startToExit(key, argv, env = process.env) {
   return ms;
 }
 
-// The bin as installed next to a dist/ holding only dist/src: what runs when only tsc ran.
-function unbundledBin(dir) {
+// The bin as installed next to a dist/ that holds only part of what the build makes: only
+// dist/src (what runs when only tsc ran), or the bundle without its code cache (what the
+// cache buys).
+function partialBin(dir, holds) {
   const pkg = join(root, 'packages/settle');
   mkdirSync(join(dir, 'bin'), { recursive: true });
   mkdirSync(join(dir, 'dist'));
   for (const file of ['settle.js', 'package.json']) copyFileSync(join(pkg, 'bin', file), join(dir, 'bin', file));
-  symlinkSync(join(pkg, 'dist/src'), join(dir, 'dist/src'));
+  if (holds === 'src') symlinkSync(join(pkg, 'dist/src'), join(dir, 'dist/src'));
+  else copyFileSync(join(pkg, 'dist/settle.cjs'), join(dir, 'dist/settle.cjs'));
   return join(dir, 'bin/settle.js');
 }
 
@@ -65,8 +58,8 @@ export async function measure({ quick }) {
   const { NODE_EXTRA_CA_CERTS: caCerts, ...bareEnv } = process.env;
   const dir = scratch('settle-start');
   try {
-    const fallbackBin = unbundledBin(join(dir.path, 'unbundled'));
-    const noCacheBin = uncachedBin(join(dir.path, 'uncached'));
+    const fallbackBin = partialBin(join(dir.path, 'unbundled'), 'src');
+    const noCacheBin = partialBin(join(dir.path, 'uncached'), 'bundle');
     const variants = [
       { key: 'node', run: () => startToExit('node', [node, '-e', '0']) },
       { key: 'settle', run: () => startToExit('settle', [node, settleBin, '--', '/bin/true']) },
