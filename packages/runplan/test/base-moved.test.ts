@@ -4,18 +4,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { dispatchCounts } from '@runplan/test-fixtures';
-import { ofType, records, runplan, withPlan } from './support.js';
+import { mockPlan, ofType, records, runplan, withPlan } from './support.js';
 
-const PLAN = `slug = "moved"
-base = "main"
-
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-deadline = "5m"
-grace = "2s"
-
-[[tasks]]
+const PLAN = mockPlan({
+  slug: 'moved',
+  tasks: `[[tasks]]
 id = "a"
 prompt = """
 mock: write out/a.txt a
@@ -30,7 +23,8 @@ mock: on-attempt 1 blocked need a decision
 mock: write out/b.txt b
 mock: commit b
 """
-`;
+`,
+});
 
 async function started(f: Parameters<Parameters<typeof withPlan>[2]>[0]): Promise<Record<string, any>> {
   return ofType(await records(f.repo, 'moved'), 'run-started')[0]!;

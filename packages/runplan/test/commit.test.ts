@@ -1,22 +1,15 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ofType, records, runplan, withPlan } from './support.js';
+import { mockPlan, ofType, records, runplan, withPlan } from './support.js';
 
 // The commit step proves "the result descends from the attempt's base". The usual result is
 // one commit on the base (its parent, from the same rev-list that reads HEAD); these cover the
 // other shapes, where merge-base has to answer.
 
-const CHAIN = `slug = "chain"
-base = "main"
-jobs = 1
-
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-deadline = "5m"
-grace = "2s"
-
-[[tasks]]
+const CHAIN = mockPlan({
+  slug: 'chain',
+  top: ['jobs = 1'],
+  tasks: `[[tasks]]
 id = "twice"
 prompt = """
 mock: write out/one.txt one
@@ -33,7 +26,8 @@ mock: write out/three.txt three
 mock: commit third
 mock: write out/four.txt four
 """
-`;
+`,
+});
 
 test(
   'results more than one commit above the base land: the agent committed twice; the agent committed and left changes for runplan to commit',

@@ -7,11 +7,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentsPath, dispatchCounts, runBin, shFixture, tempDir, withTimeout, type BinResult } from '@runplan/test-fixtures';
+import { agentsPath, dispatchCounts, runBin, shFixture, tempDir, withCleanup, withTimeout, type BinResult } from '@runplan/test-fixtures';
 import { nodeJournalFs, readJournal, type JournalFs, type JournalRecord } from '@runplan/journal';
 import { runPlan } from '../src/coordinator/run-plan.js';
 import { ofType, RUNPLAN, runplan, setup, waitForLine, type Fixture } from './support.js';
-import { smallFs } from './small-fs.js';
+import { smallFs, type SmallFs } from './small-fs.js';
 
 const MiB = 1024 * 1024;
 
@@ -56,14 +56,65 @@ function processesNaming(text: string): number[] {
   return pids;
 }
 
+interface HeldRun {
+  f: Fixture;
+  /** The small file system the run's state dir is on. */
+  state: SmallFs;
+  /** An empty file the plan's fixture holds (or floods) on while it exists. */
+  flag: string;
+  /** `run <plan> --state-dir <state>`. */
+  args: string[];
+}
+
+// A test whose runs keep their state on a small file system (`stateBytes`) while the plan's
+// fixture holds on a flag file in a scratch dir (`name`): bounded, and all of it removed after.
+function withHeldRun(
+  timeoutMs: number,
+  o: { stateBytes: number; name: string; flag: string; plan: (scratch: string, flag: string) => string },
+  body: (t: HeldRun) => Promise<void>,
+): () => Promise<void> {
+  return withCleanup(
+    timeoutMs,
+    () => {
+      const state = smallFs(o.stateBytes);
+      const scratch = tempDir(`runplan-${o.name}-`);
+      const flag = join(scratch.path, o.flag);
+      writeFileSync(flag, '');
+      const f = setup(o.plan(scratch.path, flag));
+      return {
+        f,
+        state,
+        flag,
+        args: ['run', f.plan, '--state-dir', state.path],
+        cleanup: () => {
+          rmSync(flag, { force: true });
+          f.cleanup();
+          scratch.cleanup();
+          state.cleanup();
+        },
+      };
+    },
+    body,
+  );
+}
+
+// The top of a plan on main whose attempt dirs are under `scratch`, refused below `minFree`.
+function workdirPlanTop(slug: string, minFree: string, scratch: string): string {
+  return `slug = "${slug}"
+base = "main"
+min_free = "${minFree}"
+workdir = "${scratch}/w/{{run.id}}.{{task.id}}.{{run.attempt}}"`;
+}
+
 test(
   'transcript: ENOSPC in the state dir while the agent floods ends the run (exit 1, disk_full, no hang); refused below min_free; once there is room it continues without --retry',
-  withTimeout(120_000, async () => {
-    const state = smallFs(4 * MiB);
-    const scratch = tempDir('runplan-flood-');
-    const flag = join(scratch.path, 'flood-now');
-    writeFileSync(flag, '');
-    const f = setup(`slug = "flood"
+  withHeldRun(
+    120_000,
+    {
+      stateBytes: 4 * MiB,
+      name: 'flood',
+      flag: 'flood-now',
+      plan: (_, flag) => `slug = "flood"
 base = "main"
 min_free = "2MiB"
 [defaults]
@@ -83,9 +134,9 @@ id = "flood"
 needs = ["first"]
 command = ["${shFixture('flood-while.sh')}", "${flag}"]
 expect = "none"
-`);
-    const args = ['run', f.plan, '--state-dir', state.path];
-    try {
+`,
+    },
+    async ({ f, state, flag, args }) => {
       const full = await runplan(args, f);
       answered(full, 1, 'disk_full');
       assert.match(
@@ -132,38 +183,31 @@ expect = "none"
       );
       assert.is(dispatchCounts(f.ledger).get('first'), 1, 'the checkpointed task was not dispatched again');
       assert.is(receipt(rs2)!.type, 'run-complete');
-    } finally {
-      rmSync(flag, { force: true });
-      f.cleanup();
-      scratch.cleanup();
-      state.cleanup();
-    }
-  }),
+    },
+  ),
 );
 
 test(
   'journal: ENOSPC on the journal itself exits 5 with one line; refused below min_free; after room the resume journals journal-failed, not a crash, so two earlier crashes do not exhaust the crash cap',
-  withTimeout(180_000, async () => {
-    const state = smallFs(4 * MiB);
-    const scratch = tempDir('runplan-jfail-');
-    const flag = join(scratch.path, 'hold');
-    writeFileSync(flag, '');
-    // Only the journal grows on the state fs while the task holds (its output is already
-    // written, stderr stays empty, attempt dirs live elsewhere), and its command-settled
-    // record is over 4 KiB, so that append needs a page the full fs does not have.
-    const f = setup(`slug = "jfail"
-base = "main"
-min_free = "1MiB"
-workdir = "${scratch.path}/w/{{run.id}}.{{task.id}}.{{run.attempt}}"
+  withHeldRun(
+    180_000,
+    {
+      stateBytes: 4 * MiB,
+      name: 'jfail',
+      flag: 'hold',
+      // Only the journal grows on the state fs while the task holds (its output is already
+      // written, stderr stays empty, attempt dirs live elsewhere), and its command-settled
+      // record is over 4 KiB, so that append needs a page the full fs does not have.
+      plan: (scratch, flag) => `${workdirPlanTop('jfail', '1MiB', scratch)}
 [[tasks]]
 id = "noisy"
 command = ["${shFixture('noisy-then-hold.sh')}", "${flag}"]
 format = "claude-stream-json"
 expect = "none"
 grace = "1s"
-`);
-    const args = ['run', f.plan, '--state-dir', state.path];
-    try {
+`,
+    },
+    async ({ f, state, flag, args }) => {
       // Two coordinator crashes during the task: the crash cap (2) is reached.
       for (let i = 0; i < 2; i++) {
         const crashed = await runplan(args, { env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:attempt-started:noisy' } });
@@ -206,13 +250,8 @@ grace = "1s"
         .split('\n')
         .find((l) => l.includes('"type":"command-settled"'))!;
       assert.ok(Buffer.byteLength(settled) > 4096, `the premise: command-settled is ${Buffer.byteLength(settled)} bytes`);
-    } finally {
-      rmSync(flag, { force: true });
-      f.cleanup();
-      scratch.cleanup();
-      state.cleanup();
-    }
-  }),
+    },
+  ),
 );
 
 test(
@@ -240,15 +279,13 @@ test(
 
 test(
   'evidence: the pre_run log refused by a full state dir: exit 1, disk_full at pre_run.log; refused below min_free; then the run continues',
-  withTimeout(120_000, async () => {
-    const state = smallFs(4 * MiB);
-    const scratch = tempDir('runplan-evidence-');
-    const flag = join(scratch.path, 'hold');
-    writeFileSync(flag, '');
-    const f = setup(`slug = "single"
-base = "main"
-min_free = "1MiB"
-workdir = "${scratch.path}/w/{{run.id}}.{{task.id}}.{{run.attempt}}"
+  withHeldRun(
+    120_000,
+    {
+      stateBytes: 4 * MiB,
+      name: 'evidence',
+      flag: 'hold',
+      plan: (scratch, flag) => `${workdirPlanTop('single', '1MiB', scratch)}
 [hooks]
 pre_run = ["${shFixture('hold-while.sh')}", "${flag}"]
 [[tasks]]
@@ -259,9 +296,9 @@ prompt = """
 mock: write out/only.txt hello
 mock: commit only
 """
-`);
-    const args = ['run', f.plan, '--state-dir', state.path];
-    try {
+`,
+    },
+    async ({ f, state, flag, args }) => {
       const running = runBin(RUNPLAN, args, { env: f.env, timeoutMs: 100_000 });
       const journalFile = await waitForFile(() => runDirs(state.path, 'single')[0], 60_000);
       await waitForLine(join(journalFile, 'journal.jsonl'), (l) => l.includes('"type":"attempt-started"'), 60_000);
@@ -280,13 +317,8 @@ mock: commit only
       state.unfill();
       const again = await runplan(args, f);
       assert.is(again.exitCode, 0, again.stderr);
-    } finally {
-      rmSync(flag, { force: true });
-      f.cleanup();
-      scratch.cleanup();
-      state.cleanup();
-    }
-  }),
+    },
+  ),
 );
 
 // Polls (bounded) until `get` returns a value: another process's files.
@@ -369,10 +401,7 @@ test(
   "git objects: the repository's object store fills while runplan commits the task's result: exit 1, disk_full at .git/objects; refused until there is room",
   withTimeout(60_000, async () => {
     const scratch = tempDir('runplan-objects-');
-    const f = setup(`slug = "objects"
-base = "main"
-min_free = "2MiB"
-workdir = "${scratch.path}/w/{{run.id}}.{{task.id}}.{{run.attempt}}"
+    const f = setup(`${workdirPlanTop('objects', '2MiB', scratch.path)}
 [[tasks]]
 id = "big"
 command = ["${shFixture('write-random-file.sh')}", "big.bin", "${3 * MiB}"]

@@ -8,6 +8,7 @@ import { jobOutcome } from '../src/executor/slurm/outcome.js';
 import { backstopMinutes, srunArgv } from '../src/executor/slurm/submit.js';
 import { decideRepair, emptyHistory, recordFailure } from '../src/repair/index.js';
 import { classified } from '../src/events/reasons.js';
+import { slurmPlan } from './slurm-support.js';
 import { runIds, runplan, withPlan } from './support.js';
 
 // The executor keys, the refusal without Slurm's tools, and the outcome mapping: none of
@@ -65,22 +66,17 @@ test(
   ),
 );
 
-const ON_SLURM = `
-slug = "onslurm"
-base = "main"
-[executor]
-kind = "slurm"
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-[[tasks]]
+const ON_SLURM = slurmPlan({
+  slug: 'onslurm',
+  tasks: `[[tasks]]
 id = "a"
 prompt = "mock: write out/a.txt a"
 [[tasks]]
 id = "cheap"
 executor = { kind = "local" }
 prompt = "mock: write out/cheap.txt c"
-`;
+`,
+});
 
 // A PATH with node, git and the mock agents, plus the named Slurm tools (links to harmless `true`).
 function pathWith(dir: string, tools: string[]): string {

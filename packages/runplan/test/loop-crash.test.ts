@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readLedger, runBin, tempDir, waitUntil } from '@runplan/test-fixtures';
-import { ofType, RUNPLAN, records, runplan, withPlan, loopPlan } from './support.js';
+import { loopPlan, loopTask, mockPlan, ofType, RUNPLAN, records, runplan, withPlan } from './support.js';
 
 const PLAN = loopPlan('crash-loop');
 
@@ -73,31 +73,18 @@ test(
 
 // `other` (jobs = 2) puts its own rounds.txt on the integration line while improve's round 1
 // is held, then improve is killed after round 1: round 1's change cannot apply on the new base.
-const CONFLICT = `slug = "conflict-loop"
-base = "main"
-jobs = 2
-
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-deadline = "5m"
-grace = "2s"
-
-[[tasks]]
-id = "improve"
-prompt = """
-mock: until-file rounds.txt 3
-"""
-until = ["mock-verify", "rounds.txt", "3"]
-rounds = 2
-
+const CONFLICT = mockPlan({
+  slug: 'conflict-loop',
+  top: ['jobs = 2'],
+  tasks: `${loopTask(2)}
 [[tasks]]
 id = "other"
 prompt = """
 mock: write rounds.txt other
 mock: commit other
 """
-`;
+`,
+});
 
 test(
   'a durable round that conflicts on the new base: the resumed loop starts over from the base (journaled round-restored conflict), the lost round does not count',

@@ -9,6 +9,7 @@ import { taskContractDigests } from '../src/plan/digest.js';
 import { loadPlan } from '../src/plan/load.js';
 import {
   alive,
+  crashOnceGrandchildRuns,
   journalPath,
   ofType,
   records,
@@ -313,11 +314,7 @@ test(
     const pids = join(scratch.path, 'pids');
     const f = setup('stuck-once', {}, { MOCK_PIDS: pids });
     try {
-      let pid = 0;
-      const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
-      await waitForLine(pids, (l) => /grandchild \d+/.test(l));
-      process.kill(pid, 'SIGKILL');
-      await running;
+      await crashOnceGrandchildRuns(f, pids);
       const old = [readLedger(f.ledger)[0]!.pid, ...readPids(pids).map((p) => p.pid)];
       for (const p of old) assert.ok(alive(p), `${p} still runs before the resume`);
       const r = await runplan(['run', f.plan], f);

@@ -4,18 +4,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { savedPrompts, tempDir } from '@runplan/test-fixtures';
-import { ofType, records, runplan, withPlan } from './support.js';
+import { mockPlan, ofType, records, runplan, withPlan } from './support.js';
 
-const PLAN = `slug = "paths"
-base = "main"
-
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-deadline = "5m"
-grace = "2s"
-
-[[tasks]]
+const PLAN = mockPlan({
+  slug: 'paths',
+  tasks: `[[tasks]]
 id = "fix"
 prompt = """
 mock: on-attempt 1 stderr error: @CWD@/src/fmt.py:3: missing docstring
@@ -23,7 +16,8 @@ mock: on-attempt 1 exit 1
 mock: write src/fmt.py fixed
 mock: commit fix
 """
-`;
+`,
+});
 
 test(
   "the retry prompt never names the previous attempt's worktree: its paths become relative, the evidence dir is named",

@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readLedger, runBin, shFixture, tempDir } from '@runplan/test-fixtures';
-import { withSlurmPlan, SLURM_RUN_MS } from './slurm-support.js';
+import { slurmPlan, withSlurmPlan, SLURM_RUN_MS } from './slurm-support.js';
 import { ofType, records, RUNPLAN, runIds, runplan } from './support.js';
 
 // Before its first submission a Slurm run checks that the partition's node sees the
@@ -12,20 +12,15 @@ import { ofType, records, RUNPLAN, runIds, runplan } from './support.js';
 // namespace with a tmpfs over the workdir (test-fixtures/sh/private-tmpfs.sh), so its
 // worktrees are where slurmd — outside that namespace — has only an empty directory.
 
-const PLAN = `
-slug = "unshared"
-base = "main"
-workdir = "@WORK@/{{run.id}}.{{task.id}}.{{run.attempt}}"
-[executor]
-kind = "slurm"
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-grace = "1s"
-[[tasks]]
+const PLAN = slurmPlan({
+  slug: 'unshared',
+  top: ['workdir = "@WORK@/{{run.id}}.{{task.id}}.{{run.attempt}}"'],
+  defaults: ['grace = "1s"'],
+  tasks: `[[tasks]]
 id = "a"
 prompt = "mock: write out/a.txt alpha"
-`;
+`,
+});
 
 const work = tempDir('runplan-unshared-');
 

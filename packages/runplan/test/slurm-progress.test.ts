@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { withSlurmPlan, SLURM_RUN_MS } from './slurm-support.js';
+import { slurmPlan, withSlurmPlan, SLURM_RUN_MS } from './slurm-support.js';
 import { ofType, records, runIds, runplan } from './support.js';
 
 // What people read of a Slurm run: the progress lines on stderr (no --json, no terminal)
@@ -9,20 +9,15 @@ import { ofType, records, runIds, runplan } from './support.js';
 // counts attempts, not jobs.
 
 // One task whose first attempt holds (MOCK_HOLD) while its coordinator is killed.
-const HELD = `
-slug = "held"
-base = "main"
-[executor]
-kind = "slurm"
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-grace = "1s"
-[[tasks]]
+const HELD = slurmPlan({
+  slug: 'held',
+  defaults: ['grace = "1s"'],
+  tasks: `[[tasks]]
 id = "p"
 prompt = "mock: write out/p.txt 1"
 gates = [["mock-gate", "0", "p passes"]]
-`;
+`,
+});
 
 test(
   'progress lines name the Slurm jobs (submitted, ended, cancelled after a crash); the report lists them per attempt',

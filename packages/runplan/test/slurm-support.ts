@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import * as assert from 'uvu/assert';
 import { runTagPrefix } from '../src/index.js';
-import { runIds, withPlan, type Fixture, type PlanFixtureOptions } from './support.js';
+import { mockPlan, runIds, withPlan, type Fixture, type MockPlan, type PlanFixtureOptions } from './support.js';
 
 // squeue/sinfo/scancel, synchronously and bounded.
 export function slurmCli(argv: string[]): { ok: boolean; stdout: string; stderr: string } {
@@ -69,4 +69,10 @@ export function withSlurmPlan(plan: string, opts: PlanFixtureOptions, body: (f: 
     if (failure !== undefined) throw failure;
     assert.equal(left, [], `jobs of the test left in the queue: ${left.join(' ')}`);
   });
+}
+
+// A mockPlan run by the slurm executor: `executor` holds the [executor] lines after
+// `kind = "slurm"`, and `defaults` only what is given (no deadline, no grace).
+export function slurmPlan(p: MockPlan): string {
+  return mockPlan({ ...p, executor: ['kind = "slurm"', ...(p.executor ?? [])], defaults: p.defaults ?? [] });
 }

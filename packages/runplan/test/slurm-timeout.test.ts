@@ -1,21 +1,15 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { jobState, queued, SLURM_QUEUE_MS, withSlurmPlan } from './slurm-support.js';
+import { jobState, queued, slurmPlan, SLURM_QUEUE_MS, withSlurmPlan } from './slurm-support.js';
 import { ofType, records, runplan } from './support.js';
 
 // Slurm's own fence: with runplan's disabled (a test-only fail point), the job's backstop
 // `--time` ends it and the outcome is read from Slurm (TIMEOUT → timed_out). Slurm's limits
 // are whole minutes, checked about every 30 s: this test costs 60–90 s.
 
-const ORPHAN = `
-slug = "orphan"
-base = "main"
-[executor]
-kind = "slurm"
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-[[tasks]]
+const ORPHAN = slurmPlan({
+  slug: 'orphan',
+  tasks: `[[tasks]]
 id = "orphan"
 prompt = """
 mock: say working
@@ -24,7 +18,8 @@ mock: sleep 600
 deadline = "1s"
 grace = "1s"
 repair = { timeout = 1 }
-`;
+`,
+});
 
 test(
   "a job Slurm itself times out (runplan's fence disabled) is timed_out",

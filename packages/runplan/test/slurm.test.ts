@@ -3,23 +3,21 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readLedger, transcriptPath } from '@runplan/test-fixtures';
 import { runTagPrefix } from '../src/index.js';
-import { jobState, queued, withSlurmPlan, SLURM_RUN_MS } from './slurm-support.js';
-import { ofType, records, runIds, runplan, waitForEvent, withPlan, type Fixture } from './support.js';
+import { jobState, queued, slurmPlan, withSlurmPlan, SLURM_RUN_MS } from './slurm-support.js';
+import { mockPlan, ofType, records, runIds, runplan, waitForEvent, withPlan, type Fixture } from './support.js';
 
 // The slurm executor on a real single-node cluster (scripts/slurm-local.sh up; CI starts it).
 // Every test goes through the real bin; none leaves a job in the queue (withSlurmPlan checks).
 
 // Three tasks, two at once, the last gated: what each task commits must not depend on where it ran.
-const THREE = (executor: string) => `
-slug = "three"
-base = "main"
-jobs = 2
-${executor}
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-grace = "1s"
-[[tasks]]
+// `executor`: the slurm executor's lines after its kind; without them the plan runs locally.
+const THREE = (executor?: string[]) =>
+  (executor === undefined ? mockPlan : slurmPlan)({
+    slug: 'three',
+    top: ['jobs = 2'],
+    executor,
+    defaults: ['grace = "1s"'],
+    tasks: `[[tasks]]
 id = "a"
 prompt = """
 mock: say on {{task.id}}
@@ -33,7 +31,8 @@ id = "c"
 needs = ["a", "b"]
 prompt = "mock: write out/c.txt gamma"
 gates = [["mock-gate", "0", "c passes"]]
-`;
+`,
+  });
 
 // What each task's result commit changed (path and blob), and the final tree.
 function results(f: Fixture, rs: Array<Record<string, any>>): { perTask: Record<string, string>; tree: string } {
@@ -47,7 +46,7 @@ function results(f: Fixture, rs: Array<Record<string, any>>): { perTask: Record<
 
 test(
   'a 3-task plan with jobs = 2 on Slurm completes with the same result for each task as locally',
-  withSlurmPlan(THREE('[executor]\nkind = "slurm"\npartition = "debug"'), { timeoutMs: 120_000 }, async (f) => {
+  withSlurmPlan(THREE(['partition = "debug"']), { timeoutMs: 120_000 }, async (f) => {
     const run = await runplan(['run', f.plan, '--json'], f, SLURM_RUN_MS);
     assert.is(run.exitCode, 0, run.stderr);
     const rs = await records(f.repo, 'three');
@@ -66,7 +65,7 @@ test(
     const onSlurm = results(f, rs);
 
     // The same plan locally, in a fresh repo.
-    await withPlan(THREE(''), {}, async (local) => {
+    await withPlan(THREE(), {}, async (local) => {
       const r = await runplan(['run', local.plan, '--json'], local, SLURM_RUN_MS);
       assert.is(r.exitCode, 0, r.stderr);
       const lrs = await records(local.repo, 'three');
@@ -78,15 +77,9 @@ test(
 );
 
 // A TERM-ignoring agent past its deadline.
-const STUCK = `
-slug = "stuck"
-base = "main"
-[executor]
-kind = "slurm"
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-[[tasks]]
+const STUCK = slurmPlan({
+  slug: 'stuck',
+  tasks: `[[tasks]]
 id = "stuck"
 prompt = """
 mock: ignore-term
@@ -96,7 +89,8 @@ mock: sleep 600
 deadline = "2s"
 grace = "1s"
 repair = { timeout = 1 }
-`;
+`,
+});
 
 test(
   "a task past runplan's deadline is cancelled (gone from squeue) and classed timeout",
@@ -118,22 +112,17 @@ test(
 );
 
 // A task Slurm itself cancels while it runs: someone else's scancel.
-const LONG = `
-slug = "long"
-base = "main"
-[executor]
-kind = "slurm"
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-grace = "1s"
-[[tasks]]
+const LONG = slurmPlan({
+  slug: 'long',
+  defaults: ['grace = "1s"'],
+  tasks: `[[tasks]]
 id = "long"
 prompt = """
 mock: say working
 mock: sleep 600
 """
-`;
+`,
+});
 
 test(
   'a job cancelled by someone else is slurm_cancelled, class environment, not retried',
@@ -156,44 +145,34 @@ test(
 
 test(
   'a submission Slurm refuses (no such partition) is slurm_submit_failed, class environment, not retried',
-  withSlurmPlan(
-    THREE('[executor]\nkind = "slurm"\npartition = "no-such-partition"').replace('jobs = 2', 'jobs = 1'),
-    { timeoutMs: 60_000 },
-    async (f) => {
-      const run = await runplan(['run', f.plan, '--json'], f, SLURM_RUN_MS);
-      assert.is(run.exitCode, 1, run.stderr);
-      const rs = await records(f.repo, 'three');
-      assert.equal(ofType(rs, 'job-submitted'), [], 'no job was accepted');
-      const [closed, ...more] = ofType(rs, 'attempt-closed');
-      assert.equal(more, [], 'not retried');
-      assert.is(closed?.reason, 'slurm_submit_failed');
-      assert.is(closed?.class, 'environment');
-      assert.match(String(closed?.failure?.evidenceTail), /partition/i, "srun's own words are the evidence");
-      // The workdir probe got no answer there either: said, and the run went on to say why.
-      assert.match(
-        run.stderr,
-        /runplan: warning: executor_probe_failed: partition no-such-partition: could not check that its nodes see .*partition/,
-      );
-    },
-  ),
+  withSlurmPlan(THREE(['partition = "no-such-partition"']).replace('jobs = 2', 'jobs = 1'), { timeoutMs: 60_000 }, async (f) => {
+    const run = await runplan(['run', f.plan, '--json'], f, SLURM_RUN_MS);
+    assert.is(run.exitCode, 1, run.stderr);
+    const rs = await records(f.repo, 'three');
+    assert.equal(ofType(rs, 'job-submitted'), [], 'no job was accepted');
+    const [closed, ...more] = ofType(rs, 'attempt-closed');
+    assert.equal(more, [], 'not retried');
+    assert.is(closed?.reason, 'slurm_submit_failed');
+    assert.is(closed?.class, 'environment');
+    assert.match(String(closed?.failure?.evidenceTail), /partition/i, "srun's own words are the evidence");
+    // The workdir probe got no answer there either: said, and the run went on to say why.
+    assert.match(
+      run.stderr,
+      /runplan: warning: executor_probe_failed: partition no-such-partition: could not check that its nodes see .*partition/,
+    );
+  }),
 );
 
 // A recorded Claude session whose agent stays alive after its result line.
-const LINGER = `
-slug = "linger"
-base = "main"
-[executor]
-kind = "slurm"
-[defaults]
-command = ["replay-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-deadline = "1m"
-grace = "1s"
-result_grace = "500ms"
-[[tasks]]
+const LINGER = slurmPlan({
+  slug: 'linger',
+  agent: 'replay-agent',
+  defaults: ['deadline = "1m"', 'grace = "1s"', 'result_grace = "500ms"'],
+  tasks: `[[tasks]]
 id = "r1"
 prompt = "replay"
-`;
+`,
+});
 
 test(
   'an agent lingering after its result on Slurm: torn down result_grace later, a success, its job gone',
@@ -212,23 +191,18 @@ test(
 );
 
 // One quick task, then one whose first attempt holds (MOCK_HOLD) while its coordinator is killed.
-const CRASH = `
-slug = "crash"
-base = "main"
-[executor]
-kind = "slurm"
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-grace = "1s"
-[[tasks]]
+const CRASH = slurmPlan({
+  slug: 'crash',
+  defaults: ['grace = "1s"'],
+  tasks: `[[tasks]]
 id = "first"
 prompt = "mock: write out/first.txt 1"
 [[tasks]]
 id = "second"
 needs = ["first"]
 prompt = "mock: write out/second.txt 2"
-`;
+`,
+});
 
 test(
   'kill -9 of the coordinator while a job runs: status shows the job, resume cancels it and dispatches nothing twice',

@@ -6,17 +6,12 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tempDir } from '@runplan/test-fixtures';
 import type { JournalRecord } from '@runplan/journal';
-import { records, runIds, runplan, withPlan, type Fixture } from './support.js';
+import { mockPlan, records, runIds, runplan, withPlan, type Fixture } from './support.js';
 
 // Two tasks in a chain, each reporting usage and a cost; b's gate passes once FLAG exists.
-const TALLY = `slug = "tally"
-base = "main"
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-deadline = "5m"
-grace = "2s"
-[[tasks]]
+const TALLY = mockPlan({
+  slug: 'tally',
+  tasks: `[[tasks]]
 id = "a"
 prompt = """
 mock: usage 1000 200 30 4 0.0123
@@ -30,7 +25,8 @@ mock: usage 500 100 7 0 0.0071
 mock: write out/b.txt b
 """
 gates = [["mock-gate", "--exists", "FLAG", "0"]]
-`;
+`,
+});
 
 // The receipt of the slug's newest run and its status row, side by side.
 async function receiptAndStatus(f: Fixture): Promise<{ receipt: JournalRecord; row: Record<string, unknown> }> {

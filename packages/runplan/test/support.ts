@@ -10,6 +10,7 @@ import {
   readLedger,
   runBin,
   tempDir,
+  waitForLine,
   waitUntil,
   withCleanup,
   writePlan,
@@ -117,31 +118,66 @@ function ownCgroupDir(): string | undefined {
   }
 }
 
+export interface MockPlan {
+  slug: string;
+  /** Top-level keys after `slug` and `base = "main"` (`jobs = 2`, `workdir = …`), one a line. */
+  top?: string[];
+  /** The `[executor]` table's lines; without them the plan has no such table (local). */
+  executor?: string[];
+  /** The agent the defaults run with `{{task.id}} {{run.attempt}}`. Default mock-agent. */
+  agent?: string;
+  /** `[defaults]` lines after command and format. Default: deadline 5m, grace 2s. */
+  defaults?: string[];
+  /** The rest of the plan: its `[[tasks]]`. */
+  tasks: string;
+}
+
+// A plan on main whose defaults run a mock agent (claude-stream-json): the header most tests share.
+export function mockPlan(p: MockPlan): string {
+  return [
+    `slug = "${p.slug}"`,
+    'base = "main"',
+    ...(p.top ?? []),
+    ...(p.executor === undefined ? [] : ['[executor]', ...p.executor]),
+    '[defaults]',
+    `command = ["${p.agent ?? 'mock-agent'}", "{{task.id}}", "{{run.attempt}}"]`,
+    'format = "claude-stream-json"',
+    ...(p.defaults ?? ['deadline = "5m"', 'grace = "2s"']),
+    p.tasks.trimStart(),
+  ].join('\n');
+}
+
 // One improve-verify loop task (`improve`: a round per line of rounds.txt until it has 3,
 // rounds = 3) under `slug`: the plan the loop, crash and ref tests share.
 export function loopPlan(slug: string): string {
-  return `slug = "${slug}"
-base = "main"
+  return mockPlan({ slug, tasks: loopTask(3) });
+}
 
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-deadline = "5m"
-grace = "2s"
-
-[[tasks]]
+// The loop task of loopPlan, allowed `rounds` rounds.
+export function loopTask(rounds: number): string {
+  return `[[tasks]]
 id = "improve"
 prompt = """
 mock: until-file rounds.txt 3
 """
 until = ["mock-verify", "rounds.txt", "3"]
-rounds = 3
+rounds = ${rounds}
 `;
 }
 
 // `runplan ARGS` through the real bin.
 export function runplan(args: string[], f: { env: Record<string, string>; repo?: GitRepo }, timeoutMs = 120_000): Promise<BinResult> {
   return runBin(RUNPLAN, args, { env: f.env, ...(f.repo ? { cwd: f.repo.path } : {}), timeoutMs });
+}
+
+// `runplan run` through the real bin, killed (kill -9) once the agent's escaped grandchild
+// has written its pid to `pids` (MOCK_PIDS): the crash leaves that grandchild running.
+export async function crashOnceGrandchildRuns(f: Fixture, pids: string): Promise<void> {
+  let pid = 0;
+  const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
+  await waitForLine(pids, (l) => /grandchild \d+/.test(l));
+  process.kill(pid, 'SIGKILL');
+  await running;
 }
 
 // The slug's state dir in a fixture repo.
