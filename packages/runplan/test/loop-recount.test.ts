@@ -6,21 +6,14 @@ import * as assert from 'uvu/assert';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runBin, waitUntil } from '@runplan/test-fixtures';
-import { ofType, records, RUNPLAN, runplan, waitForEvent, withPlan } from './support.js';
+import { mockPlan, ofType, records, RUNPLAN, runplan, waitForEvent, withPlan } from './support.js';
 
 // Each round: one more line of rounds.txt, one assistant turn (100 in, 20 out), then the agent
 // waits for `release` in its worktree (the test creates it for round 1 only) and removes it —
 // in attempt 1 only: the resumed loop's attempt 2 runs straight through.
-const PLAN = `slug = "loop-recount"
-base = "main"
-
-[defaults]
-command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
-format = "claude-stream-json"
-deadline = "5m"
-grace = "2s"
-
-[[tasks]]
+const PLAN = mockPlan({
+  slug: 'loop-recount',
+  tasks: `[[tasks]]
 id = "improve"
 prompt = """
 mock: until-file rounds.txt 3
@@ -30,7 +23,8 @@ mock: on-attempt 1 rm release
 """
 until = ["mock-verify", "rounds.txt", "3"]
 rounds = 3
-`;
+`,
+});
 
 // Runs the plan and kill -9s the coordinator once round 2's agent reported its turn (round 1's
 // command settled: the test lets its agent go on), and checks what settled before the crash.
