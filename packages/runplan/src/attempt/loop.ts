@@ -4,6 +4,8 @@ import { renderArgv, type TemplateVars } from '@runplan/workdir';
 import { maskSecrets } from '../plan/secrets.js';
 import { failureFingerprint } from '../repair/fingerprint.js';
 import { decideRound } from '../repair/rounds.js';
+import { budgetExceeded } from '../repair/budget.js';
+import { addUsage } from '../events/types.js';
 import { textTail, writeEvidence } from '../host/evidence.js';
 import { runCommand, type CommandRun } from './command.js';
 import { fail, interruption, writing } from './failure.js';
@@ -21,11 +23,19 @@ function quote(text: string): string {
     .join('\n');
 }
 
+// The slug's [budget] is the stop-loss between rounds too: no further round once the slug's
+// spend, with what this attempt's rounds spent so far (not yet in the ledger), reached it.
+function spentBudget(a: Attempt) {
+  const slug = a.ctx.spent();
+  return budgetExceeded(a.ctx.plan.budget, { usage: addUsage(slug.usage, a.rec.usage), costUsd: slug.costUsd + a.rec.costUsd });
+}
+
 // An improve-verify loop: the command in rounds on the same worktree, each round's prompt
 // carrying the previous verify output, until the `until` argv exits 0. A round that
 // changes nothing, returns to a tree already verified, or fails verify the same way
 // `stagnation_rounds` rounds running is stagnation; the last round still red is
-// rounds_exhausted. Each round's tree is kept on a side ref named in its round-done, so a
+// rounds_exhausted; a round is not started once the slug's budget is spent (class budget).
+// Each round's tree is kept on a side ref named in its round-done, so a
 // loop resumed after a crash continues from the last kept round (hooks run once per
 // attempt, not per round).
 export async function runLoop(
@@ -52,6 +62,8 @@ export async function runLoop(
   let verifyTail = '';
   let last: Execution | undefined;
   for (let round = first; round <= task.rounds; round++) {
+    const spent = round > first ? spentBudget(a) : undefined;
+    if (spent !== undefined) return { execution: last, failure: fail(spent.reason, 'command', `before round ${round}: ${spent.detail}`) };
     const before = await treeState(tree);
     const roundPrompt =
       round === first || verifyTail === ''
