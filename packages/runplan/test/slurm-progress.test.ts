@@ -1,11 +1,15 @@
 import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { tempDir } from '@runplan/test-fixtures';
+import { render } from './chromium.js';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { slurmPlan, withSlurmPlan, SLURM_RUN_MS } from './slurm-support.js';
 import { ofType, records, runIds, runplan } from './support.js';
 
 // What people read of a Slurm run: the progress lines on stderr (no --json, no terminal)
-// name each job and its state; `runplan report` lists each attempt's jobs; `runplan log`
+// name each job and its state; `runplan report` lists each attempt's jobs (JSON, and the HTML
+// in Chromium); `runplan log`
 // counts attempts, not jobs.
 
 // One task whose first attempt holds (MOCK_HOLD) while its coordinator is killed.
@@ -68,6 +72,19 @@ test(
         ],
       ],
     );
+    // And as a person reads it: the HTML in Chromium names each job, nothing logged.
+    const out = tempDir('runplan-slurm-report-');
+    try {
+      const html = join(out.path, 'report.html');
+      const written = await runplan(['report', 'held', '--out', html], f);
+      assert.is(written.exitCode, 0, written.stderr);
+      const page = await render(html);
+      assert.equal(page.console, []);
+      assert.ok(page.dom.includes(`Slurm job ${first.jobId} (command): no record`), 'the crashed attempt lists its cancelled job');
+      assert.ok(page.dom.includes(`p #2: success, Slurm job ${command.jobId} ${gate.jobId}`), "the attempt's bar names its jobs");
+    } finally {
+      out.cleanup();
+    }
     const log = await runplan(['log', 'held'], f);
     assert.match(log.stdout, new RegExp(`${runId} .* complete +1/1 +2 `), 'two attempts, however many jobs');
   }),
