@@ -3,6 +3,7 @@ import { nextStartOrder, runPaths } from '../host/state.js';
 import { taskContractDigests } from '../plan/digest.js';
 import { closeNeverStarted, closePriorRuns } from './close.js';
 import { continuationStart } from './continuation-start.js';
+import { stillAsRead } from './early-read.js';
 import { inspectRuns } from './inspect.js';
 import type { Refusal } from './refusal.js';
 import { resumeStart } from './resume-start.js';
@@ -28,10 +29,12 @@ export async function chooseRun({
   req,
   runId,
   baseCommit,
-  digests = taskContractDigests(plan),
+  digests: given,
+  early,
   readOnly = false,
 }: ChooseInput): Promise<Chosen> {
-  const prior = await inspectRuns(slug);
+  const prior = (await stillAsRead(early, slug)) ?? (await inspectRuns(slug));
+  const digests = given === undefined ? taskContractDigests(plan) : await given;
   const never = prior.filter((p) => p.neverStarted);
   // A new run's place in the slug's history, taken while we hold the slug lock.
   const startOrder = nextStartOrder(prior.map((p) => p.start));
