@@ -18,10 +18,13 @@ export interface PlanDerived {
 // The plan's contract digests, its digest and its plan copy's text, in one place so the
 // worker (plan/prepare-worker.ts) and the main thread compute the very same bytes.
 export function derivePlan(plan: Plan, env: NodeJS.ProcessEnv = process.env): PlanDerived {
-  const contracts = taskContractDigests(plan);
-  const digest = planDigest(plan);
+  return { contracts: taskContractDigests(plan), ...planCopyAndDigest(plan, env) };
+}
+
+// The part of derivePlan a run needs last (when it writes the plan copy), after the contracts.
+export function planCopyAndDigest(plan: Plan, env: NodeJS.ProcessEnv = process.env): Omit<PlanDerived, 'contracts'> {
   const copyText = maskSecrets(JSON.stringify(planCopy(plan, env), null, 2), secretValues(plan, env)) + '\n';
-  return { contracts, digest, copyText };
+  return { digest: planDigest(plan), copyText };
 }
 
 // The slug a parsed plan document names, when it is one a valid plan could have: only a
@@ -44,8 +47,13 @@ export function slugInText(text: string): string | undefined {
   return m === null ? undefined : (m[1] ?? m[2]);
 }
 
-/** What the plan worker posts, in this order (`slug` only when the file parsed; `derived` only for a valid plan). */
+/**
+ * What the plan worker posts, in this order (`slug` only when the file parsed; `contracts`
+ * and `rest` only for a valid plan): the contracts first, as the resume checks its
+ * checkpoints against them before it writes the plan copy.
+ */
 export type PrepareMessage =
   | { kind: 'slug'; slug: string | undefined }
   | { kind: 'loaded'; loaded: Result<Plan, PlanProblem[]> }
-  | { kind: 'derived'; derived: PlanDerived };
+  | { kind: 'contracts'; contracts: Map<string, string> }
+  | { kind: 'rest'; rest: Omit<PlanDerived, 'contracts'> };
