@@ -84,7 +84,17 @@ async function runPrepared(req: RunRequest, prepared: PreparedPlan): Promise<Run
     };
   }
   try {
-    const chosen = await chooseRun({ slug, plan, repo, req, runId, baseCommit, digests: prepared.contracts(plan), early: await early });
+    const derived = prepared.derived(plan);
+    const chosen = await chooseRun({
+      slug,
+      plan,
+      repo,
+      req,
+      runId,
+      baseCommit,
+      digests: derived.then((d) => d.contracts),
+      early: await early,
+    });
     if (!chosen.ok) return chosen.end;
     if (plan.land !== undefined) {
       const start = chosen.value;
@@ -96,7 +106,7 @@ async function runPrepared(req: RunRequest, prepared: PreparedPlan): Promise<Run
     const shared = await checkWorkdir(plan, slug, { runId: chosen.value.run.runId, signal: req.signal });
     for (const line of shared.notices) req.onNotice?.(line);
     if (shared.refusal !== undefined) return { kind: 'refused', ...shared.refusal };
-    return await startRun({ plan, repo, slug, start: chosen.value, baseCommit, derived: await prepared.derived(plan), identity, req });
+    return await startRun({ plan, repo, slug, start: chosen.value, baseCommit, derived: await derived, identity, req });
   } catch (e) {
     // A write refused before the run started (closing earlier runs, the plan copy): nothing ran.
     const fault = diskFaultOf(e);

@@ -18,13 +18,10 @@ export interface PlanDerived {
 // The plan's contract digests, its digest and its plan copy's text, in one place so the
 // worker (plan/prepare-worker.ts) and the main thread compute the very same bytes.
 export function derivePlan(plan: Plan, env: NodeJS.ProcessEnv = process.env): PlanDerived {
-  return { contracts: taskContractDigests(plan), ...planCopyAndDigest(plan, env) };
-}
-
-// The part of derivePlan a run needs last (when it writes the plan copy), after the contracts.
-export function planCopyAndDigest(plan: Plan, env: NodeJS.ProcessEnv = process.env): Omit<PlanDerived, 'contracts'> {
+  const contracts = taskContractDigests(plan);
+  const digest = planDigest(plan);
   const copyText = maskSecrets(JSON.stringify(planCopy(plan, env), null, 2), secretValues(plan, env)) + '\n';
-  return { digest: planDigest(plan), copyText };
+  return { contracts, digest, copyText };
 }
 
 // The slug a parsed plan document names, when it is one a valid plan could have: only a
@@ -47,13 +44,8 @@ export function slugInText(text: string): string | undefined {
   return m === null ? undefined : (m[1] ?? m[2]);
 }
 
-/**
- * What the plan worker posts, in this order (`slug` only when the file parsed; `contracts`
- * and `rest` only for a valid plan): the contracts first, as the resume checks its
- * checkpoints against them before it writes the plan copy.
- */
+/** What the plan worker posts, in this order (`slug` only when the file parsed; `derived` only for a valid plan). */
 export type PrepareMessage =
   | { kind: 'slug'; slug: string | undefined }
   | { kind: 'loaded'; loaded: Result<Plan, PlanProblem[]> }
-  | { kind: 'contracts'; contracts: Map<string, string> }
-  | { kind: 'rest'; rest: Omit<PlanDerived, 'contracts'> };
+  | { kind: 'derived'; derived: PlanDerived };

@@ -1,8 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { SHARE_ENV, Worker } from 'node:worker_threads';
 import type { Result } from '@runplan/common';
-import { derivePlan, planCopyAndDigest, slugHint, slugInText, type PlanDerived, type PrepareMessage } from './derived.js';
-import { taskContractDigests } from './digest.js';
+import { derivePlan, slugHint, slugInText, type PlanDerived, type PrepareMessage } from './derived.js';
 import { loadPlan } from './load.js';
 import type { Plan, PlanProblem } from './types.js';
 
@@ -18,9 +17,7 @@ export interface PreparedPlan {
   slug: Promise<string | undefined>;
   /** loadPlan's answer. */
   loaded: Promise<Result<Plan, PlanProblem[]>>;
-  /** taskContractDigests of the loaded plan (computed in the worker while the main thread works). */
-  contracts(plan: Plan): Promise<Map<string, string>>;
-  /** derivePlan of the loaded plan (the same). */
+  /** derivePlan(plan) of the loaded plan (computed in the worker while the main thread works). */
   derived(plan: Plan): Promise<PlanDerived>;
   /** Stops the worker if it is still running (a refusal needs none of what it computes). */
   close(): void;
@@ -44,15 +41,7 @@ function prepareHere(file: string): PreparedPlan {
     () => slug.resolve(undefined),
     () => slug.resolve(undefined),
   );
-  let derived: PlanDerived | undefined;
-  const here = async (plan: Plan): Promise<PlanDerived> => (derived ??= derivePlan(plan));
-  return {
-    slug: slug.promise,
-    loaded,
-    contracts: async (plan) => (await here(plan)).contracts,
-    derived: here,
-    close: () => undefined,
-  };
+  return { slug: slug.promise, loaded, derived: (plan) => Promise.resolve(derivePlan(plan)), close: () => undefined };
 }
 
 // Starts loading `file` (see PreparedPlan). `worker`: the worker module (tests point it at
@@ -74,8 +63,7 @@ export function preparePlan(file: string, opts: { worker?: URL } = {}): Prepared
     () => undefined,
   );
   const loaded = deferred<Result<Plan, PlanProblem[]>>();
-  const contracts = deferred<Map<string, string> | undefined>();
-  const rest = deferred<Omit<PlanDerived, 'contracts'> | undefined>();
+  const derived = deferred<PlanDerived | undefined>();
   let got: PrepareMessage['kind'] | undefined;
   worker.on('message', (m: PrepareMessage) => {
     got = m.kind;
@@ -83,28 +71,21 @@ export function preparePlan(file: string, opts: { worker?: URL } = {}): Prepared
     else if (m.kind === 'loaded') {
       slug.resolve(undefined);
       loaded.resolve(m.loaded);
-    } else if (m.kind === 'contracts') contracts.resolve(m.contracts);
-    else rest.resolve(m.rest);
+      if (!m.loaded.ok) derived.resolve(undefined);
+    } else derived.resolve(m.derived);
   });
-  // The worker failed or ended (an invalid plan ends it after `loaded`): whatever it did not
-  // answer is computed here.
+  // The worker failed or ended early: whatever it did not answer is computed here.
   const fallBack = (): void => {
     slug.resolve(undefined);
     if (got === undefined || got === 'slug') loaded.resolve(loadPlan(file));
-    contracts.resolve(undefined);
-    rest.resolve(undefined);
+    derived.resolve(undefined);
   };
   worker.on('error', fallBack);
   worker.on('exit', fallBack);
-  const contractsOf = async (plan: Plan): Promise<Map<string, string>> => (await contracts.promise) ?? taskContractDigests(plan);
   return {
     slug: slug.promise,
     loaded: loaded.promise,
-    contracts: contractsOf,
-    derived: async (plan) => {
-      const [c, r] = await Promise.all([contractsOf(plan), rest.promise]);
-      return { contracts: c, ...(r ?? planCopyAndDigest(plan)) };
-    },
+    derived: async (plan) => (await derived.promise) ?? derivePlan(plan),
     close: () => void worker.terminate(),
   };
 }
