@@ -63,12 +63,6 @@ const inlineOurs = {
 
 const entryPoints = { index: 'dist/src/index.js' };
 if (existsSync(join(here, 'dist/src/cli.js'))) entryPoints.cli = 'dist/src/cli.js';
-// runplan's worker threads (the plan loader): each is loaded by URL beside the module that
-// starts it, so each is an entry of its own in dist/lib as in dist/src.
-for (const worker of ['plan/prepare-worker']) {
-  const file = `dist/src/${worker}.js`;
-  if (existsSync(join(here, file))) entryPoints[worker.split('/').pop()] = file;
-}
 rmSync(join(here, 'dist/lib'), { recursive: true, force: true });
 await build({
   absWorkingDir: here,

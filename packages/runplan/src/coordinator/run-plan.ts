@@ -6,13 +6,10 @@ import { missingExecutorTools } from '../executor/tools.js';
 import { checkSharedWorkdir } from '../executor/shared-workdir.js';
 import { holdingDirectory } from '@runplan/workdir';
 import { runTagPrefix } from '../resume/leftovers.js';
-import type { Result } from '@runplan/common';
 import { loadPlan } from '../plan/load.js';
-import type { Plan, PlanProblem } from '../plan/types.js';
-import type { PlanDerived } from '../plan/derived.js';
-import { preparePlan, type PreparedPlan } from '../plan/prepare.js';
-import { secretValues } from '../plan/secrets.js';
-import { readRunsEarly } from '../resume/early-read.js';
+import type { Plan } from '../plan/types.js';
+import { planDigest, taskContractDigests } from '../plan/digest.js';
+import { maskSecrets, planCopy, secretValues } from '../plan/secrets.js';
 import { chooseRun, type Start } from '../resume/choose.js';
 import { landPrecheck } from './land-check.js';
 import { baseMissing } from '../resume/base-missing.js';
@@ -30,25 +27,7 @@ import type { RunEnd, RunRequest } from './types.js';
 export async function runPlan(req: RunRequest): Promise<RunEnd> {
   const background = refuseBackground(req);
   if (background !== undefined) return background;
-  // The plan loads on a worker while this thread reads the slug's runs (plan/prepare.ts).
-  const prepared = preparePlan(req.planFile);
-  try {
-    return await runPrepared(req, prepared);
-  } finally {
-    prepared.close();
-  }
-}
-
-// runPlan once the plan is loading: the slug's runs are read as soon as the plan file names
-// its slug, before the lock (resume/early-read.ts), and used only if unchanged under it.
-async function runPrepared(req: RunRequest, prepared: PreparedPlan): Promise<RunEnd> {
-  const dirs = repoDirs(req);
-  const early = Promise.all([dirs, prepared.slug])
-    .then(([d, hint]) =>
-      d.common !== undefined && hint !== undefined ? readRunsEarly(slugPaths(stateRootFor(d.common, req.stateDir), hint)) : undefined,
-    )
-    .catch(() => undefined);
-  const located = await locate(req, { plan: prepared.loaded, dirs });
+  const located = await locate(req);
   if ('kind' in located) return located;
   const { plan, repo, common, baseCommit } = located;
   // Whether git has an identity for the commits attempts make: asked now, read at dispatch.
@@ -84,17 +63,8 @@ async function runPrepared(req: RunRequest, prepared: PreparedPlan): Promise<Run
     };
   }
   try {
-    const derived = prepared.derived(plan);
-    const chosen = await chooseRun({
-      slug,
-      plan,
-      repo,
-      req,
-      runId,
-      baseCommit,
-      digests: derived.then((d) => d.contracts),
-      early: await early,
-    });
+    const contracts = taskContractDigests(plan);
+    const chosen = await chooseRun({ slug, plan, repo, req, runId, baseCommit, digests: contracts });
     if (!chosen.ok) return chosen.end;
     if (plan.land !== undefined) {
       const start = chosen.value;
@@ -106,7 +76,7 @@ async function runPrepared(req: RunRequest, prepared: PreparedPlan): Promise<Run
     const shared = await checkWorkdir(plan, slug, { runId: chosen.value.run.runId, signal: req.signal });
     for (const line of shared.notices) req.onNotice?.(line);
     if (shared.refusal !== undefined) return { kind: 'refused', ...shared.refusal };
-    return await startRun({ plan, repo, slug, start: chosen.value, baseCommit, derived: await derived, identity, req });
+    return await startRun({ plan, repo, slug, start: chosen.value, baseCommit, contracts, identity, req });
   } catch (e) {
     // A write refused before the run started (closing earlier runs, the plan copy): nothing ran.
     const fault = diskFaultOf(e);
@@ -127,15 +97,13 @@ export interface Located {
 
 // Loads the plan and finds its repository and base commit: an invalid plan, no repository
 // or a base that names no commit ends here (nothing read from the state, nothing written).
-export async function locate(
-  req: Pick<RunRequest, 'planFile' | 'repo' | 'stateDir'>,
-  started: { plan?: Promise<Result<Plan, PlanProblem[]>>; dirs?: Promise<RepoDirs> } = {},
-): Promise<Located | RunEnd> {
+export async function locate(req: Pick<RunRequest, 'planFile' | 'repo' | 'stateDir'>): Promise<Located | RunEnd> {
   // Which repository (and its git dir) does not depend on what the plan says, only on where
   // it is (plan.dir is the plan file's directory): git is asked while the plan loads, and
   // the answers are read in the same order as before, after the plan is known to be valid.
-  const asked = started.dirs ?? repoDirs(req);
-  const loaded = await (started.plan ?? loadPlan(req.planFile));
+  const repoAt = req.repo ?? dirname(resolve(req.planFile));
+  const asked = toplevel(repoAt).then(async (repo) => ({ repo, common: repo === undefined ? undefined : await commonDir(repo) }));
+  const loaded = await loadPlan(req.planFile);
   if (!loaded.ok) {
     await asked;
     return { kind: 'invalid_plan', file: req.planFile, problems: loaded.error };
@@ -163,18 +131,6 @@ export async function locate(
     };
   }
   return { plan, repo, common, baseCommit };
-}
-
-/** The repository a run's plan is in (or --repo names) and its git dir; undefined when git says none. */
-export interface RepoDirs {
-  repo: string | undefined;
-  common: string | undefined;
-}
-
-// Asks git for the repository and its git dir (locate reads the answer once the plan is valid).
-export function repoDirs(req: Pick<RunRequest, 'planFile' | 'repo'>): Promise<RepoDirs> {
-  const repoAt = req.repo ?? dirname(resolve(req.planFile));
-  return toplevel(repoAt).then(async (repo) => ({ repo, common: repo === undefined ? undefined : await commonDir(repo) }));
 }
 
 // Whether the Slurm nodes see where the attempts' worktrees will be (the workdir's holding
@@ -218,8 +174,7 @@ interface StartInputs {
   start: Start;
   /** The plan's base, resolved before the lock was taken (a resume keeps its run's own). */
   baseCommit: string;
-  /** The plan's contract digests, digest and plan copy text (computed on the plan worker). */
-  derived: PlanDerived;
+  contracts: Map<string, string>;
   /** git's commit identity fallback, asked early and read at dispatch. */
   identity: Promise<Record<string, string>>;
   req: RunRequest;
@@ -227,15 +182,18 @@ interface StartInputs {
 
 // Creates the run dir, the plan copy, the disk reserve and the journal, then drives the run.
 async function startRun(inputs: StartInputs): Promise<RunEnd> {
-  const { plan, repo, slug, start, baseCommit, identity, req } = inputs;
-  const { contracts, digest, copyText } = inputs.derived;
+  const { plan, repo, slug, start, baseCommit, contracts, identity, req } = inputs;
   const { run } = start;
   const secrets = secretValues(plan);
+  const digest = planDigest(plan);
   // The run dir, the plan copy and the disk reserve come before the journal: a disk that
   // refuses them is a refusal (exit 3) naming the errno and the path; nothing started.
   const before: Array<[string, () => Promise<unknown>]> = [
     [run.dir, () => ensurePrivateDir(run.dir)],
-    [run.planCopy, () => writeFileAtomic(run.planCopy, copyText, { mode: 0o600 })],
+    [
+      run.planCopy,
+      () => writeFileAtomic(run.planCopy, maskSecrets(JSON.stringify(planCopy(plan), null, 2), secrets) + '\n', { mode: 0o600 }),
+    ],
     [reservePath(run.dir), () => makeReserve(run.dir)],
   ];
   for (const [path, write] of before) {

@@ -41,8 +41,7 @@ export const HOOK_KEYS = ['pre_run', 'post_run', 'timeout'];
 export const BUDGET_KEYS = ['max_tokens', 'max_cost_usd'];
 
 // Reads, parses and validates a plan file completely: every problem, each at its key path.
-// `onParsed` sees the parsed document before it is validated (plan/prepare.ts reads the slug from it early).
-export async function loadPlan(file: string, onParsed?: (raw: unknown) => void): Promise<Result<Plan, PlanProblem[]>> {
+export async function loadPlan(file: string): Promise<Result<Plan, PlanProblem[]>> {
   const path = resolve(file);
   let text: string;
   try {
@@ -55,7 +54,6 @@ export async function loadPlan(file: string, onParsed?: (raw: unknown) => void):
   }
   const parsed = parsePlanText(text, path);
   if (!parsed.ok) return err([parsed.error]);
-  onParsed?.(parsed.value);
   return validatePlan(parsed.value, path);
 }
 

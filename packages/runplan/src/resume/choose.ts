@@ -3,7 +3,6 @@ import { nextStartOrder, runPaths } from '../host/state.js';
 import { taskContractDigests } from '../plan/digest.js';
 import { closeNeverStarted, closePriorRuns } from './close.js';
 import { continuationStart } from './continuation-start.js';
-import { stillAsRead } from './early-read.js';
 import { inspectRuns } from './inspect.js';
 import type { Refusal } from './refusal.js';
 import { resumeStart } from './resume-start.js';
@@ -29,12 +28,10 @@ export async function chooseRun({
   req,
   runId,
   baseCommit,
-  digests: given,
-  early,
+  digests = taskContractDigests(plan),
   readOnly = false,
 }: ChooseInput): Promise<Chosen> {
-  const prior = (await stillAsRead(early, slug)) ?? (await inspectRuns(slug));
-  const digests = given === undefined ? taskContractDigests(plan) : await given;
+  const prior = await inspectRuns(slug);
   const never = prior.filter((p) => p.neverStarted);
   // A new run's place in the slug's history, taken while we hold the slug lock.
   const startOrder = nextStartOrder(prior.map((p) => p.start));

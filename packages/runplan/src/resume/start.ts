@@ -3,7 +3,6 @@ import type { RunEnd, RunRequest } from '../coordinator/types.js';
 import type { UsageTotals } from '../events/types.js';
 import type { RunPaths, SlugPaths } from '../host/state.js';
 import type { Plan } from '../plan/types.js';
-import type { EarlyRuns } from './early-read.js';
 import type { PriorRun } from './inspect.js';
 import type { RecoveredRun } from './recover.js';
 import type { SlugSpend } from './slug-spend.js';
@@ -29,10 +28,7 @@ export type Start = StartMode & {
   threadTotals: Map<string, UsageTotals>;
 };
 
-/**
- * What chooseRun decides from. `digests`: the plan's task contract digests, when the caller
- * has them already (or will: a promise is awaited once the slug's runs are read).
- */
+/** What chooseRun decides from. `digests`: the plan's task contract digests, when the caller has them already. */
 export interface ChooseInput {
   slug: SlugPaths;
   plan: Plan;
@@ -42,9 +38,7 @@ export interface ChooseInput {
   runId: string;
   /** What the plan's base resolves to now: a complete run on it with the same contracts is up to date. */
   baseCommit: string;
-  digests?: Map<string, string> | Promise<Map<string, string>>;
-  /** The slug's runs read before the lock was taken: used if no journal changed since (stillAsRead). */
-  early?: EarlyRuns;
+  digests?: Map<string, string>;
   /**
    * `run --dry-run`: decide without writing. Runs `--fresh` would abandon and never-started
    * runs that would be closed are named in `abandoned`, not closed; nothing is torn down.
@@ -53,9 +47,8 @@ export interface ChooseInput {
 }
 
 /** What decideRun decides from: the slug's runs without never-started ones, which are named only for `--run`. */
-export interface DecideInput extends Required<Omit<ChooseInput, 'readOnly' | 'early' | 'digests'>> {
+export interface DecideInput extends Required<Omit<ChooseInput, 'readOnly'>> {
   readOnly: boolean;
-  digests: Map<string, string>;
   prior: PriorRun[];
   never: PriorRun[];
   /** The new run's place in the slug's history. */
