@@ -71,7 +71,8 @@ export function maskDeep<T>(value: T, secrets: readonly string[]): T {
 /**
  * The plan as written to `<run>/plan.json`: validated keys with defaults applied, paths
  * as resolved, env_file values never present (only the file's path), values of
- * `secret_env` variables and any secret text elsewhere masked as ***.
+ * `secret_env` variables and any secret text elsewhere masked as ***. Parts that need no
+ * change (an argv, an env) may be the plan's own objects: the copy is for reading only.
  */
 export function planCopy(plan: Plan, env: NodeJS.ProcessEnv = process.env): unknown {
   const secrets = secretValues(plan, env);
@@ -80,7 +81,11 @@ export function planCopy(plan: Plan, env: NodeJS.ProcessEnv = process.env): unkn
     ...planSettings(plan),
     tasks: plan.tasks.map(({ envFileValues, ...task }) => ({
       ...task,
-      env: Object.fromEntries(Object.entries(task.env).map(([k, v]) => [k, plan.secretEnv.includes(k) ? MASK : v])),
+      // With no secret_env names there is nothing to mask in it.
+      env:
+        plan.secretEnv.length === 0
+          ? task.env
+          : Object.fromEntries(Object.entries(task.env).map(([k, v]) => [k, plan.secretEnv.includes(k) ? MASK : v])),
       envFileKeys: Object.keys(envFileValues).sort(),
     })),
   };
