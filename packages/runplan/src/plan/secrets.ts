@@ -79,15 +79,14 @@ export function planCopy(plan: Plan, env: NodeJS.ProcessEnv = process.env): unkn
   const copy = {
     file: plan.file,
     ...planSettings(plan),
-    tasks: plan.tasks.map(({ envFileValues, ...task }) => ({
-      ...task,
-      // With no secret_env names there is nothing to mask in it.
-      env:
-        plan.secretEnv.length === 0
-          ? task.env
-          : Object.fromEntries(Object.entries(task.env).map(([k, v]) => [k, plan.secretEnv.includes(k) ? MASK : v])),
-      envFileKeys: Object.keys(envFileValues).sort(),
-    })),
+    tasks: plan.tasks.map(({ envFileValues, ...task }) => {
+      // One copy of the task (the rest of it), its env masked (with no secret_env names there is nothing to mask in it).
+      const copied: Record<string, unknown> = task;
+      if (plan.secretEnv.length > 0)
+        copied.env = Object.fromEntries(Object.entries(task.env).map(([k, v]) => [k, plan.secretEnv.includes(k) ? MASK : v]));
+      copied.envFileKeys = Object.keys(envFileValues).sort();
+      return copied;
+    }),
   };
   // With no secret values there is nothing to mask: the key-sorted copy (undefined keys
   // dropped) stringifies to the same text as its JSON round-trip would — V8 orders
