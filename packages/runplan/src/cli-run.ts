@@ -60,7 +60,7 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
     progress.close();
     for (const line of describeEnd(end)) stderr.write(showControls(line) + '\n');
     if (end.kind === 'complete' || end.kind === 'failed') {
-      const report = await writeRunReport(end.journal, end.view);
+      const report = await writeRunReport(end.journal, end.view, end.planCopy);
       if (report !== undefined) stderr.write(`  report: ${report}\n`);
     }
     return exitCodeOf(end);

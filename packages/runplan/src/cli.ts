@@ -1,21 +1,17 @@
 import { resolve } from 'node:path';
 import { cac } from 'cac';
 import { asTyped, packageVersion, parseDuration, usageAsTyped } from '@runplan/common';
-import { missingExecutorTools } from './executor/tools.js';
-import { loadPlan } from './plan/load.js';
 import { SafeOutput } from './observe/progress.js';
 import { collectStatus, statusTable } from './observe/status.js';
-import { stopSlug } from './observe/stop.js';
 import { gateMain } from './gate/cli.js';
 import { joinDashValue, printProblems, STRING_OPTIONS, stateRoot, UsageError } from './cli-support.js';
-import { runCommand } from './cli-run.js';
-import { dryRunCommand } from './cli-dry-run.js';
 import { reportStop, stopExitCode, clockTime } from './cli-stop.js';
-import { reportCommand } from './cli-report.js';
-import { collectLog, logTable } from './observe/log.js';
 
-export { exitCodeOf } from './cli-run.js';
 export { stopExitCode } from './cli-stop.js';
+
+// Each command's own modules load when it runs (`await import` in its action): `status`
+// does not compile the coordinator, the report or the plan reader. The gate's stay static:
+// a hook must deny, never fail to load halfway (bin/runplan.js).
 
 const EXIT_CODES = `Exit codes:
   run --dry-run  0 would dispatch or is up to date; 2 usage or invalid plan; 3 would refuse
@@ -75,13 +71,17 @@ export async function main(argv: string[]): Promise<number> {
     )
     .action(async (plan: string, o: Record<string, unknown>) => {
       const typed = asTyped(argv, o, STRING_OPTIONS);
-      code =
-        typed.dryRun === true
-          ? await dryRunCommand(resolve(plan), typed, stdout, stderr)
-          : await runCommand(resolve(plan), typed, stdout, stderr);
+      if (typed.dryRun === true) {
+        const { dryRunCommand } = await import('./cli-dry-run.js');
+        code = await dryRunCommand(resolve(plan), typed, stdout, stderr);
+      } else {
+        const { runCommand } = await import('./cli-run.js');
+        code = await runCommand(resolve(plan), typed, stdout, stderr);
+      }
     });
 
   cli.command('validate <plan>', 'Report every problem in a plan; run nothing').action(async (plan: string) => {
+    const [{ loadPlan }, { missingExecutorTools }] = await Promise.all([import('./plan/load.js'), import('./executor/tools.js')]);
     const loaded = await loadPlan(resolve(plan));
     if (loaded.ok) {
       say(`runplan: valid: ${loaded.value.file}: ${loaded.value.tasks.length} task(s), slug ${loaded.value.slug}`);
@@ -154,6 +154,7 @@ export async function main(argv: string[]): Promise<number> {
       const o = asTyped(argv, typed, STRING_OPTIONS);
       const root = await stateRootOrSay(o);
       if (root === undefined) return;
+      const { collectLog, logTable } = await import('./observe/log.js');
       const rows = await collectLog(root, slug);
       if (rows === undefined) {
         say(`runplan: no_such_slug: ${slug} has no runs under ${root}`);
@@ -176,6 +177,7 @@ export async function main(argv: string[]): Promise<number> {
       const o = asTyped(argv, typed, STRING_OPTIONS);
       const root = await stateRootOrSay(o);
       if (root === undefined) return;
+      const { reportCommand } = await import('./cli-report.js');
       code = await reportCommand(root, slug, o, { say, print: (text) => stdout.write(text) });
     });
 
@@ -196,6 +198,7 @@ export async function main(argv: string[]): Promise<number> {
       if (graceMs === undefined) throw new UsageError(`--grace ${String(o.grace)}: not a duration (500ms, 30s, 10m, 2h)`);
       const root = await stateRootOrSay(o);
       if (root === undefined) return;
+      const { stopSlug } = await import('./observe/stop.js');
       const end = await stopSlug(root, slug, waitMs, { graceMs });
       reportStop(end, stdout, say);
       code = stopExitCode(end);
@@ -217,6 +220,7 @@ export async function main(argv: string[]): Promise<number> {
       }
       say(`runplan: demo: scratch repository ${demo.value.repo}`);
       process.env.PATH = demo.value.path;
+      const { runCommand } = await import('./cli-run.js');
       code = await runCommand(demo.value.planFile, { jobs: o.jobs, json: o.json }, stdout, stderr);
       say(`runplan: demo: result branch runplan/thirteen in ${demo.value.repo}`);
       say(`  hint: git -C ${demo.value.repo} log --oneline runplan/thirteen; runplan status --repo ${demo.value.repo}`);

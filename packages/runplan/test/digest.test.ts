@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { canonicalJson, contractChanges, planDigest, sha256Hex, taskContractDigest, taskContractDigests } from '../src/plan/digest.js';
+import {
+  canonicalJson,
+  contractChanges,
+  planDigest,
+  sha256Hex,
+  sortKeys,
+  taskContractDigest,
+  taskContractDigests,
+} from '../src/plan/digest.js';
 import type { Plan, TaskSpec } from '../src/plan/load.js';
 
 function task(overrides: Partial<TaskSpec> = {}): TaskSpec {
@@ -136,6 +144,64 @@ test('task contract digests: one per task, the same as asking task by task', () 
 test('sha256Hex hashes the UTF-8 bytes of its text', () => {
   assert.is(sha256Hex('abc'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   assert.is(sha256Hex('é'), createHash('sha256').update(Buffer.from('é', 'utf8')).digest('hex'));
+});
+
+// sortKeys as it was before it returned canonical parts as they are: a copy at every level.
+function copiedSort(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((v) => (v === undefined ? null : copiedSort(v)));
+  if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      const v = (value as Record<string, unknown>)[key];
+      if (v !== undefined) out[key] = copiedSort(v);
+    }
+    return out;
+  }
+  return value;
+}
+
+class WithToJson {
+  b = 2;
+  a = 1;
+  toJSON(): string {
+    return 'not what a digest sees';
+  }
+}
+class SortedWithToJson {
+  a = 1;
+  toJSON(): string {
+    return 'not what a digest sees';
+  }
+}
+
+test("canonicalJson gives the copying sort's text for every shape, and sortKeys returns canonical parts as they are", () => {
+  const argv = ['claude', '-p', '{{task.id}}'];
+  const sorted = { a: 1, b: [argv, []], c: { d: null, e: 'x' } };
+  const values: unknown[] = [
+    sorted,
+    { b: 1, a: 2 },
+    { a: 1, b: undefined, c: 3 },
+    { a: undefined },
+    [1, undefined, 'x', [undefined]],
+    { '10': 'ten', '9': 'nine', a: 'a', '01': 'zero-one' },
+    { '9': 'nine', b: { '10': 1, '2': 2 } },
+    new WithToJson(),
+    new SortedWithToJson(),
+    { nested: new SortedWithToJson() },
+    { at: new Date(0), list: [new Date(1)] },
+    Object.assign(Object.create(null) as object, { b: 1, a: 2 }),
+    Object.assign(Object.create(null) as object, { a: 1, b: 2 }),
+    { fn: () => 1, a: 1 },
+    task(),
+    [task(), task({ id: 'web', needs: [] })],
+  ];
+  for (const v of values) assert.is(canonicalJson(v), JSON.stringify(copiedSort(v)), JSON.stringify(copiedSort(v)));
+  assert.ok(sortKeys(sorted) === sorted, 'an object already canonical is not copied');
+  assert.ok(sortKeys(argv) === argv, 'an argv of strings is not copied');
+  assert.ok(
+    sortKeys(new SortedWithToJson()) instanceof SortedWithToJson === false,
+    'a class instance is copied (its toJSON is not the digest)',
+  );
 });
 
 test.run();

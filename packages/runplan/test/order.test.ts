@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseJsonLines, readLedger, runBin, tempDir, withTimeout } from '@runplan/test-fixtures';
 import { openWriter } from '@runplan/journal';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { listRunIds, slugPaths } from '../src/index.js';
 import { RUNPLAN, runIds, runplan, withPlan } from './support.js';
@@ -112,6 +112,40 @@ test(
         await listRunIds(slug),
         made.map((m) => m.runId),
       );
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'runplan status orders the runs it reads once by their headers, as listRuns does: the newest by start order is the row, a broken header sorts first, names never decide',
+  withTimeout(30_000, async () => {
+    const dir = tempDir('runplan-order-status-');
+    try {
+      const slug = slugPaths(dir.path, 'mixed');
+      // Names sort the opposite way to the start order; the run with the broken header has the
+      // name that sorts last, so only the header can put it first.
+      const made = [
+        { runId: '20261130T000000Z-cccc', startOrder: 1 },
+        { runId: '20261130T000000Z-bbbb', startOrder: 2 },
+        { runId: '20261130T000000Z-aaaa', startOrder: 3 },
+      ];
+      for (const { runId, startOrder } of made) {
+        mkdirSync(join(slug.dir, runId), { recursive: true });
+        const opened = await openWriter(join(slug.dir, runId, 'journal.jsonl'), { create: true, runId, headerFields: { startOrder } });
+        if (!opened.ok) throw new Error(opened.error.message);
+        await opened.value.close();
+      }
+      const broken = '20261231T000000Z-ffff';
+      mkdirSync(join(slug.dir, broken), { recursive: true });
+      writeFileSync(join(slug.dir, broken, 'journal.jsonl'), 'not a journal line\n');
+      assert.equal(await listRunIds(slug), [broken, ...made.map((m) => m.runId)], 'listRuns: the broken header first');
+      const status = await runBin(RUNPLAN, ['status', 'mixed', '--state-dir', dir.path, '--json'], { cwd: dir.path, timeoutMs: 20_000 });
+      assert.is(status.exitCode, 0, status.stderr);
+      const row = JSON.parse(status.stdout.trim()) as { runId: string; runs: number };
+      assert.is(row.runId, '20261130T000000Z-aaaa', 'the row is the run with the highest start order');
+      assert.is(row.runs, 4);
     } finally {
       dir.cleanup();
     }

@@ -19,6 +19,9 @@ const mock = join(agentsPath(), 'mock-agent');
 const PLAN = `slug = "folded"
 base = "main"
 
+[budget]
+max_tokens = 1000000
+
 ${['a', 'b', 'c']
   .map(
     (id, i) => `[[tasks]]
@@ -36,10 +39,11 @@ mock: commit ${id}
 // A report's HTML without its per-page CSP nonce (random on every write).
 const unnonced = (html: string): string => html.replace(/nonce(-|=")[A-Za-z0-9+/=]+/g, 'nonce$1N');
 
-// The run's report from its in-memory view and from its journal, as written at the receipt.
+// The run's report from its in-memory view (and the plan copy's facts from the plan) and
+// from its journal (and plan copy), as written at the receipt.
 async function bothReports(end: RunEnd): Promise<{ folded: string; read: string }> {
   if (end.kind !== 'complete' && end.kind !== 'failed') throw new Error(`the run ended ${end.kind}`);
-  const file = await writeRunReport(end.journal, end.view);
+  const file = await writeRunReport(end.journal, end.view, end.planCopy);
   assert.ok(file !== undefined, 'the report from the fold is written');
   const folded = unnonced(readFileSync(file!, 'utf8'));
   assert.is(await writeRunReport(end.journal), file);
@@ -56,7 +60,10 @@ test(
     assert.is(resumed.kind, 'complete');
     assert.ok(resumed.kind === 'complete' && resumed.view !== undefined, 'the resume hands its fold to the report');
     assert.is(resumed.view?.terminal?.type, 'run-complete');
+    assert.ok(resumed.kind === 'complete' && resumed.planCopy !== undefined, 'no secret: the plan copy facts come from the plan');
     const a = await bothReports(resumed);
+    assert.ok(a.folded.includes('"needs":["a"]'), 'the needs are in the report');
+    assert.ok(a.folded.includes('"maxTokens":1000000'), 'the budget is in the report');
     assert.ok(a.folded.includes('coordinator-crashed'), 'the crash before the resume is in the fold');
     assert.is(a.folded, a.read);
 
@@ -85,6 +92,25 @@ test(
     const r = await bothReports(resumed);
     assert.is(r.folded, r.read);
   }),
+);
+
+test(
+  'a plan with a secret masked in its plan copy hands the report no plan copy facts: the report reads the copy, and equals the one read from the journal',
+  withPlan(
+    PLAN.replace('[budget]', 'secret_env = ["TOKEN"]\n\n[budget]').replace(
+      'format = "claude-stream-json"',
+      'format = "claude-stream-json"\nenv = { TOKEN = "s3cret-a" }',
+    ),
+    { timeoutMs: 120_000 },
+    async (f) => {
+      const end = await runPlan({ planFile: f.plan, signal: new AbortController().signal });
+      assert.is(end.kind, 'complete');
+      assert.ok(end.kind === 'complete' && end.planCopy === undefined, 'a masked copy: no facts from the plan');
+      const r = await bothReports(end);
+      assert.ok(r.read.includes('"needs":["a"]'));
+      assert.is(r.folded, r.read);
+    },
+  ),
 );
 
 test.run();

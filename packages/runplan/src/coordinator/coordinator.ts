@@ -31,6 +31,7 @@ import { deleteRoundRefs, pruneRunRounds } from '../attempt/round-refs.js';
 import type { RefFailedData } from '../events/types.js';
 import { keepResult, pruneFailedResults } from './result-ref.js';
 import { RunFold } from './run-fold.js';
+import { planCopyFacts, type PlanCopyFacts } from '../observe/report-data.js';
 
 /** What one run's coordinator is built from, once its journal is open. */
 export interface CoordinatorInit {
@@ -235,7 +236,13 @@ export class Coordinator {
     } catch {
       return this.journalFailed();
     }
-    return { kind: 'complete', receipt, journal: this.init.run.journal, view: this.fold?.whole(this.init.writer.lastSeq) };
+    return {
+      kind: 'complete',
+      receipt,
+      journal: this.init.run.journal,
+      view: this.fold?.whole(this.init.writer.lastSeq),
+      planCopy: this.planCopyFacts(),
+    };
   }
 
   async failed(parts: RunParts, stop: StopCause): Promise<RunEnd> {
@@ -248,7 +255,20 @@ export class Coordinator {
     } catch {
       return this.journalFailed();
     }
-    return { kind: 'failed', receipt, journal: this.init.run.journal, view: this.fold?.whole(this.init.writer.lastSeq) };
+    return {
+      kind: 'failed',
+      receipt,
+      journal: this.init.run.journal,
+      view: this.fold?.whole(this.init.writer.lastSeq),
+      planCopy: this.planCopyFacts(),
+    };
+  }
+
+  // The plan copy's needs and budget for the report, from the plan: only when nothing was
+  // masked in the copy (maskSecrets masks no empty value), so they equal what it holds.
+  planCopyFacts(): PlanCopyFacts | undefined {
+    const { plan, run, secrets } = this.init;
+    return secrets.some((s) => s !== '') ? undefined : planCopyFacts(run.planCopy, plan);
   }
 
   // Each ref git would not write or delete, journaled (the receipt lists them too).

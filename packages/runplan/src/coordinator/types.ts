@@ -4,6 +4,7 @@ import type { AttemptFailureData, FailedTask, NotDispatchedTask, RunCompleteData
 import type { PlanProblem } from '../plan/types.js';
 import type { LiveUsage } from '../events/usage.js';
 import type { RunView } from '../events/view.js';
+import type { PlanCopyFacts } from '../observe/report-data.js';
 
 /** What `runplan run` is asked to do (the CLI builds it from argv; tests build it directly). */
 export interface RunRequest {
@@ -66,15 +67,17 @@ export interface StartInfo {
  * How `runplan run` ended; the CLI maps each kind to one exit code. `view`: the run's whole
  * journal folded in memory as it was written (the report at the receipt uses it instead of
  * reading the journal back); absent when the coordinator did not see every record.
+ * `planCopy`: what the report reads from the plan copy this run wrote, from its plan (absent
+ * when a secret was masked in the copy: the report reads the copy).
  */
 export type RunEnd =
   | { kind: 'invalid_plan'; file: string; problems: PlanProblem[] }
   | { kind: 'refused'; reason: RefusalReason; message: string; hint?: string }
   | { kind: 'locked'; message: string; holder?: LockHolder }
   | { kind: 'journal_failed'; message: string; journal: string }
-  | { kind: 'complete'; receipt: RunCompleteData; journal: string; view?: RunView | undefined }
+  | { kind: 'complete'; receipt: RunCompleteData; journal: string; view?: RunView | undefined; planCopy?: PlanCopyFacts | undefined }
   | { kind: 'up_to_date'; runId: string; resultCommit: string; journal: string }
-  | { kind: 'failed'; receipt: RunFailedData; journal: string; view?: RunView | undefined };
+  | { kind: 'failed'; receipt: RunFailedData; journal: string; view?: RunView | undefined; planCopy?: PlanCopyFacts | undefined };
 
 /** Why a run stops short of its receipt's success: the failure, the task it ended (null for the run), its evidence paths. */
 export interface StopCause {

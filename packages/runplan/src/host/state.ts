@@ -177,8 +177,10 @@ export async function diskUsage(path: string): Promise<number> {
     } catch {
       continue;
     }
+    // The names come from readdir (no `/` in them): a join would only normalize the path again.
+    const prefix = dir.endsWith('/') ? dir : `${dir}/`;
     for (const entry of entries) {
-      const full = join(dir, entry.name);
+      const full = prefix + entry.name;
       if (entry.isDirectory()) stack.push(full);
       else {
         try {

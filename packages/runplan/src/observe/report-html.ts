@@ -10,9 +10,15 @@ import type { ReportData } from './report-data.js';
 /** Tasks (and their timeline lanes) per page: plans of thousands of tasks stay usable. */
 export const PAGE_SIZE = 200;
 
-// JSON safe inside <script>: no `<`, `>`, `&`, U+2028, U+2029 left as themselves.
+/** The characters embedJson escapes. */
+const UNSAFE_IN_SCRIPT = ['<', '>', '&', '\u2028', '\u2029'];
+
+// JSON safe inside <script>: no `<`, `>`, `&`, U+2028, U+2029 left as themselves. Most
+// reports hold none of them: a search for each (~1 ms over 8 MB) skips the regex pass (~15 ms).
 export function embedJson(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const json = JSON.stringify(value);
+  if (!UNSAFE_IN_SCRIPT.some((c) => json.includes(c))) return json;
+  return json.replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 const CSS = `

@@ -3,7 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import type { RunView } from '../events/view.js';
 import { listRunIds, RUN_ID_PATTERN, runPaths, slugPaths } from '../host/state.js';
 import { readRun } from '../resume/inspect.js';
-import { type FoldedRun, reportData, type ReportData } from './report-data.js';
+import { type FoldedRun, type PlanCopyFacts, reportData, type ReportData } from './report-data.js';
 import { reportHtml } from './report-html.js';
 
 // `runplan report`: one run's report, read-only from its journal (a crashed or degraded run too).
@@ -36,8 +36,8 @@ export async function continuedRuns(runDir: string, view: RunView): Promise<Fold
 }
 
 // The report's data of the run whose journal this is (folded already, or read now), the
-// runs it continued folded in.
-async function reportOf(journal: string, folded?: RunView): Promise<ReportData> {
+// runs it continued folded in. `planCopy`: its plan copy's facts, when the caller has them.
+async function reportOf(journal: string, folded?: RunView, planCopy?: PlanCopyFacts): Promise<ReportData> {
   const view = folded ?? (await readRun(journal)).view;
   const plan = typeof view.started?.planFile === 'string' ? view.started.planFile : '<plan>';
   const dir = dirname(journal);
@@ -46,6 +46,7 @@ async function reportOf(journal: string, folded?: RunView): Promise<ReportData> 
     resumeCommand: `runplan run ${quoteArg(plan)}`,
     runId: basename(dir),
     continued: await continuedRuns(dir, view),
+    planCopy,
   });
 }
 
@@ -68,10 +69,11 @@ export async function writeReport(file: string, html: string): Promise<void> {
 
 // The report written at a receipt, beside the run's journal: its path, or undefined when it
 // could not be written (a report never changes the run's exit code or receipt). `view`: the
-// journal already folded (RunEnd.view), so it is not read again.
-export async function writeRunReport(journal: string, view?: RunView): Promise<string | undefined> {
+// journal already folded (RunEnd.view), so it is not read again; `planCopy` the plan copy's
+// facts (RunEnd.planCopy), so the copy is not parsed again.
+export async function writeRunReport(journal: string, view?: RunView, planCopy?: PlanCopyFacts): Promise<string | undefined> {
   try {
-    const data = await reportOf(journal, view);
+    const data = await reportOf(journal, view, planCopy);
     const file = join(dirname(journal), 'report.html');
     await writeReport(file, reportHtml(data));
     return file;

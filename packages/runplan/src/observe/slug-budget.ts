@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { isPlainObject } from '@runplan/common';
 import { shownCost, totalTokensOf, type UsageTotals } from '../events/types.js';
 import type { RunView } from '../events/view.js';
-import { runPaths, type SlugPaths } from '../host/state.js';
+import { headerStartOrder, runPaths, type RunStart, type SlugPaths } from '../host/state.js';
 import { readRun } from '../resume/inspect.js';
 import { SPEND_RECORDS, slugSpend } from '../resume/slug-spend.js';
 
@@ -21,12 +21,11 @@ export interface SlugBudget {
   maxCostUsd: number | null;
 }
 
-// The slug's spend and budget, read-only: every run's journal (`runIds` in start order;
-// `newest` is the newest's view, being read by the caller; of the others only the records
-// the spend comes from are parsed, every line checked) and the newest started run's plan copy.
-export async function slugBudget(slug: SlugPaths, runIds: readonly string[], newest: Promise<RunView>): Promise<SlugBudget> {
-  const views = await spendViews(slug, runIds.slice(0, -1));
-  views.push(await newest);
+// The slug's spend and budget, read-only: `older` are the views spendReads folded of every
+// run but the newest (in start order), `newest` the newest's whole view; the newest started
+// run's plan copy gives the budget.
+export async function slugBudget(older: readonly RunView[], newest: RunView): Promise<SlugBudget> {
+  const views = [...older, newest];
   const spend = slugSpend(views.map((journal) => ({ journal })));
   const u = spend.usage;
   const started = views.findLast((v) => v.started !== undefined)?.started;
@@ -39,19 +38,35 @@ export async function slugBudget(slug: SlugPaths, runIds: readonly string[], new
   };
 }
 
-/** How many journals spendViews reads at a time: the reads overlap, the parsing stays small. */
+/** How many journals spendReads reads at a time: the reads overlap, the parsing stays small. */
 const READ_AHEAD = 8;
 
-// The spend records of these runs' journals folded, in the order given; READ_AHEAD read at a time.
-async function spendViews(slug: SlugPaths, runIds: readonly string[]): Promise<RunView[]> {
-  const views: RunView[] = new Array(runIds.length);
+/** One run's journal as spendReads folds it: where the run stands in the slug's history, and its spend. */
+export interface SpendRead {
+  start: RunStart;
+  /** Only the header and the spend records folded (SPEND_RECORDS); every line checked. */
+  view: RunView;
+}
+
+// Every run's journal read once, READ_AHEAD at a time, only its header and spend records
+// parsed: the start order comes from the header (as listRuns reads it), so the slug's runs
+// are ordered without a pass over the headers first. In the order of `runIds`.
+export async function spendReads(slug: SlugPaths, runIds: readonly string[]): Promise<SpendRead[]> {
+  const reads: SpendRead[] = new Array(runIds.length);
   let next = 0;
   const reader = async (): Promise<void> => {
-    for (let i = next++; i < runIds.length; i = next++)
-      views[i] = (await readRun(runPaths(slug, runIds[i]!).journal, { only: SPEND_RECORDS })).view;
+    for (let i = next++; i < runIds.length; i = next++) {
+      const runId = runIds[i]!;
+      const read = await readRun(runPaths(slug, runId).journal, { only: SPEND_RECORDS });
+      const header = read.scan?.header;
+      reads[i] = {
+        start: { runId, startOrder: headerStartOrder(header), createdAt: header !== undefined ? (read.view.createdAt ?? null) : null },
+        view: read.view,
+      };
+    }
   };
   await Promise.all(Array.from({ length: Math.min(READ_AHEAD, runIds.length) }, reader));
-  return views;
+  return reads;
 }
 
 // The `budget` of a masked plan copy (planCopy: `{maxTokens, maxCostUsd}`); nulls when it cannot be read.

@@ -4,12 +4,12 @@ import { holdingDirectory } from '@runplan/workdir';
 import { isLockHeld, readLockHolder, type LockHolder } from '@runplan/journal';
 import { shownCost, ZERO_USAGE, type RunStartedData, type UsageTotals } from '../events/types.js';
 import type { RunView } from '../events/view.js';
-import { diskUsage, listRunIds, listSlugs, runPaths, slugPaths, type SlugPaths } from '../host/state.js';
+import { compareRunStarts, diskUsage, listSlugs, runDirNames, runPaths, slugPaths, type SlugPaths } from '../host/state.js';
 import { findLeftovers, journaledCgroupParents } from '../resume/leftovers.js';
 import { mayHaveJobs, queuedRunJobs } from '../resume/slurm-jobs.js';
 import { clockOf } from './table.js';
 import { readRun } from '../resume/inspect.js';
-import { budgetCell, slugBudget, type SlugBudget } from './slug-budget.js';
+import { budgetCell, slugBudget, spendReads, type SlugBudget } from './slug-budget.js';
 
 /**
  * One row of `runplan status`: the slug's newest logical run, read from its journal only.
@@ -74,7 +74,7 @@ export async function collectStatus(stateRoot: string, slug?: string, opts: Stat
   const rows: SlugStatus[] = [];
   for (const name of slugs) {
     const paths = slugPaths(stateRoot, name);
-    const runs = await listRunIds(paths);
+    const runs = await runDirNames(paths);
     if (runs.length === 0) {
       if (slug !== undefined) return undefined;
       continue;
@@ -101,20 +101,25 @@ export async function liveCoordinator(slug: SlugPaths): Promise<LockHolder | und
   return isAlive({ pid: holder.pid, startTime: holder.startTime, bootId: holder.bootId, host: holder.host }) ? holder : undefined;
 }
 
-async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions): Promise<SlugStatus> {
-  const runId = runIds[runIds.length - 1]!;
+// One slug's row. `dirs`: its run dirs, unordered. Every journal is read once for its start
+// order and spend (spendReads) while the disk is walked, then the newest in full for the row.
+async function slugStatus(slug: SlugPaths, dirs: string[], opts: StatusOptions): Promise<SlugStatus> {
+  const reads = spendReads(slug, dirs);
+  const diskBytes = await diskUsage(slug.dir);
+  const runs = (await reads).sort((a, b) => compareRunStarts(a.start, b.start));
+  const runId = runs.at(-1)!.start.runId;
   const run = runPaths(slug, runId);
-  // The journals are read (the older runs' for the slug's spend) while the disk is walked.
   const reading = readRun(run.journal);
-  const spend = slugBudget(
-    slug,
-    runIds,
-    reading.then((r) => r.view),
+  const spend = reading.then((r) =>
+    slugBudget(
+      runs.slice(0, -1).map((x) => x.view),
+      r.view,
+    ),
   );
   const row: SlugStatus = {
     slug: slug.slug,
     runId,
-    runs: runIds.length,
+    runs: runs.length,
     state: 'empty',
     failedClass: null,
     tasksDone: 0,
@@ -126,7 +131,7 @@ async function slugStatus(slug: SlugPaths, runIds: string[], opts: StatusOptions
     costUsd: 0,
     slugSpend: { usage: ZERO_USAGE, tokens: 0, costUsd: 0, maxTokens: null, maxCostUsd: null },
     elapsedMs: 0,
-    diskBytes: await diskUsage(slug.dir),
+    diskBytes,
     journal: run.journal,
     planFile: null,
     coordinator: null,

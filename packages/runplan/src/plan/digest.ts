@@ -8,17 +8,47 @@ export function canonicalJson(value: unknown): string {
 }
 
 // The value with object keys sorted at every level and undefined dropped (arrays: null).
+// A part that is that already (an argv of strings, an empty env, an object built with its
+// keys in order) is returned as it is, not copied: JSON.stringify gives the same text, and a
+// 10k-task plan's digests and copy make far less garbage.
 export function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map((v) => (v === undefined ? null : sortKeys(v)));
-  if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      const v = (value as Record<string, unknown>)[key];
-      if (v !== undefined) out[key] = sortKeys(v);
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      const sorted = v === undefined ? null : sortKeys(v);
+      if (out === undefined && sorted !== v) out = value.slice(0, i);
+      out?.push(sorted);
     }
+    return out ?? value;
+  }
+  if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record);
+    const proto = Object.getPrototypeOf(record) as unknown;
+    // Only a plain object is returned as it is (JSON.stringify would call a class's toJSON).
+    let same = (proto === Object.prototype || proto === null) && inOrder(keys);
+    if (!same) keys.sort();
+    const values = keys.map((key) => {
+      const v = record[key];
+      const sorted = v === undefined ? undefined : sortKeys(v);
+      if (sorted !== v || v === undefined) same = false;
+      return sorted;
+    });
+    if (same) return value;
+    const out: Record<string, unknown> = {};
+    keys.forEach((key, i) => {
+      if (values[i] !== undefined) out[key] = values[i];
+    });
     return out;
   }
   return value;
+}
+
+// Whether keys are in the order sort() puts them (an object made from them enumerates the same).
+function inOrder(keys: readonly string[]): boolean {
+  for (let i = 1; i < keys.length; i++) if (keys[i - 1]! >= keys[i]!) return false;
+  return true;
 }
 
 // sha256 of the UTF-8 bytes of `text`, as hex. The one-shot crypto.hash (Node >= 20.12)
@@ -34,16 +64,17 @@ export function sha256Hex(text: string): string {
  * rest may change between a crash and its resume without invalidating a checkpoint.
  */
 export function taskContract(task: TaskSpec): Record<string, unknown> {
+  // Keys in sorted order: canonicalJson then need not copy it (the text is the same either way).
   return {
     command: task.command,
-    prompt: task.prompt ?? null,
-    gates: task.gates,
-    until: task.until ?? null,
     env: task.env,
     envFile: task.envFileRef ?? null,
     expect: task.expect,
+    gates: task.gates,
     model: task.model ?? null,
     needs: [...task.needs].sort(),
+    prompt: task.prompt ?? null,
+    until: task.until ?? null,
   };
 }
 

@@ -71,18 +71,22 @@ export function maskDeep<T>(value: T, secrets: readonly string[]): T {
 /**
  * The plan as written to `<run>/plan.json`: validated keys with defaults applied, paths
  * as resolved, env_file values never present (only the file's path), values of
- * `secret_env` variables and any secret text elsewhere masked as ***.
+ * `secret_env` variables and any secret text elsewhere masked as ***. Parts that need no
+ * change (an argv, an env) may be the plan's own objects: the copy is for reading only.
  */
 export function planCopy(plan: Plan, env: NodeJS.ProcessEnv = process.env): unknown {
   const secrets = secretValues(plan, env);
   const copy = {
     file: plan.file,
     ...planSettings(plan),
-    tasks: plan.tasks.map(({ envFileValues, ...task }) => ({
-      ...task,
-      env: Object.fromEntries(Object.entries(task.env).map(([k, v]) => [k, plan.secretEnv.includes(k) ? MASK : v])),
-      envFileKeys: Object.keys(envFileValues).sort(),
-    })),
+    tasks: plan.tasks.map(({ envFileValues, ...task }) => {
+      // One copy of the task (the rest of it), its env masked (with no secret_env names there is nothing to mask in it).
+      const copied: Record<string, unknown> = task;
+      if (plan.secretEnv.length > 0)
+        copied.env = Object.fromEntries(Object.entries(task.env).map(([k, v]) => [k, plan.secretEnv.includes(k) ? MASK : v]));
+      copied.envFileKeys = Object.keys(envFileValues).sort();
+      return copied;
+    }),
   };
   // With no secret values there is nothing to mask: the key-sorted copy (undefined keys
   // dropped) stringifies to the same text as its JSON round-trip would — V8 orders
