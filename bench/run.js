@@ -16,6 +16,7 @@ import { machine, renderMeasure, renderSummary, root, skipped } from './lib.js';
 const MEASURES = [
   'settle-cli-start',
   'capture',
+  'spawn-copied',
   'cgroup-join',
   'stream-throughput',
   'teardown-accuracy',
