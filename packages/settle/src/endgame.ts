@@ -49,6 +49,8 @@ export interface EndgameContext {
 export class Endgame {
   /** stdout/stderr were still held open by someone `grace` after the child exited. */
   heldPipe = false;
+  /** The child's cgroup was found empty and removed already (nothing left to release). */
+  cgroupRemoved = false;
 
   constructor(private readonly c: EndgameContext) {}
 
@@ -71,7 +73,11 @@ export class Endgame {
     // Leftovers get the rest of grace to finish on their own, then are torn down. A cgroup
     // that can be removed is empty: nothing is left, and it is released at once.
     const { cgroup } = this.c;
-    left ??= cgroup && removeCgroup(cgroup.path) ? [] : this.owned();
+    if (left === undefined && cgroup !== undefined && removeCgroup(cgroup.path)) {
+      this.cgroupRemoved = true;
+      left = [];
+    }
+    left ??= this.owned();
     while (left.length > 0 && Date.now() < exitAt + graceMs && !requests.requested) {
       await within(requests.termination, Math.max(0, Math.min(pollMs * 2, exitAt + graceMs - Date.now())));
       left = this.owned();

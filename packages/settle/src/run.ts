@@ -193,7 +193,7 @@ export async function runChild<R>(
   if (!consumer.done) outputs.forConsumer.destroy(new Error('settle: the consumer did not finish reading in time after the child settled'));
   const result = await consumer.result;
   await fed;
-  if (cgroup) await releaseCgroup(cgroup);
+  if (cgroup && !endgame.cgroupRemoved) await releaseCgroup(cgroup);
   requests.close();
 
   // Ended by the consumer only if its request tore something down — a child that exited 0 on
