@@ -2,10 +2,10 @@ import { resolve } from 'node:path';
 import { cac } from 'cac';
 import { asTyped, packageVersion, parseDuration, usageAsTyped } from '@runplan/common';
 import { SafeOutput } from './observe/progress.js';
-import { collectStatus, statusTable } from './observe/status.js';
 import { gateMain } from './gate/cli.js';
 import { joinDashValue, printProblems, STRING_OPTIONS, stateRoot, UsageError } from './cli-support.js';
-import { reportStop, stopExitCode, clockTime } from './cli-stop.js';
+import { reportStop, stopExitCode } from './cli-stop.js';
+import { statusCommand } from './cli-status.js';
 
 export { stopExitCode } from './cli-stop.js';
 
@@ -106,43 +106,7 @@ export async function main(argv: string[]): Promise<number> {
       const o = asTyped(argv, typed, STRING_OPTIONS);
       const root = await stateRootOrSay(o);
       if (root === undefined) return;
-      const flags = [
-        ...(typeof o.stateDir === 'string' ? ['--state-dir', resolve(o.stateDir)] : []),
-        ...(typeof o.repo === 'string' ? ['--repo', resolve(o.repo)] : []),
-      ];
-      const rows = await collectStatus(root, slug, { resumeFlags: flags });
-      if (rows === undefined) {
-        say(`runplan: no_such_slug: ${slug} has no runs under ${root}`);
-        code = 1;
-        return;
-      }
-      if (o.json === true) for (const row of rows) stdout.write(JSON.stringify(row) + '\n');
-      else if (rows.length > 0) for (const line of statusTable(rows)) stdout.write(line + '\n');
-      const stopCommand = (slug: string) => ['runplan', 'stop', slug, ...flags].join(' ');
-      for (const row of rows) {
-        const seen = row.lastSeen !== null ? `; last seen ${clockTime(row.lastSeen)}` : '';
-        if (row.state === 'degraded')
-          say(
-            `runplan: degraded: ${row.slug} run ${row.runId} is incomplete and its coordinator is gone${seen}\n  hint: ${row.resumeCommand}`,
-          );
-        if (row.state === 'stopping')
-          say(
-            `runplan: stopping: ${row.slug} run ${row.runId}: runplan stop (pid ${row.coordinator?.pid ?? '?'}) is ending what its crashed coordinator left running${seen}`,
-          );
-        if (row.state === 'corrupt') say(`runplan: corrupt: ${row.journal}: ${row.corruption}`);
-        if (row.jobs !== undefined && row.jobs.length > 0) {
-          say(`runplan: jobs: ${row.slug} run ${row.runId}: ${row.jobs.length} Slurm job(s) of it still queued: ${row.jobs.join(' ')}`);
-          if (row.state !== 'stopping' && row.leftovers.length === 0) say(`  hint: ${stopCommand(row.slug)}   (cancels them)`);
-        }
-        if (row.leftovers.length > 0) {
-          say(
-            `runplan: leftovers: ${row.slug} run ${row.runId}: ${row.leftovers.length} process(es) its crashed coordinator left running are still alive: ${row.leftovers.join(' ')}`,
-          );
-          if (row.state !== 'stopping')
-            say(`  hint: ${stopCommand(row.slug)}   (ends them${row.state === 'degraded' ? ' and closes the run' : ''})`);
-        }
-      }
-      code = 0;
+      code = await statusCommand(root, slug, o, { say, print: (line) => stdout.write(line + '\n') });
     });
 
   cli
