@@ -6,16 +6,15 @@ import { RunJournal } from '../events/sink.js';
 import type { Start } from '../resume/choose.js';
 import { takeOver } from '../resume/take-over.js';
 import { adopt, operatorRetries } from '../resume/continuation.js';
-import { newRunOwnerTag } from '../resume/leftovers.js';
 import { registeredWorktrees } from '../host/git.js';
 import type { RunPaths, SlugPaths } from '../host/state.js';
-import { diskFailure, diskFaultInText, diskFaultOf } from '../host/disk.js';
+import { diskFailure, diskFaultOf } from '../host/disk.js';
 import { afterFailure } from './after-failure.js';
 import { nextAttempt } from './attempt-numbers.js';
 import { resetBranch } from './branch.js';
 import { Integration, JournalFailure, Serial, type RunContext } from './context.js';
 import { dispatch } from './dispatch.js';
-import { land } from './land.js';
+import { landResult } from './land-result.js';
 import { RunLedger } from './ledger.js';
 import type { RunParts } from './parts.js';
 import { completeReceipt, failedReceipt } from './receipts.js';
@@ -199,24 +198,19 @@ export class Coordinator {
     if (v.kind === 'failed') return this.failed(parts, v.stop);
     let landed: string | null = null;
     if (plan.land !== undefined) {
-      const result = await land(repo, plan.land, this.integration.head, this.journal.emit, {
-        ownerTag: newRunOwnerTag(run.runId),
+      const landing = await landResult({
+        repo,
+        plan,
+        runId: run.runId,
+        head: this.integration.head,
+        branchRef: this.integration.branchRef,
+        journal: this.journal,
         signal: this.abort.signal,
-        env: parts.ctx.gitIdentity,
+        gitIdentity: parts.ctx.gitIdentity,
+        refsFailed: (failures) => this.refsFailed(failures),
       });
-      const fault = result.ok ? undefined : diskFaultInText(result.failure.message, repo);
-      if (fault !== undefined) this.journal.diskFailed(fault);
-      if (!result.ok && fault === undefined && result.failure.reason === 'land_moved') {
-        // The result stays reachable; the next run continues and lands without redoing the work.
-        const unkept = await keepResult(repo, plan.slug, run.runId, this.integration.head);
-        if (unkept !== undefined) await this.refsFailed([unkept]);
-        const where = unkept === undefined ? `refs/runplan/${plan.slug}/runs/${run.runId}` : this.integration.branchRef;
-        const message = `${result.failure.message}. The result ${this.integration.head.slice(0, 12)} is kept at ${where}: merge it into ${plan.land} yourself, or bring ${plan.land} back onto it and run \`runplan run ${plan.file}\` (it continues, redoing no task, and lands)`;
-        return this.failed(parts, { failure: { ...result.failure, message }, task: null, evidence: [] });
-      }
-      if (!result.ok)
-        return this.failed(parts, { failure: fault !== undefined ? diskFailure(fault, 'land') : result.failure, task: null, evidence: [] });
-      landed = result.branch;
+      if ('stop' in landing) return this.failed(parts, landing.stop);
+      landed = landing.landed;
     }
     return this.complete(parts, landed);
   }
