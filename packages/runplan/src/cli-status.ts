@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { collectStatus, statusTable } from './observe/status.js';
+import { collectStatus } from './observe/status.js';
+import { statusTable } from './observe/status-table.js';
 import { clockTime } from './cli-stop.js';
 
 // `runplan status [SLUG] [--json]` at the terminal: the table (or a JSON object per slug) on

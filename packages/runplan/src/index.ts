@@ -1,7 +1,8 @@
 // Public API of runplan: the coordinator as a library (the CLI is src/cli.ts).
 export { runPlan } from './coordinator/run-plan.js';
 export type { RunEnd, RunRequest, StartInfo } from './coordinator/types.js';
-export { collectStatus, isStopHolder, liveCoordinator, STOP_ROLE, statusTable } from './observe/status.js';
+export { collectStatus, isStopHolder, liveCoordinator, STOP_ROLE } from './observe/status.js';
+export { statusTable } from './observe/status-table.js';
 export type { SlugState, SlugStatus, StatusOptions } from './observe/status.js';
 export { stopSlug } from './observe/stop.js';
 export type { CrashedRunStop, StopEnd, StopOptions } from './observe/stop.js';

@@ -7,9 +7,8 @@ import type { RunView } from '../events/view.js';
 import { compareRunStarts, diskUsage, listSlugs, runDirNames, runPaths, slugPaths, type SlugPaths } from '../host/state.js';
 import { findLeftovers, journaledCgroupParents } from '../resume/leftovers.js';
 import { mayHaveJobs, queuedRunJobs } from '../resume/slurm-jobs.js';
-import { clockOf } from './table.js';
 import { readRun } from '../resume/inspect.js';
-import { budgetCell, slugBudget, spendReads, type SlugBudget } from './slug-budget.js';
+import { slugBudget, spendReads, type SlugBudget } from './slug-budget.js';
 
 /**
  * One row of `runplan status`: the slug's newest logical run, read from its journal only.
@@ -217,47 +216,4 @@ function summarize(row: SlugStatus, view: RunView, now: number | undefined): voi
 // Quotes an argument for a shell command line people copy (only when it needs it).
 function quoteArg(arg: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
-}
-
-// The human rows of `runplan status` (a table with a header).
-export function statusTable(rows: SlugStatus[]): string[] {
-  const header = ['SLUG', 'RUN', 'RUNS', 'STATE', 'TASKS', 'ATTEMPTS', 'CURRENT', 'ELAPSED', 'TOKENS', 'COST', 'BUDGET', 'DISK'];
-  const body = rows.map((r) => [
-    r.slug,
-    r.runId ?? '-',
-    `×${r.runs}`,
-    stateCell(r),
-    `${r.tasksDone}/${r.tasksTotal}`,
-    String(r.attempts),
-    r.current.length > 0 ? r.current.join(',') : '-',
-    `${Math.round(r.elapsedMs / 1000)}s`,
-    String(r.usage.inputTokens + r.usage.outputTokens + r.usage.cacheReadTokens + r.usage.cacheCreationTokens),
-    `$${r.costUsd.toFixed(2)}`,
-    budgetCell(r.slugSpend),
-    humanBytes(r.diskBytes),
-  ]);
-  const all = [header, ...body];
-  const widths = header.map((_, i) => Math.max(...all.map((row) => row[i]!.length)));
-  return all.map((row) =>
-    row
-      .map((cell, i) => cell.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd(),
-  );
-}
-
-// The STATE cell: `failed (class)`, or a state with the count of leftovers still alive.
-function stateCell(r: SlugStatus): string {
-  if (r.state === 'failed') return `failed (${r.failedClass ?? '?'})`;
-  if (r.leftovers.length > 0) return `${r.state} (${r.leftovers.length} leftover${r.leftovers.length === 1 ? '' : 's'})`;
-  const wait = r.providerWaits[0];
-  if (wait !== undefined) return `${r.state} (${wait.taskId} waiting for provider until ${clockOf(wait.until)})`;
-  return r.state;
-}
-
-function humanBytes(n: number): string {
-  if (n < 1024) return `${n}B`;
-  if (n < 1 << 20) return `${(n / 1024).toFixed(1)}K`;
-  if (n < 1 << 30) return `${(n / (1 << 20)).toFixed(1)}M`;
-  return `${(n / (1 << 30)).toFixed(1)}G`;
 }
