@@ -1,18 +1,16 @@
-import { join, relative } from 'node:path';
-import { HEADER_TYPE, type JournalWriter } from '@runplan/journal';
-import type { Plan } from '../plan/types.js';
+import { relative } from 'node:path';
+import { HEADER_TYPE } from '@runplan/journal';
 import { maskSecrets } from '../plan/secrets.js';
 import { RunJournal } from '../events/sink.js';
 import type { Start } from '../resume/choose.js';
 import { takeOver } from '../resume/take-over.js';
 import { adopt, operatorRetries } from '../resume/continuation.js';
 import { registeredWorktrees } from '../host/git.js';
-import type { RunPaths, SlugPaths } from '../host/state.js';
 import { diskFailure, diskFaultOf } from '../host/disk.js';
 import { afterFailure } from './after-failure.js';
 import { nextAttempt } from './attempt-numbers.js';
 import { resetBranch } from './branch.js';
-import { Integration, JournalFailure, Serial, type RunContext } from './context.js';
+import { Integration, JournalFailure } from './context.js';
 import { dispatch } from './dispatch.js';
 import { landResult } from './land-result.js';
 import { RunLedger } from './ledger.js';
@@ -22,9 +20,10 @@ import { retain } from './retain.js';
 import { runStarted } from './run-started.js';
 import { schedule, type ScheduleEnd } from './scheduler.js';
 import { announceStart, startInfo } from './start-info.js';
-import { taskList } from './task-list.js';
-import type { RunEnd, RunRequest, StopCause } from './types.js';
+import type { RunEnd, StopCause } from './types.js';
 import { verdict } from './verdict.js';
+import type { CoordinatorInit } from './coordinator-init.js';
+import { wireRun } from './wire.js';
 import { removeEarlierTrees } from './worktrees.js';
 import { deleteRoundRefs, pruneRunRounds } from '../attempt/round-refs.js';
 import type { RefFailedData } from '../events/types.js';
@@ -32,20 +31,7 @@ import { keepResult, pruneFailedResults } from './result-ref.js';
 import { RunFold } from './run-fold.js';
 import { planCopyFacts, type PlanCopyFacts } from '../observe/report-data.js';
 
-/** What one run's coordinator is built from, once its journal is open. */
-export interface CoordinatorInit {
-  plan: Plan;
-  repo: string;
-  slug: SlugPaths;
-  run: RunPaths;
-  /** Where the integration branch starts: the plan's base, or the resumed run's own. */
-  baseCommit: string;
-  writer: JournalWriter;
-  secrets: string[];
-  planDigest: string;
-  contracts: Map<string, string>;
-  req: RunRequest;
-}
+export type { CoordinatorInit } from './coordinator-init.js';
 
 /** One logical run from `run-started` to its receipt: wires the journal, the ledger and the scheduler. */
 export class Coordinator {
@@ -152,38 +138,7 @@ export class Coordinator {
 
   // The run's parts, built once: what attempts see (RunContext) over the ledger's maps.
   wire(gitIdentity: Record<string, string>, registeredTrees: ReadonlySet<string>): RunParts {
-    const { plan, run, slug, repo, planDigest, contracts, secrets, req } = this.init;
-    const ctx: RunContext = {
-      plan,
-      runId: run.runId,
-      startedAt: this.started,
-      run,
-      slug,
-      repo,
-      planDigest,
-      contractDigests: contracts,
-      secrets,
-      gitIdentity,
-      signal: this.abort.signal,
-      emit: this.journal.emit,
-      diskFailed: this.journal.diskFailed,
-      integration: this.integration,
-      checkpoints: this.ledger.checkpoints,
-      workdirTemplate: plan.workdir ?? join(slug.work, '{{run.id}}.{{task.id}}.{{run.attempt}}'),
-      durableRounds: this.ledger.durableRounds,
-      worktrees: new Serial(),
-      spent: () => ({ usage: this.ledger.usage, costUsd: this.ledger.costUsd }),
-      threadTotals: this.ledger.threadTotals,
-      liveUsage: (u) => {
-        try {
-          req.onLiveUsage?.(u);
-        } catch {
-          // Observers never change outcomes.
-        }
-      },
-    };
-    const jobs = Math.max(1, req.jobs ?? plan.jobs);
-    return { ctx, ledger: this.ledger, journal: this.journal, jobs, tasks: taskList(plan, contracts), registeredTrees };
+    return wireRun(this, gitIdentity, registeredTrees);
   }
 
   // Dispatching stopped: the receipt it calls for (see verdict for the order), landing first on success.
