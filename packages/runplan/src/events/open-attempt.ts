@@ -18,3 +18,10 @@ export function openAttemptOf(d: AttemptStartedData): OpenAttempt {
     ...(d.executor === 'slurm' ? { executor: 'slurm' as const } : {}),
   };
 }
+
+// A command-settled of an open attempt: its usage is counted — per loop round when it names one.
+export function markSettled(open: OpenAttempt | undefined, round: number | undefined): void {
+  if (open === undefined) return;
+  if (typeof round === 'number') open.settledRounds.push(round);
+  else open.settled = true;
+}

@@ -6,7 +6,7 @@ import { threadTotalsOf } from './thread-totals.js';
 import { nextStep, type TaskStep } from './task-step.js';
 import { AttemptLog } from './attempt-log.js';
 import { DurableRounds } from './durable-rounds.js';
-import { openAttemptOf } from './open-attempt.js';
+import { markSettled, openAttemptOf } from './open-attempt.js';
 import { RunSpend } from './spend.js';
 import type { OpenAttempt, StoppedTask } from './view-types.js';
 import type {
@@ -193,11 +193,7 @@ export class RunView {
         break;
       case 'command-settled': {
         for (const t of threadTotalsOf(e.data.threads)) this.threadTotals.set(t.threadId, t.lastTotal);
-        const open = this.open.get(`${e.data.taskId}.${e.data.attempt}`);
-        if (open !== undefined) {
-          if (typeof e.data.round === 'number') open.settledRounds.push(e.data.round);
-          else open.settled = true;
-        }
+        markSettled(this.open.get(`${e.data.taskId}.${e.data.attempt}`), e.data.round);
         this.spent.add(e.data.usage, e.data.costUsd);
         break;
       }
