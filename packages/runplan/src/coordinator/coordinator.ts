@@ -29,6 +29,7 @@ import { deleteRoundRefs, pruneRunRounds } from '../attempt/round-refs.js';
 import type { RefFailedData } from '../events/types.js';
 import { keepResult, pruneFailedResults } from './result-ref.js';
 import { RunFold } from './run-fold.js';
+import type { RunView } from '../events/view.js';
 import { planCopyFacts, type PlanCopyFacts } from '../observe/report-data.js';
 
 export type { CoordinatorInit } from './coordinator-init.js';
@@ -185,13 +186,7 @@ export class Coordinator {
     } catch {
       return this.journalFailed();
     }
-    return {
-      kind: 'complete',
-      receipt,
-      journal: this.init.run.journal,
-      view: this.fold?.whole(this.init.writer.lastSeq),
-      planCopy: this.planCopyFacts(),
-    };
+    return { kind: 'complete', receipt, ...this.afterReceipt() };
   }
 
   async failed(parts: RunParts, stop: StopCause): Promise<RunEnd> {
@@ -204,13 +199,13 @@ export class Coordinator {
     } catch {
       return this.journalFailed();
     }
-    return {
-      kind: 'failed',
-      receipt,
-      journal: this.init.run.journal,
-      view: this.fold?.whole(this.init.writer.lastSeq),
-      planCopy: this.planCopyFacts(),
-    };
+    return { kind: 'failed', receipt, ...this.afterReceipt() };
+  }
+
+  // What a receipt's end hands on: the journal, the fold of every record (the report's, when
+  // it saw them all) and the plan copy's facts.
+  afterReceipt(): { journal: string; view: RunView | undefined; planCopy: PlanCopyFacts | undefined } {
+    return { journal: this.init.run.journal, view: this.fold?.whole(this.init.writer.lastSeq), planCopy: this.planCopyFacts() };
   }
 
   // The plan copy's needs and budget for the report, from the plan: only when nothing was

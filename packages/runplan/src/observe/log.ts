@@ -1,6 +1,7 @@
 import { shownCost } from '../events/types.js';
 import { listSlugs, slugPaths } from '../host/state.js';
 import { inspectRuns } from '../resume/inspect.js';
+import { alignColumns } from './columns.js';
 
 // `runplan log [SLUG]`: every logical run of a slug, oldest first, read from the journals only.
 
@@ -67,12 +68,5 @@ export function logTable(rows: LogRow[]): string[] {
     `$${r.costUsd.toFixed(2)}`,
     r.journal,
   ]);
-  const all = [header, ...body];
-  const widths = header.map((_, i) => Math.max(...all.map((row) => row[i]!.length)));
-  return all.map((row) =>
-    row
-      .map((cell, i) => cell.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd(),
-  );
+  return alignColumns([header, ...body]);
 }

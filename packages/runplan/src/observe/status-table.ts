@@ -1,6 +1,7 @@
 import { budgetCell } from './slug-budget.js';
 import type { SlugStatus } from './status.js';
 import { clockOf } from './table.js';
+import { alignColumns } from './columns.js';
 
 // The human table of `runplan status` (what --json prints as objects).
 
@@ -21,14 +22,7 @@ export function statusTable(rows: SlugStatus[]): string[] {
     budgetCell(r.slugSpend),
     humanBytes(r.diskBytes),
   ]);
-  const all = [header, ...body];
-  const widths = header.map((_, i) => Math.max(...all.map((row) => row[i]!.length)));
-  return all.map((row) =>
-    row
-      .map((cell, i) => cell.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd(),
-  );
+  return alignColumns([header, ...body]);
 }
 
 // The STATE cell: `failed (class)`, or a state with the count of leftovers still alive.

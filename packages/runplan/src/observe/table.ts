@@ -3,6 +3,7 @@ import type { TaskSpend } from '../events/attempt-log.js';
 import type { TaskStep } from '../events/task-step.js';
 import { formatCost, formatTokens } from './amounts.js';
 import { showControls } from './terminal-text.js';
+import { alignColumns } from './columns.js';
 
 // The live table: one row per task, ordered and folded to fit the terminal.
 
@@ -150,12 +151,5 @@ export function table(rows: Row[], now: number): string[] {
     r.startedAt === undefined ? '-' : `${Math.max(0, Math.round(((r.endedAt ?? now) - r.startedAt) / 1000))}s`,
     ...(spend ? [r.tokens === undefined ? '-' : formatTokens(r.tokens), r.costUsd === undefined ? '-' : formatCost(r.costUsd)] : []),
   ]);
-  const all = [header, ...body];
-  const widths = header.map((_, i) => Math.max(...all.map((row) => row[i]!.length)));
-  return all.map((row) =>
-    row
-      .map((cell, i) => cell.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd(),
-  );
+  return alignColumns([header, ...body]);
 }
