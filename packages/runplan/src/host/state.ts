@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, lstatSync } from 'node:fs';
 import { chmod, mkdir, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { newRunId, readHeader } from '@runplan/journal';
@@ -184,7 +184,7 @@ export async function diskUsage(path: string): Promise<number> {
       if (entry.isDirectory()) stack.push(full);
       else {
         try {
-          total += statSync(full).size;
+          total += lstatSync(full).size;
         } catch {
           // Gone while we looked.
         }

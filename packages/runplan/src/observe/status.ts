@@ -4,7 +4,8 @@ import { holdingDirectory } from '@runplan/workdir';
 import { isLockHeld, readLockHolder, type LockHolder } from '@runplan/journal';
 import { shownCost, ZERO_USAGE, type RunStartedData, type UsageTotals } from '../events/types.js';
 import type { RunView } from '../events/view.js';
-import { compareRunStarts, diskUsage, listSlugs, runDirNames, runPaths, slugPaths, type SlugPaths } from '../host/state.js';
+import { countDiskUsage } from '../host/disk-count.js';
+import { compareRunStarts, listSlugs, runDirNames, runPaths, slugPaths, type SlugPaths } from '../host/state.js';
 import { findLeftovers, journaledCgroupParents } from '../resume/leftovers.js';
 import { mayHaveJobs, queuedRunJobs } from '../resume/slurm-jobs.js';
 import { readRun } from '../resume/inspect.js';
@@ -101,10 +102,10 @@ export async function liveCoordinator(slug: SlugPaths): Promise<LockHolder | und
 }
 
 // One slug's row. `dirs`: its run dirs, unordered. Every journal is read once for its start
-// order and spend (spendReads) while the disk is walked, then the newest in full for the row.
+// order and spend (spendReads) while find(1) counts the disk beside it, then the newest in full.
 async function slugStatus(slug: SlugPaths, dirs: string[], opts: StatusOptions): Promise<SlugStatus> {
+  const disk = countDiskUsage(slug.dir);
   const reads = spendReads(slug, dirs);
-  const diskBytes = await diskUsage(slug.dir);
   const runs = (await reads).sort((a, b) => compareRunStarts(a.start, b.start));
   const runId = runs.at(-1)!.start.runId;
   const run = runPaths(slug, runId);
@@ -130,7 +131,7 @@ async function slugStatus(slug: SlugPaths, dirs: string[], opts: StatusOptions):
     costUsd: 0,
     slugSpend: { usage: ZERO_USAGE, tokens: 0, costUsd: 0, maxTokens: null, maxCostUsd: null },
     elapsedMs: 0,
-    diskBytes,
+    diskBytes: 0,
     journal: run.journal,
     planFile: null,
     coordinator: null,
@@ -150,7 +151,7 @@ async function slugStatus(slug: SlugPaths, dirs: string[], opts: StatusOptions):
   const driven = live !== undefined && !isStopHolder(live);
   // A run nobody drives is seen only up to its last record: its elapsed time stops there.
   summarize(row, view, driven ? (opts.now ?? Date.now()) : undefined);
-  row.diskBytes += await workdirUsage(slug, view.started);
+  row.diskBytes = (await disk) + (await workdirUsage(slug, view.started));
   row.slugSpend = await spend;
   const terminal = view.terminal;
   if (terminal === undefined && !driven)
@@ -186,7 +187,7 @@ async function workdirUsage(slug: SlugPaths, started: RunStartedData | undefined
   if (!holding.ok) return 0;
   const rel = relative(slug.dir, holding.value);
   if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) return 0;
-  return diskUsage(holding.value);
+  return countDiskUsage(holding.value);
 }
 
 // The journal's view into the row: tasks done (adopted ones too) and total, current tasks,
