@@ -12,6 +12,7 @@ export const title = '`runplan run`, 50 trivial tasks vs a shell script doing th
 
 const runplanBin = join(root, 'packages/runplan/bin/runplan.js');
 const baseline = join(root, 'bench/runplan-baseline.sh');
+const nodeFloor = join(root, 'bench/runplan-node-floor.js');
 
 // A plan of n independent tasks that each create one file (no shell: /usr/bin/touch).
 export function trivialPlan(slug, n) {
@@ -31,7 +32,7 @@ function unavailable() {
 
 // CPU time (user + sys, ms) of each round's whole process tree — runplan or sh and every git,
 // touch and sync under it — by side: unlike wall time, not inflated by other load.
-const cpu = { runplan: [], shell: [] };
+const cpu = { runplan: [], shell: [], node: [] };
 
 // One round: a fresh repo, the tool or the baseline, checked to have made n commits. Returns ms.
 function round(side, n) {
@@ -42,6 +43,8 @@ function round(side, n) {
     if (side === 'runplan') {
       writeFileSync(join(dir.path, 'plan.toml'), trivialPlan('bench', n));
       argv = [process.execPath, runplanBin, 'run', join(dir.path, 'plan.toml'), '--repo', repo];
+    } else if (side === 'node') {
+      argv = [process.execPath, nodeFloor, repo, join(repo, '.git', 'runplan'), String(n)];
     } else {
       argv = ['sh', baseline, repo, join(repo, '.git', 'runplan'), String(n)];
     }
@@ -68,16 +71,22 @@ export async function measure({ quick }) {
     [
       { key: 'runplan', run: () => round('runplan', n) },
       { key: 'shell', run: () => round('shell', n) },
+      { key: 'node', run: () => round('node', n) },
     ],
     { rounds: quick ? 1 : 3, warmup: 0 },
   );
-  const rows = [row(`runplan run, ${n} tasks`, 'ms', v.runplan), row(`shell baseline, ${n} tasks`, 'ms', v.shell)];
-  const [tool, shell] = rows.map((r) => r.median);
+  const rows = [
+    row(`runplan run, ${n} tasks`, 'ms', v.runplan),
+    row(`shell baseline, ${n} tasks`, 'ms', v.shell),
+    row(`node floor: the shell's work from node (plain spawn), ${n} tasks`, 'ms', v.node),
+  ];
+  const [tool, shell, floor] = rows.map((r) => r.median);
   // Warm-up rounds (if any) are in cpu[] too: keep the rounds the wall-time rows cover.
   const cpuOf = (side) => cpu[side].slice(-v[side].length);
   const cpuRows = [
     row(`cpu: runplan run, ${n} tasks`, 'ms', cpuOf('runplan')),
     row(`cpu: shell baseline, ${n} tasks`, 'ms', cpuOf('shell')),
+    row(`cpu: node floor, ${n} tasks`, 'ms', cpuOf('node')),
   ];
   rows.push(...cpuRows);
   return {
@@ -90,6 +99,13 @@ export async function measure({ quick }) {
         better: 'lower',
         meaning: 'wall time of the whole run relative to the same git + fsync work in sh',
       }),
+      context(
+        'node floor / shell',
+        pairedRatio(v.node, v.shell),
+        "the same git + fsync work from one node process with plain spawn: what forking from node instead of sh costs, before any of runplan's logic",
+      ),
+      context('runplan / node floor', pairedRatio(v.runplan, v.node), 'runplan relative to that node floor: what its own logic adds'),
+      context('node floor: added per task', (floor - shell) / n, 'ms the node floor spends per task beyond the shell', 'ms'),
       context('runplan per task', tool / n, 'ms of wall time per task, start-up included', 'ms'),
       context('added per task', (tool - shell) / n, 'ms runplan spends per task beyond the shell doing the same work', 'ms'),
       context(
