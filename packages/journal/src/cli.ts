@@ -6,10 +6,6 @@ import { EXIT_CODES, DEFAULT_WAIT, say, fail, UsageError, fileArg } from './cli-
 
 export async function main(argv: string[]): Promise<number> {
   process.stdout.on('error', () => {}); // a closed stdout (| head -1) must not crash us
-  if (argv[0] === '--version') {
-    process.stdout.write(`journal ${packageVersion(import.meta.url)}\n`);
-    return 0;
-  }
   const cli = cac('journal');
   let exitCode = 0;
   const run =
@@ -52,6 +48,7 @@ export async function main(argv: string[]): Promise<number> {
   cli
     .command('holder <file>', 'Print the identity of the writer-lock holder as JSON (exit 1 if nobody); never takes the lock')
     .action(run((file: unknown) => holder(fileArg(file))));
+  cli.option('--version', 'Print the version');
   cli.help((sections) => {
     sections.push({ title: 'Exit codes', body: EXIT_CODES });
     sections.push({ title: 'Example', body: '  journal cat run.jsonl --type checkpoint | jq -r .data.taskId' });
@@ -59,6 +56,11 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const parsed = cli.parse(['node', 'journal', ...argv], { run: false });
     if (parsed.options['help']) return 0;
+    // `--version` anywhere among journal's own arguments (never after `--`), as settle reads it; `--help` outranks it.
+    if (parsed.options['version']) {
+      process.stdout.write(`journal ${packageVersion(import.meta.url)}\n`);
+      return 0;
+    }
     if (!cli.matchedCommand) {
       const name = parsed.args[0];
       say(

@@ -43,10 +43,6 @@ interface Request {
 export async function main(argv: string[]): Promise<number> {
   process.stdout.on('error', () => {});
   process.stderr.on('error', () => {});
-  if (argv[0] === '--version') {
-    process.stdout.write(`run-hook ${packageVersion(import.meta.url)}\n`);
-    return 0;
-  }
   let request: Request | undefined;
   const cli = cac('run-hook');
   cli
@@ -59,6 +55,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--var <name=value>', 'a template variable, e.g. --var run.id=r1 (repeatable; wins over --vars)')
     .option('--vars <file>', 'a JSON object of variables (dotted names, or nested objects)')
     .option('--json', 'after the hook is done, print its outcome as one JSON line on stdout')
+    .option('--version', "print run-hook's version")
     .action((args: string[], options: Record<string, unknown>) => {
       request = toRequest(args, asTyped(argv, options, STRING_OPTIONS));
     });
@@ -71,6 +68,11 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const parsed = cli.parse(['node', 'run-hook', ...argv], { run: false });
     if (parsed.options.help) return 0;
+    // `--version` anywhere among run-hook's own arguments (never after `--`), as settle reads it; `--help` outranks it.
+    if (parsed.options.version) {
+      process.stdout.write(`run-hook ${packageVersion(import.meta.url)}\n`);
+      return 0;
+    }
     await cli.runMatchedCommand();
   } catch (error) {
     if (error instanceof Error && (error.name === 'CACError' || error instanceof UsageError)) {

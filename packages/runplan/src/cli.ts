@@ -36,10 +36,6 @@ export async function main(argv: string[]): Promise<number> {
   const stderr = new SafeOutput(process.stderr);
   const stdout = new SafeOutput(process.stdout);
   const say = (line: string) => stderr.write(line + '\n');
-  if (argv[0] === '--version') {
-    stdout.write(`runplan ${packageVersion(import.meta.url)}\n`);
-    return 0;
-  }
   let code: number | undefined;
   const cli = cac('runplan');
   // The state root for status/log/report/stop, or undefined after saying why there is none (exit 2).
@@ -201,6 +197,7 @@ export async function main(argv: string[]): Promise<number> {
       code = await gateMain(agent, o, { stdin: process.stdin, say, print: (l) => stdout.write(l + '\n'), bin: process.argv[1] ?? '' });
     });
 
+  cli.option('--version', 'Print the version');
   cli.help((sections) => {
     sections.push({ body: EXIT_CODES });
   });
@@ -208,6 +205,11 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const parsed = cli.parse(['node', 'runplan', ...joinDashValue(argv, '--out')], { run: false });
     if (parsed.options.help === true || parsed.options.h === true) return 0;
+    // `--version` anywhere among runplan's own arguments (never after `--`), as settle reads it; `--help` outranks it.
+    if (parsed.options.version) {
+      stdout.write(`runplan ${packageVersion(import.meta.url)}\n`);
+      return 0;
+    }
     if (cli.matchedCommand === undefined) {
       say(
         `runplan: usage: ${argv.length === 0 ? 'a command is required' : `unknown command "${argv[0]}"`} (run, validate, status, log, report, stop, demo, gate)\n  hint: runplan --help`,

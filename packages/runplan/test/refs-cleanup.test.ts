@@ -2,14 +2,38 @@
 // said (real bin): loop rounds serve only a resume of their own run — deleted at the task's
 // checkpoint, at the run's receipt, and (other runs') when a run starts; a ref write git
 // refuses is journaled as ref-failed, listed in the receipt and warned about on stderr.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { shFixture, tempDir } from '@runplan/test-fixtures';
 import { ofType, records, runIds, runplan, withPlan, loopPlan } from './support.js';
 
 const PLAN = loopPlan('refs');
 
 const ROUNDS = 'refs/runplan/refs/rounds/';
+
+// A `git` first on PATH that logs each call's arguments to `log` and runs the real one.
+const wrap = tempDir('runplan-git-argv-');
+test.after(() => wrap.cleanup());
+function loggingGit(env: Record<string, string>, log: string): Record<string, string> {
+  const bin = join(wrap.path, 'bin');
+  mkdirSync(bin, { recursive: true });
+  symlinkSync(shFixture('git-argv.sh'), join(bin, 'git'));
+  const real = (env.PATH ?? '')
+    .split(delimiter)
+    .map((dir) => join(dir, 'git'))
+    .find((path) => {
+      try {
+        accessSync(path, constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  assert.ok(real !== undefined, 'git is on PATH');
+  return { ...env, PATH: `${bin}${delimiter}${env.PATH}`, RUNPLAN_TEST_GIT_LOG: log, RUNPLAN_TEST_REAL_GIT: real };
+}
 
 test(
   'a loop that never checkpoints: its round refs go with the run’s receipt',
@@ -72,6 +96,37 @@ test(
     );
     assert.match(r.stderr, new RegExp(`^ {2}warning: ref_failed: could not write refs/runplan/refs/runs/${runId}: `, 'm'));
     assert.match(r.stderr, /ref-failed improve: could not write refs\/runplan\/refs\/rounds\//);
+  }),
+);
+
+test(
+  'a resume lists the slug’s round refs once (one for-each-ref) for the other runs’, the checkpoint’s and the receipt’s deletions',
+  withPlan(PLAN, { timeoutMs: 120_000, env: { RUNPLAN_FAILPOINT: 'kill-after:round-done:improve' } }, async (f) => {
+    const crashed = await runplan(['run', f.plan], f);
+    assert.is(crashed.signal, 'SIGKILL', crashed.stderr);
+    const [runId] = runIds(f.repo, 'refs');
+    // A round ref of an older run, for the resume's start to delete.
+    f.repo.git(['update-ref', `${ROUNDS}20200101T000000Z-0000/improve/1/1`, 'HEAD']);
+    const log = join(wrap.path, 'git.log');
+    const r = await runplan(['run', f.plan], { env: loggingGit({ ...f.env, RUNPLAN_FAILPOINT: '' }, log) });
+    assert.is(r.exitCode, 0, r.stderr);
+    assert.is(runIds(f.repo, 'refs').length, 1, 'the crashed run was resumed');
+    const calls = readFileSync(log, 'utf8').split('\n');
+    assert.equal(
+      calls.filter((c) => c.startsWith('for-each-ref') && c.includes(ROUNDS)),
+      [`for-each-ref --format=%(refname) ${ROUNDS}`],
+    );
+    // Every round ref went all the same: the old run's, the crashed attempt's and the resumed attempt's.
+    assert.equal(
+      calls.filter((c) => c.startsWith(`update-ref -d ${ROUNDS}`)),
+      [
+        `update-ref -d ${ROUNDS}20200101T000000Z-0000/improve/1/1`,
+        `update-ref -d ${ROUNDS}${runId}/improve/1/1`,
+        `update-ref -d ${ROUNDS}${runId}/improve/2/2`,
+        `update-ref -d ${ROUNDS}${runId}/improve/2/3`,
+      ],
+    );
+    assert.is(f.repo.git(['for-each-ref', '--format=%(refname)', ROUNDS]), '');
   }),
 );
 

@@ -1,10 +1,10 @@
 // The slug reads `runplan status` is built on: the run list in start order (every header
 // read at once) and the disk a slug's tree uses (walked synchronously).
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { tempDir, withTimeout } from '@runplan/test-fixtures';
+import { binPath, runBin, tempDir, withCleanup, withTimeout } from '@runplan/test-fixtures';
 import { openWriter } from '@runplan/journal';
 import { listRuns, slugPaths, START_ORDER_FIELD } from '../src/index.js';
 import { diskUsage } from '../src/host/state.js';
@@ -69,10 +69,38 @@ test(
     assert.is(await diskUsage(root), expected);
     // A link to a directory is not walked into (its target's files are not counted twice).
     symlinkSync(join(root, 'a1'), join(root, 'link'));
-    const withLink = await diskUsage(root);
-    assert.ok(withLink < expected * 2 && withLink >= expected, `the link is not followed into: ${withLink} vs ${expected}`);
+    assert.is(await diskUsage(root), expected + lstatSync(join(root, 'link')).size, 'the link counts as itself');
     assert.is(await diskUsage(join(dir.path, 'missing')), 0);
   }),
+);
+
+test(
+  'runplan status: a symlink in the state dir counts as itself, never its target; a link to a dir, to / or in a loop is not walked',
+  withCleanup(
+    30_000,
+    () => tempDir('runplan-state-links-'),
+    async (scratch) => {
+      const state = join(scratch.path, 'state');
+      const runDir = join(state, 'links', '20261201T120000Z-abcd');
+      mkdirSync(runDir, { recursive: true });
+      const journal = join(runDir, 'journal.jsonl');
+      const opened = await openWriter(journal, { create: true, runId: '20261201T120000Z-abcd', headerFields: { [START_ORDER_FIELD]: 1 } });
+      if (!opened.ok) throw new Error(opened.error.message);
+      await opened.value.close();
+      // Outside the state dir: a 4 MiB file and a directory holding another.
+      const outside = join(scratch.path, 'outside');
+      mkdirSync(outside);
+      writeFileSync(join(outside, 'big'), Buffer.alloc(4 << 20));
+      writeFileSync(join(outside, 'also-big'), Buffer.alloc(4 << 20));
+      const links = { 'to-file': join(outside, 'big'), 'to-dir': outside, 'to-root': '/', loop: join(runDir, 'loop') };
+      for (const [name, target] of Object.entries(links)) symlinkSync(target, join(runDir, name));
+      const expected = statSync(journal).size + Object.keys(links).reduce((n, name) => n + lstatSync(join(runDir, name)).size, 0);
+      const r = await runBin(binPath('runplan'), ['status', 'links', '--json', '--state-dir', state], { timeoutMs: 20_000 });
+      assert.is(r.exitCode, 0, r.stderr);
+      const row = JSON.parse(r.stdout.trim()) as { diskBytes: number };
+      assert.is(row.diskBytes, expected, 'the journal and the links themselves, nothing they point at');
+    },
+  ),
 );
 
 test.run();

@@ -139,6 +139,22 @@ test(
 );
 
 test(
+  '--version anywhere among settle’s own options asks for the version; --help outranks it; after -- it is the command’s argument',
+  withTimeout(20_000, async () => {
+    const { version } = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { version: string };
+    const late = await settle(['--deadline', '1s', '--version', '--', 'false']);
+    assert.is(late.exitCode, 0, late.stderr);
+    assert.is(late.stdout, `settle ${version}\n`);
+    const help = await settle(['--version', '--help']);
+    assert.is(help.exitCode, 0, help.stderr);
+    assert.match(help.stdout, '--deadline');
+    const child = await settle(['--deadline', '10s', '--', sh('hook-args.sh'), '--version']);
+    assert.is(child.exitCode, 0, child.stderr);
+    assert.is(child.stdout, '1\0--version\0');
+  }),
+);
+
+test(
   '--preserve-status (-p): the command’s own status even when it timed out',
   withTimeout(30_000, async () => {
     const killed = await settle(['--preserve-status', '--deadline', '200ms', '--', sh('sleeper.sh')]);

@@ -8,10 +8,6 @@ import { knownVariables } from './variables.js';
 export async function main(argv: string[]): Promise<number> {
   // A closed stdout (`workdir prune --json | head -1`) must not turn done work into a crash.
   process.stdout.on('error', () => {});
-  if (argv[0] === '--version') {
-    process.stdout.write(`workdir ${packageVersion(import.meta.url)}\n`);
-    return 0;
-  }
   const io: Io = {
     out: (line) => void process.stdout.write(`${line}\n`),
     err: (line) => void process.stderr.write(`${line}\n`),
@@ -60,6 +56,7 @@ export async function main(argv: string[]): Promise<number> {
     .action(async (template: string, options: { dryRun?: boolean; json?: boolean }) => {
       code = await runPrune(template, argv, options, io);
     });
+  cli.option('--version', 'print the version');
   cli.help((sections) => [
     ...sections,
     {
@@ -71,6 +68,11 @@ export async function main(argv: string[]): Promise<number> {
   try {
     cli.parse(['node', 'workdir', ...argv], { run: false });
     if (cli.options.help) return 0;
+    // `--version` anywhere among workdir's own arguments (never after `--`), as settle reads it; `--help` outranks it.
+    if (cli.options.version) {
+      process.stdout.write(`workdir ${packageVersion(import.meta.url)}\n`);
+      return 0;
+    }
     if (!cli.matchedCommand) {
       const what = cli.args[0] === undefined ? 'no command given' : `unknown command ${JSON.stringify(cli.args[0])}`;
       throw new UsageError('usage', `${what} (render, create, datadir, holding, prune; see --help)`);

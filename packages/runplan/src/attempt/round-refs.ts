@@ -32,7 +32,9 @@ export async function keepRound(a: Attempt, at: { worktree: string; tree: string
   if (!succeeded(made)) return failed(null, describeGitFailure(args, made));
   const commit = made.stdout.toString('utf8').trim();
   const updated = await git(at.worktree, ['update-ref', ref, commit]);
-  return updated.code === 0 ? { ok: true, ref, commit } : failed(commit, updated.stderr.trim() || `git update-ref exited ${updated.code}`);
+  if (updated.code !== 0) return failed(commit, updated.stderr.trim() || `git update-ref exited ${updated.code}`);
+  ctx.roundKept(ref);
+  return { ok: true, ref, commit };
 }
 
 // A resumed loop's start: the crashed attempt's last durable round applied onto the new
@@ -68,29 +70,84 @@ export async function restoreRound(
   };
 }
 
-// Deletes the slug's round refs that `which` selects (by run id and task id); returns the
-// refs git would not delete.
-async function deleteRounds(repo: string, slug: string, which: (runId: string, taskId: string) => boolean): Promise<RefFailedData[]> {
+/** The slug's round refs as git listed them, or why it would not (journaled as ref-failed). */
+type Listing = { ok: true; refs: string[] } | { ok: false; failure: RefFailedData };
+
+// The slug's round refs, as for-each-ref lists them (sorted by name).
+async function listRounds(repo: string, slug: string): Promise<Listing> {
   const prefix = roundsPrefix(slug);
   const listed = await git(repo, ['for-each-ref', '--format=%(refname)', prefix]);
-  if (listed.code !== 0) return [{ op: 'delete', ref: prefix, commit: null, taskId: null, message: listed.stderr.trim() }];
-  const failures: RefFailedData[] = [];
-  for (const ref of listed.stdout.split('\n')) {
-    const [runId, taskId] = ref.slice(prefix.length).split('/');
-    if (runId === undefined || taskId === undefined || !which(runId, taskId)) continue;
-    const deleted = await git(repo, ['update-ref', '-d', ref]);
-    if (deleted.code !== 0) failures.push({ op: 'delete', ref, commit: null, taskId, message: deleted.stderr.trim() });
+  if (listed.code !== 0)
+    return { ok: false, failure: { op: 'delete', ref: prefix, commit: null, taskId: null, message: listed.stderr.trim() } };
+  return { ok: true, refs: listed.stdout.split('\n').filter((ref) => ref !== '') };
+}
+
+/**
+ * A run's view of its slug's round refs: git is asked once (for-each-ref, the first time a
+ * deletion needs them), and the run keeps the list current itself — the rounds its loops
+ * keep (keepRound) are added, the refs it deletes dropped. It may: the run holds the slug
+ * lock, so nothing else of runplan's writes or deletes them meanwhile. A ref someone else
+ * wrote under the prefix meanwhile is missed here and goes when the next run starts.
+ */
+export class RunRounds {
+  #listing: Promise<Listing> | undefined;
+  /** Refs this run's loops kept since the listing (a later listing would hold them too: a set). */
+  readonly #kept = new Set<string>();
+  /** Refs this run deleted: gone from the listing. */
+  readonly #deleted = new Set<string>();
+
+  constructor(
+    readonly repo: string,
+    readonly slug: string,
+  ) {}
+
+  // A loop round kept on `ref` (keepRound, after git wrote it).
+  kept(ref: string): void {
+    this.#kept.add(ref);
+    this.#deleted.delete(ref);
   }
-  return failures;
-}
 
-// Once a task is checkpointed its kept rounds (of every run of the slug) have served.
-export function deleteRoundRefs(repo: string, slug: string, taskId: string): Promise<RefFailedData[]> {
-  return deleteRounds(repo, slug, (_, task) => task === taskId);
-}
+  // The slug's round refs now, in for-each-ref's order; a failed listing is asked again next time.
+  async #current(): Promise<Listing> {
+    this.#listing ??= listRounds(this.repo, this.slug);
+    const listing = await this.#listing;
+    if (!listing.ok) {
+      this.#listing = undefined;
+      return listing;
+    }
+    const refs = new Set([...listing.refs, ...this.#kept]);
+    for (const ref of this.#deleted) refs.delete(ref);
+    return { ok: true, refs: [...refs].sort() };
+  }
 
-// Rounds only a resume of their own run can use: a run's own at its receipt (`only`), every
-// other run's when a run starts or resumes (`except`).
-export function pruneRunRounds(repo: string, slug: string, runs: { only: string } | { except: string }): Promise<RefFailedData[]> {
-  return deleteRounds(repo, slug, (runId) => ('only' in runs ? runId === runs.only : runId !== runs.except));
+  // Deletes the round refs that `which` selects (by run id and task id); returns the refs git
+  // would not delete.
+  async #delete(which: (runId: string, taskId: string) => boolean): Promise<RefFailedData[]> {
+    const prefix = roundsPrefix(this.slug);
+    const current = await this.#current();
+    if (!current.ok) return [current.failure];
+    const failures: RefFailedData[] = [];
+    for (const ref of current.refs) {
+      const [runId, taskId] = ref.slice(prefix.length).split('/');
+      if (runId === undefined || taskId === undefined || !which(runId, taskId)) continue;
+      const deleted = await git(this.repo, ['update-ref', '-d', ref]);
+      if (deleted.code !== 0) failures.push({ op: 'delete', ref, commit: null, taskId, message: deleted.stderr.trim() });
+      else {
+        this.#deleted.add(ref);
+        this.#kept.delete(ref);
+      }
+    }
+    return failures;
+  }
+
+  // Once a task is checkpointed its kept rounds (of every run of the slug) have served.
+  deleteTask(taskId: string): Promise<RefFailedData[]> {
+    return this.#delete((_, task) => task === taskId);
+  }
+
+  // Rounds only a resume of their own run can use: a run's own at its receipt (`only`), every
+  // other run's when a run starts or resumes (`except`).
+  pruneRuns(runs: { only: string } | { except: string }): Promise<RefFailedData[]> {
+    return this.#delete((runId) => ('only' in runs ? runId === runs.only : runId !== runs.except));
+  }
 }

@@ -68,6 +68,8 @@ export interface RunContext {
   worktrees: Serial;
   /** The last durable loop round of crashed attempts, per task: a resumed loop continues from it. */
   durableRounds: ReadonlyMap<string, DurableRound>;
+  /** A loop round's ref git wrote: the run's one listing of the round refs (RunRounds) stays current. */
+  roundKept(ref: string): void;
   /** Attempt directory template (plan `workdir` or the default under the slug dir). */
   workdirTemplate: string;
   /** The ledger's last running total per agent thread (codex): updated as each command settles. */

@@ -25,7 +25,7 @@ import { verdict } from './verdict.js';
 import type { CoordinatorInit } from './coordinator-init.js';
 import { wireRun } from './wire.js';
 import { removeEarlierTrees } from './worktrees.js';
-import { deleteRoundRefs, pruneRunRounds } from '../attempt/round-refs.js';
+import { RunRounds } from '../attempt/round-refs.js';
 import type { RefFailedData } from '../events/types.js';
 import { keepResult, pruneFailedResults } from './result-ref.js';
 import { RunFold } from './run-fold.js';
@@ -43,12 +43,15 @@ export class Coordinator {
   readonly integration: Integration;
   readonly ledger = new RunLedger();
   readonly journal: RunJournal;
+  /** The slug's loop-round refs: listed once for the run, however many deletions need them. */
+  readonly rounds: RunRounds;
   /** The journal folded as it is written: the live table and the report at the receipt (set once drive starts). */
   fold: RunFold | undefined;
 
   constructor(readonly init: CoordinatorInit) {
     const { plan, run, writer, secrets, req } = init;
     this.integration = new Integration(init.baseCommit, `refs/heads/runplan/${plan.slug}`);
+    this.rounds = new RunRounds(init.repo, plan.slug);
     this.journal = new RunJournal({
       writer,
       secrets,
@@ -98,7 +101,7 @@ export class Coordinator {
         this.ledger.costUsd = start.carried.costUsd;
       }
       // Only a resume of their own run can use a run's loop rounds: every other run's go now.
-      await this.refsFailed(await pruneRunRounds(this.init.repo, plan.slug, { except: run.runId }));
+      await this.refsFailed(await this.rounds.pruneRuns({ except: run.runId }));
       await operatorRetries(parts, req.retry ?? []);
       const branch = await resetBranch(parts);
       if (branch !== undefined) return await this.failed(parts, { failure: branch, task: null, evidence: [] });
@@ -115,8 +118,7 @@ export class Coordinator {
           await removeEarlierTrees(parts, taskId);
           // Only a loop (or a crashed loop attempt's durable round) leaves round refs; any other
           // task's would cost a git call each. What is missed here goes at the receipt anyway.
-          if (loops.has(taskId) || this.ledger.durableRounds.has(taskId))
-            await this.refsFailed(await deleteRoundRefs(this.init.repo, plan.slug, taskId));
+          if (loops.has(taskId) || this.ledger.durableRounds.has(taskId)) await this.refsFailed(await this.rounds.deleteTask(taskId));
           await retain(parts, taskId, attempt, inFlight);
         },
         afterFailure: (task, r) => afterFailure(parts, task, r),
@@ -178,7 +180,7 @@ export class Coordinator {
       ...(unkept !== undefined ? [unkept] : []),
       // This result supersedes what failed runs kept; no resume of this run will use its rounds.
       ...(unkept === undefined ? await pruneFailedResults(repo, slug, run.runId) : []),
-      ...(await pruneRunRounds(repo, plan.slug, { only: run.runId })),
+      ...(await this.rounds.pruneRuns({ only: run.runId })),
     ]);
     const receipt = completeReceipt(parts, landed);
     try {
@@ -191,8 +193,7 @@ export class Coordinator {
 
   async failed(parts: RunParts, stop: StopCause): Promise<RunEnd> {
     // A run with a receipt is continued, never resumed: its loop rounds have served.
-    if (this.journal.failure === undefined)
-      await this.refsFailed(await pruneRunRounds(this.init.repo, this.init.plan.slug, { only: this.init.run.runId }));
+    if (this.journal.failure === undefined) await this.refsFailed(await this.rounds.pruneRuns({ only: this.init.run.runId }));
     const receipt = failedReceipt(parts, stop, this.init.req.signal.reason);
     try {
       await this.journal.failed(receipt);

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { RunRounds } from '../attempt/round-refs.js';
 import type { RunJournal } from '../events/sink.js';
 import { type Integration, Serial, type RunContext } from './context.js';
 import type { CoordinatorInit } from './coordinator-init.js';
@@ -14,6 +15,7 @@ export interface WireSource {
   journal: RunJournal;
   integration: Integration;
   ledger: RunLedger;
+  rounds: RunRounds;
 }
 
 // The run's parts, built once: what attempts see (RunContext) over the ledger's maps.
@@ -37,6 +39,7 @@ export function wireRun(c: WireSource, gitIdentity: Record<string, string>, regi
     checkpoints: c.ledger.checkpoints,
     workdirTemplate: plan.workdir ?? join(slug.work, '{{run.id}}.{{task.id}}.{{run.attempt}}'),
     durableRounds: c.ledger.durableRounds,
+    roundKept: (ref) => c.rounds.kept(ref),
     worktrees: new Serial(),
     spent: () => ({ usage: c.ledger.usage, costUsd: c.ledger.costUsd }),
     threadTotals: c.ledger.threadTotals,

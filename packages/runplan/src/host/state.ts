@@ -1,4 +1,4 @@
-import { readdirSync, lstatSync } from 'node:fs';
+import { lstatSync, readdirSync } from 'node:fs';
 import { chmod, mkdir, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { newRunId, readHeader } from '@runplan/journal';
@@ -160,7 +160,8 @@ export async function listSlugs(stateRoot: string): Promise<string[]> {
   }
 }
 
-// Bytes used by a directory tree (symlinks counted as themselves, never followed).
+// Bytes used by a directory tree (symlinks counted as themselves, never followed: lstat, and
+// readdir's entry types, which do not follow either, so a link to a dir is never walked).
 //
 // Synchronous on purpose: `runplan status` walks every run's evidence dirs (a slug with 100
 // runs of 20 tasks holds ~2 000 directories), and each fs.promises call is a thread-pool
