@@ -28,7 +28,9 @@ function run1(file, args, { cwd = repo, allow = [] } = {}) {
     child.stdout.setEncoding('utf8').on('data', (c) => (out += c));
     child.stderr.resume();
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 || allow.includes(code) ? resolve({ code, out }) : reject(new Error(`${file} ${args[0]}: exit ${code}`))));
+    child.on('close', (code) =>
+      code === 0 || allow.includes(code) ? resolve({ code, out }) : reject(new Error(`${file} ${args[0]}: exit ${code}`)),
+    );
   });
 }
 const git = (args, opts) => run1('git', args, opts);

@@ -166,7 +166,8 @@ export async function listSlugs(stateRoot: string): Promise<string[]> {
 // Synchronous on purpose: `runplan status` walks every run's evidence dirs (a slug with 100
 // runs of 20 tasks holds ~2 000 directories), and each fs.promises call is a thread-pool
 // round trip — the async walk took ~110 ms there (~400 ms one await at a time), this one
-// ~35 ms. Only `runplan status` walks a slug, with nothing else in flight.
+// ~35 ms. `runplan status` counts with find(1) first (host/disk-count.ts): this walk is what
+// counts when find cannot, with nothing else in flight.
 export async function diskUsage(path: string): Promise<number> {
   let total = 0;
   const stack = [path];
