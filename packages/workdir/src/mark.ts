@@ -1,5 +1,6 @@
 import { lstat, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileDurable } from '@runplan/common';
 import { processIdentity, type ProcessIdentity } from '@runplan/settle';
 
 /** The mark's file name inside a run directory or datadir. */
@@ -73,8 +74,7 @@ export function newMark(template: string, runId: string, kind: 'run' | 'datadir'
 
 // Writes the mark whole or not at all, then makes its directory entry durable.
 export async function writeMark(dir: string, mark: RunDirMark): Promise<void> {
-  const { default: writeFileAtomic } = await import('write-file-atomic');
-  await writeFileAtomic(join(dir, MARK_FILE), `${JSON.stringify(mark)}\n`, { mode: 0o600, fsync: true });
+  await writeFileDurable(join(dir, MARK_FILE), `${JSON.stringify(mark)}\n`, { mode: 0o600 });
   await fsyncDir(dir);
 }
 

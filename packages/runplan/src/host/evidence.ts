@@ -2,8 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { textTail as boundedText, utf8Tail } from '@runplan/common';
-import writeFileAtomic from 'write-file-atomic';
+import { textTail as boundedText, utf8Tail, writeFileDurable } from '@runplan/common';
 import { maskSecrets } from '../plan/secrets.js';
 
 /**
@@ -83,7 +82,7 @@ export function evidenceSink(path: string, secrets: readonly string[], onError?:
 
 // Writes a whole masked evidence file atomically.
 export async function writeEvidence(path: string, text: string, secrets: readonly string[]): Promise<void> {
-  await writeFileAtomic(path, maskSecrets(text, secrets), { mode: 0o600 });
+  await writeFileDurable(path, maskSecrets(text, secrets), { mode: 0o600 });
 }
 
 // The last `bytes` of a file as text, never a character cut in half (empty when it cannot be read).
