@@ -1,7 +1,7 @@
 // Shared helpers for the benchmark scripts: interleaved rounds, summary statistics,
 // ratios against a baseline, and the tables `node bench/run.js` prints.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -168,10 +168,19 @@ export function renderSummary(results) {
   return columns(lines).join('\n');
 }
 
+// ", no journal" for an ext4 without one (jbd2 lists each journal it runs in /proc/fs/jbd2 as
+// DEVICE-N): there every round that deletes a repository slows the next (scripts/bench-fs.sh).
+function journalNote(device, fsType) {
+  if (fsType !== 'ext4' || !existsSync('/proc/fs/jbd2')) return '';
+  const name = device.split('/').pop();
+  return readdirSync('/proc/fs/jbd2').some((j) => j.startsWith(`${name}-`)) ? ' (journal)' : ' (no journal: see scripts/bench-fs.sh)';
+}
+
 /** What the numbers were measured on. */
 export function machine() {
   const df = spawnSync('df', ['-T', tmpdir()], { encoding: 'utf8' });
-  const disk = df.status === 0 ? df.stdout.trim().split('\n').pop().split(/\s+/).slice(0, 2).join(' ') : 'unknown';
+  const [device, fsType] = df.status === 0 ? df.stdout.trim().split('\n').pop().split(/\s+/) : [];
+  const disk = device ? `${device} ${fsType}${journalNote(device, fsType)}` : 'unknown';
   return {
     nproc: cpus().length,
     cpu: cpus()[0]?.model ?? 'unknown',

@@ -109,6 +109,11 @@ export async function measure({ quick }) {
       ),
       context(`cpu per task: ${large} / ${small}`, pairedRatio(cpu[large], cpu[small]), 'the same in CPU time of the whole process tree'),
       context(
+        `added per task over the shell: ${large} / ${small} tasks`,
+        (rows[1].median - rows[5].median) / (rows[0].median - rows[4].median),
+        "what runplan spends per task beyond the shell's same git work, large plan over small: 1 or below when none of runplan's own cost grows with the plan",
+      ),
+      context(
         `marginal task / ${small}-task average`,
         marginal / rows[0].median,
         `what each of the ${large - small} extra tasks costs over the small plan's average task (start-up spread over fewer tasks lowers this)`,
