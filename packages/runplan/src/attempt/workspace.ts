@@ -29,6 +29,11 @@ export async function setUpWorkspace(
       toolFault(a, dir.error.message, dir.error.path ?? '') ?? fail('workdir_failed', 'setup', `${dir.error.reason}: ${dir.error.message}`),
     );
   const tree = join(dir.value.path, 'tree');
+  // The data dir (its mark and four fsyncs) is made while git checks the tree out: they are
+  // different entries of the attempt dir, and neither needs the other. Its outcome counts only
+  // once the tree is there, as when it came after it; a rejection is handled where it is awaited.
+  const dataDir = createDataDir(dir.value.path, ctx.runId);
+  dataDir.catch(() => {});
   const addTree = () =>
     ctx.worktrees.exclusive(() =>
       gitSettled(ctx.repo, ['worktree', 'add', '--detach', '--quiet', '--end-of-options', tree, baseCommit], a.git),
@@ -39,13 +44,14 @@ export async function setUpWorkspace(
   if (!succeeded(added) && added.reason === 'exited' && /could not create directory/.test(added.stderr.toString('utf8')))
     added = await addTree();
   const stopped = interruption(a, added.reason);
+  if (stopped !== undefined || !succeeded(added)) await dataDir.then(undefined, () => {});
   if (stopped !== undefined) return err(stopped);
   if (!succeeded(added))
     return err(
       toolFault(a, added.stderr.toString('utf8'), tree) ?? fail('worktree_failed', 'setup', describeGitFailure(['worktree', 'add'], added)),
     );
   a.rec.worktree = tree;
-  const data = await createDataDir(dir.value.path, ctx.runId);
+  const data = await dataDir;
   if (!data.ok)
     return err(
       toolFault(a, data.error.message, data.error.path ?? dir.value.path) ??
