@@ -4,5 +4,6 @@ export { agentsPath, envWithAgents, fixturePlan, gitEnv, gitRepo, plansPath, tra
 export type { GitRepo, GitRepoOptions, WritePlanOptions } from './git.js';
 export { dispatchCounts, gateCounts, readGateEnv, readLedger, readPids, savedPrompts } from './ledger.js';
 export type { GateEnvEntry, LedgerEntry } from './ledger.js';
+export { expectVersionFrom, packageVersionOf } from './version-check.js';
 export { alive, killAll, waitForLine, waitUntil, withCleanup } from './waits.js';
 export type { Disposable, WaitOptions } from './waits.js';
