@@ -30,6 +30,7 @@ export function countDiskUsage(path: string): Promise<number> {
     try {
       child = spawn('find', ['-H', path, '-printf', '%y %s\\n'], {
         env: { ...process.env, LC_ALL: 'C', POSIXLY_CORRECT: undefined },
+        cwd: '/', // find may go back to its start directory; ours may be gone or unreadable
         stdio: ['ignore', 'pipe', 'pipe'],
       });
     } catch {
