@@ -1,12 +1,13 @@
 // `runplan status` and the receipt read the same journal: for a fresh, a resumed and a
 // continued run, status --json shows the receipt's tasks, attempts, usage and cost.
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tempDir } from '@runplan/test-fixtures';
 import type { JournalRecord } from '@runplan/journal';
-import { mockPlan, records, runIds, runplan, withPlan, type Fixture } from './support.js';
+import { collectStatus } from '../src/observe/status.js';
+import { mockPlan, records, runIds, runplan, slugDir, withPlan, type Fixture } from './support.js';
 
 // Two tasks in a chain, each reporting usage and a cost; b's gate passes once FLAG exists.
 const TALLY = mockPlan({
@@ -100,6 +101,32 @@ test(
     assertAgree(receipt, row, 2);
     // The continuation's totals carry the failed run's spend on top of its own attempt's.
     assert.ok((receipt.data.costUsd as number) > (first.receipt.data.costUsd as number));
+  }),
+);
+
+test(
+  'a coordinator that writes its receipt and exits while status looks is shown complete, never degraded (status asks who drives the run before it reads the journal)',
+  withPlan('single', {}, async (f) => {
+    const run = await runplan(['run', f.plan], f);
+    assert.is(run.exitCode, 0, run.stderr);
+    const [runId] = runIds(f.repo, 'single');
+    const journal = join(slugDir(f.repo, 'single'), runId!, 'journal.jsonl');
+    const whole = readFileSync(journal);
+    // The journal as it was just before the receipt: every line up to run-complete.
+    const lines = whole.toString('utf8').split('\n');
+    const receiptAt = lines.findIndex((l) => l.includes('"type":"run-complete"'));
+    assert.ok(receiptAt > 0, 'the run has its receipt');
+    writeFileSync(journal, `${lines.slice(0, receiptAt).join('\n')}\n`);
+    // The coordinator's last moments, played at the liveness check: the receipt is written and
+    // the coordinator is gone by the time anyone asks again.
+    const rows = await collectStatus(join(f.repo.path, '.git', 'runplan'), 'single', {
+      liveness: async () => {
+        writeFileSync(journal, whole);
+        return undefined;
+      },
+    });
+    assert.is(rows?.[0]?.state, 'complete');
+    assert.is(rows?.[0]?.resumeCommand, null);
   }),
 );
 

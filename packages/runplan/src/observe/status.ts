@@ -66,6 +66,8 @@ export interface StatusOptions {
   /** Flags to repeat in the resume command (`--state-dir`, `--repo`). */
   resumeFlags?: string[];
   now?: number;
+  /** Who drives the slug now (liveCoordinator; a test stands in for a coordinator that exits right after the check). */
+  liveness?: (slug: SlugPaths) => Promise<LockHolder | undefined>;
 }
 
 // The status of every slug under a state root (or just `slug`; undefined when it has no state).
@@ -109,6 +111,10 @@ async function slugStatus(slug: SlugPaths, dirs: string[], opts: StatusOptions):
   const runs = (await reads).sort((a, b) => compareRunStarts(a.start, b.start));
   const runId = runs.at(-1)!.start.runId;
   const run = runPaths(slug, runId);
+  // Who drives the run is asked BEFORE its journal is read: a coordinator that writes its
+  // receipt and exits in between is then read complete. Asked after (as before), that run
+  // was read unfinished and then found undriven: shown degraded, with a resume command.
+  const live = await (opts.liveness ?? liveCoordinator)(slug);
   const reading = readRun(run.journal);
   const spend = reading.then((r) =>
     slugBudget(
@@ -146,7 +152,6 @@ async function slugStatus(slug: SlugPaths, dirs: string[], opts: StatusOptions):
     row.state = 'corrupt';
     row.corruption = read.error ?? `offset ${read.status.offset}, seq ${read.status.seq ?? '?'}: ${read.status.reason}`;
   }
-  const live = await liveCoordinator(slug);
   if (live !== undefined) row.coordinator = live;
   const driven = live !== undefined && !isStopHolder(live);
   // A run nobody drives is seen only up to its last record: its elapsed time stops there.
