@@ -26,15 +26,21 @@ let made = 0;
  */
 export async function writeFileDurable(path: string, data: string | Uint8Array, options: DurableWriteOptions = {}): Promise<void> {
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${++made}.tmp`);
-  const handle = await open(tmp, 'wx', options.mode ?? 0o600);
+  const mode = options.mode ?? 0o600;
+  const handle = await open(tmp, 'wx', mode);
   let renamed = false;
   try {
     try {
+      // The mode exactly, as write-file-atomic sets it: open()'s is narrowed by the umask.
+      await handle.chmod(mode);
       await handle.writeFile(data);
       if (options.fsync ?? true) await handle.sync();
-    } finally {
-      await handle.close();
+    } catch (error) {
+      // The write's own error is the one to report, not a close() failing after it.
+      await handle.close().catch(() => {});
+      throw error;
     }
+    await handle.close();
     await rename(tmp, path);
     renamed = true;
   } finally {

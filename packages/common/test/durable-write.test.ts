@@ -20,8 +20,15 @@ test(
     await writeFileDurable(path, 'first\n');
     assert.is(readFileSync(path, 'utf8'), 'first\n');
     assert.is(statSync(path).mode & 0o777, 0o600);
-    await writeFileDurable(path, Buffer.from('second\n'), { mode: 0o640, fsync: false });
+    // The mode exactly, whatever the umask narrows open()'s to.
+    const umask = process.umask(0o077);
+    try {
+      await writeFileDurable(path, Buffer.from('second\n'), { mode: 0o640, fsync: false });
+    } finally {
+      process.umask(umask);
+    }
     assert.is(readFileSync(path, 'utf8'), 'second\n');
+    assert.is(statSync(path).mode & 0o777, 0o640);
     const target = join(dir.path, 'target');
     writeFileSync(target, 'keep me\n');
     const link = join(dir.path, 'link');
@@ -76,7 +83,8 @@ test(
       const path = join(sub, 'data');
       const child = spawn(process.execPath, [script, path], { stdio: ['ignore', 'pipe', 'inherit'] });
       // Killed once a few writes are done, at a point of its loop that varies with each round.
-      await new Promise<void>((resolve) => {
+      await new Promise<void>((resolve, reject) => {
+        child.once('exit', (code, signal) => reject(new Error(`round ${round}: the writer ended by itself (${code ?? signal})`)));
         let out = '';
         child.stdout.setEncoding('utf8').on('data', (c: string) => {
           out += c;

@@ -105,7 +105,7 @@ test(
 );
 
 test(
-  'a coordinator that writes its receipt and exits while status looks is shown complete, never degraded (status asks who drives the run before it reads the journal)',
+  'a coordinator that writes its receipt and exits while status looks is shown complete, never degraded; one that crashes while status looks is degraded, never running (asked before the read and again after it)',
   withPlan('single', {}, async (f) => {
     const run = await runplan(['run', f.plan], f);
     assert.is(run.exitCode, 0, run.stderr);
@@ -127,6 +127,16 @@ test(
     });
     assert.is(rows?.[0]?.state, 'complete');
     assert.is(rows?.[0]?.resumeCommand, null);
+    // The mirror case: a coordinator live when status asks, gone (crashed) by the time the
+    // journal has been read — asked again, it is degraded with the command that resumes it,
+    // not shown running for a run nobody drives.
+    writeFileSync(journal, `${lines.slice(0, receiptAt).join('\n')}\n`);
+    const answers = [{ pid: process.pid, startTime: 1, bootId: 'b', host: 'h', acquiredAt: new Date().toISOString() }, undefined];
+    const crashed = await collectStatus(join(f.repo.path, '.git', 'runplan'), 'single', { liveness: async () => answers.shift() });
+    assert.is(answers.length, 0, 'asked twice');
+    assert.is(crashed?.[0]?.state, 'degraded');
+    assert.is(crashed?.[0]?.coordinator, null);
+    assert.match(String(crashed?.[0]?.resumeCommand), /^runplan run /);
   }),
 );
 

@@ -115,7 +115,7 @@ async function inspectExisting(
         reason: 'exists_unmarked',
         path: leaf,
         message: `${leaf} exists without a ${MARK_FILE} mark`,
-        hint: `not created by us for a run, or a crash came between mkdir and mark; inspect it, remove it (rmdir ${leaf} if empty) and start the run again`,
+        hint: `not created by us for a run, or a crash came between mkdir and mark; inspect it, remove it (rmdir ${leaf} if empty; a crash while marking can leave only a ..${MARK_FILE}.PID.N.tmp in it) and start the run again`,
       });
     case 'bad_mark':
       return err({

@@ -14,7 +14,8 @@ const MAX_FIND_OUTPUT = 64 * 2 ** 20;
  * of ~6 000 readdir/stat calls through Node on the main thread (`runplan status` of a slug with
  * 100 runs: ~60–90 ms of main-thread time, ~30 ms of find's). Whenever find is missing, is not
  * GNU's (no -printf), cannot read something, sees an entry vanish or prints anything unexpected,
- * the answer comes from the in-process walk instead — never a partial count.
+ * the answer comes from the in-process walk instead — never part of find's count. (The walk
+ * counts a directory it cannot read as empty, as it always did.)
  */
 export function countDiskUsage(path: string): Promise<number> {
   // find takes an argument starting with '-' for an option: only absolute paths go to it.

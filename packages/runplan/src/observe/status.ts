@@ -8,7 +8,7 @@ import { countDiskUsage } from '../host/disk-count.js';
 import { compareRunStarts, listSlugs, runDirNames, runPaths, slugPaths, type SlugPaths } from '../host/state.js';
 import { findLeftovers, journaledCgroupParents } from '../resume/leftovers.js';
 import { mayHaveJobs, queuedRunJobs } from '../resume/slurm-jobs.js';
-import { readRun } from '../resume/inspect.js';
+import { readRun, type RunRead } from '../resume/inspect.js';
 import { slugBudget, spendReads, type SlugBudget } from './slug-budget.js';
 
 /**
@@ -111,12 +111,8 @@ async function slugStatus(slug: SlugPaths, dirs: string[], opts: StatusOptions):
   const runs = (await reads).sort((a, b) => compareRunStarts(a.start, b.start));
   const runId = runs.at(-1)!.start.runId;
   const run = runPaths(slug, runId);
-  // Who drives the run is asked BEFORE its journal is read: a coordinator that writes its
-  // receipt and exits in between is then read complete. Asked after (as before), that run
-  // was read unfinished and then found undriven: shown degraded, with a resume command.
-  const live = await (opts.liveness ?? liveCoordinator)(slug);
-  const reading = readRun(run.journal);
-  const spend = reading.then((r) =>
+  const reading = readDriven(slug, run.journal, opts.liveness ?? liveCoordinator);
+  const spend = reading.then(({ read: r }) =>
     slugBudget(
       runs.slice(0, -1).map((x) => x.view),
       r.view,
@@ -146,7 +142,7 @@ async function slugStatus(slug: SlugPaths, dirs: string[], opts: StatusOptions):
     resumeCommand: null,
     corruption: null,
   };
-  const read = await reading;
+  const { read, live } = await reading;
   const view = read.view;
   if (read.status.kind === 'corrupt') {
     row.state = 'corrupt';
@@ -183,6 +179,31 @@ async function slugStatus(slug: SlugPaths, dirs: string[], opts: StatusOptions):
     row.resumeCommand = ['runplan', 'run', quoteArg(plan), ...(opts.resumeFlags ?? []).map(quoteArg)].join(' ');
   }
   return row;
+}
+
+// The newest run's journal and who drives it, agreeing. Who drives it is asked BEFORE the
+// read: a coordinator that writes its receipt and exits in between is read complete (asked
+// only after, it was read unfinished, then found gone: degraded, with a resume command). For a
+// run still unfinished it is asked again after the read; when the answers differ — it crashed,
+// or a resume took the slug, in between — the journal is read once more under the second
+// answer (a coordinator writes its receipt before it lets go of the lock).
+async function readDriven(
+  slug: SlugPaths,
+  journal: string,
+  liveness: (slug: SlugPaths) => Promise<LockHolder | undefined>,
+): Promise<{ read: RunRead; live: LockHolder | undefined }> {
+  const before = await liveness(slug);
+  const read = await readRun(journal);
+  if (read.view.terminal !== undefined || read.status.kind === 'corrupt') return { read, live: before };
+  const after = await liveness(slug);
+  if (sameHolder(before, after)) return { read, live: after };
+  return { read: await readRun(journal), live: after };
+}
+
+// Whether two liveness answers name the same coordinator (or both none).
+function sameHolder(a: LockHolder | undefined, b: LockHolder | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.pid === b.pid && a.startTime === b.startTime && a.bootId === b.bootId && a.host === b.host;
 }
 
 // Disk used by attempt dirs outside the slug dir (a plan `workdir`): its holding directory.
