@@ -44,7 +44,7 @@ test(
 
 // POSIX: `--` ends the options; what follows are the command's operands (cac keeps them apart).
 test(
-  'what follows -- is the command\'s operands in runplan, journal and workdir (a name may start with -); --version there is a name',
+  "what follows -- is the command's operands in runplan, journal and workdir (a name may start with -); --version there is a name",
   withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
