@@ -76,3 +76,18 @@ export function usageAsTyped(message: string, argv: readonly string[]): string {
   }
   return `unknown option --${key}`;
 }
+
+/**
+ * What follows `--` made the command's operands, as POSIX has it (`--` ends the options):
+ * cac keeps those arguments apart in `options['--']` and never hands them to the command's
+ * `<arg>`s, so `runplan status -- nosuch` lost its slug and `journal cat -- FILE` missed its
+ * file. Call after `cli.parse(…, { run: false })`, before `cli.runMatchedCommand()`: they are
+ * appended to the positional arguments (cac then checks their count as for any others) and
+ * taken out of `options['--']`. They stay operands: `cat -- --version` names a file.
+ */
+export function operandsAfterDashes(cli: { args: readonly string[]; options: Record<string, unknown> }): void {
+  const after = cli.options['--'];
+  if (!Array.isArray(after) || after.length === 0) return;
+  cli.args = [...cli.args, ...after.map(String)];
+  cli.options['--'] = [];
+}

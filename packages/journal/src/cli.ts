@@ -1,5 +1,5 @@
 import { cac } from 'cac';
-import { packageVersion, usageAsTyped } from '@runplan/common';
+import { operandsAfterDashes, packageVersion, usageAsTyped } from '@runplan/common';
 import { JournalFailure } from './errors.js';
 import { init, append, cat, validate, repair, holder } from './cli-commands.js';
 import { EXIT_CODES, DEFAULT_WAIT, say, fail, UsageError, fileArg } from './cli-support.js';
@@ -70,6 +70,7 @@ export async function main(argv: string[]): Promise<number> {
       );
       return 2;
     }
+    operandsAfterDashes(cli);
     await cli.runMatchedCommand();
     return exitCode;
   } catch (e) {

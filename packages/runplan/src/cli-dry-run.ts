@@ -1,24 +1,15 @@
-import { resolve } from 'node:path';
 import { unreachable } from '@runplan/common';
 import { dryRun, type DryStep } from './coordinator/dry-run.js';
 import type { SafeOutput } from './observe/progress.js';
 import { describeEnd } from './cli-run.js';
+import { runOptions } from './cli-support.js';
 
 // `runplan run PLAN --dry-run` at the terminal: one line per step on stdout (JSON Lines with
 // --json), the refusal or the lock holder on stderr as `run` says them. Exit 0 when the next
 // run would dispatch or is up to date, 2 for an invalid plan, 3 when it would refuse, 4 when
 // a coordinator (or a `runplan stop`) holds the slug.
 export async function dryRunCommand(planFile: string, o: Record<string, unknown>, stdout: SafeOutput, stderr: SafeOutput): Promise<number> {
-  const end = await dryRun({
-    planFile,
-    ...(typeof o.repo === 'string' ? { repo: resolve(o.repo) } : {}),
-    ...(typeof o.stateDir === 'string' ? { stateDir: resolve(o.stateDir) } : {}),
-    fresh: o.fresh === true,
-    ...(o.run !== undefined ? { run: String(o.run) } : {}),
-    ...(o.retry !== undefined ? { retry: ([] as unknown[]).concat(o.retry).map(String) } : {}),
-    ...(o.newRun === true ? { newRun: true } : {}),
-    ...(o.resetBudget === true ? { resetBudget: true } : {}),
-  });
+  const end = await dryRun({ planFile, ...runOptions(o) });
   const say = (line: string) => stderr.write(line + '\n');
   if (end.kind === 'invalid_plan' || end.kind === 'locked') {
     for (const line of describeEnd(end)) say(line);

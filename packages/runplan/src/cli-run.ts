@@ -1,5 +1,4 @@
-import { printProblems, UsageError } from './cli-support.js';
-import { resolve } from 'node:path';
+import { printProblems, runOptions } from './cli-support.js';
 import { unreachable } from '@runplan/common';
 import { readJournal } from '@runplan/journal';
 import { runPlan } from './coordinator/run-plan.js';
@@ -14,11 +13,7 @@ import { writeRunReport } from './observe/report.js';
 // `runplan run` (and demo): signals become one AbortSignal; progress observes; the end
 // becomes one exit code.
 export async function runCommand(planFile: string, o: Record<string, unknown>, stdout: SafeOutput, stderr: SafeOutput): Promise<number> {
-  let jobs: number | undefined;
-  if (o.jobs !== undefined) {
-    jobs = Number(o.jobs);
-    if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError(`--jobs ${String(o.jobs)}: not a positive integer`);
-  }
+  const options = runOptions(o);
   const controller = new AbortController();
   const onSigint = () => controller.abort('SIGINT');
   const onSigterm = () => controller.abort('SIGTERM');
@@ -34,17 +29,7 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
   try {
     const end = await runPlan({
       planFile,
-      ...(typeof o.repo === 'string' ? { repo: resolve(o.repo) } : {}),
-      ...(typeof o.stateDir === 'string' ? { stateDir: resolve(o.stateDir) } : {}),
-      ...(jobs !== undefined ? { jobs } : {}),
-      fresh: o.fresh === true,
-      ...(o.run !== undefined ? { run: String(o.run) } : {}),
-      ...(o.retry !== undefined ? { retry: ([] as unknown[]).concat(o.retry).map(String) } : {}),
-      breakLock: o.breakLock === true,
-      allowBackground: o.allowBackground === true,
-      ...(o.keepGoing === true ? { keepGoing: true } : {}),
-      ...(o.newRun === true ? { newRun: true } : {}),
-      ...(o.resetBudget === true ? { resetBudget: true } : {}),
+      ...options,
       signal: controller.signal,
       onRecord: (r) => progress.record(r),
       onLiveUsage: (u) => progress.live(u),

@@ -2,10 +2,11 @@ import { resolve } from 'node:path';
 import { collectStatus } from './observe/status.js';
 import { statusTable } from './observe/status-table.js';
 import { clockTime } from './cli-stop.js';
+import { noRunsLine } from './cli-support.js';
 
 // `runplan status [SLUG] [--json]` at the terminal: the table (or a JSON object per slug) on
 // stdout, then what each row asks of a person (a degraded run to resume, leftovers or queued
-// jobs to stop) on stderr. Exit 0, or 1 for no such slug.
+// jobs to stop) on stderr; no runs at all is one line on stderr. Exit 0, or 1 for no such slug.
 export async function statusCommand(
   root: string,
   slug: string | undefined,
@@ -22,6 +23,7 @@ export async function statusCommand(
     say(`runplan: no_such_slug: ${slug} has no runs under ${root}`);
     return 1;
   }
+  if (rows.length === 0) say(noRunsLine(root));
   if (o.json === true) for (const row of rows) print(JSON.stringify(row));
   else if (rows.length > 0) for (const line of statusTable(rows)) print(line);
   const stopCommand = (slug: string) => ['runplan', 'stop', slug, ...flags].join(' ');

@@ -1,7 +1,10 @@
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { notADirectory } from './host/dir-check.js';
 import { commonDir, toplevel } from './host/git.js';
 import { stateRootFor } from './host/state.js';
 import type { PlanProblem } from './plan/types.js';
+import type { RunRequest } from './coordinator/types.js';
 
 // What runplan's CLI files share.
 
@@ -10,10 +13,37 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-// Every problem of an invalid plan, one line each at its key path, then the summary line.
+// Every problem of an invalid plan, one line each at its key path (none for a file that
+// cannot be read or parsed), then the summary line.
 export function printProblems(file: string, problems: PlanProblem[], say: (line: string) => void): void {
-  for (const p of problems) say(`runplan: ${p.reason}: ${file}: ${p.path}: ${p.message}`);
+  for (const p of problems) say(`runplan: ${p.reason}: ${file}: ${p.path !== '' ? `${p.path}: ` : ''}${p.message}`);
   say(`runplan: invalid_plan: ${file}: ${problems.length} problem(s); nothing was run`);
+}
+
+/** What `run`'s options ask of the run: everything of a RunRequest but the plan and the hooks. */
+export type RunOptions = Omit<RunRequest, 'planFile' | 'signal' | 'onRecord' | 'onLiveUsage' | 'onNotice' | 'onStart'>;
+
+// `run`'s options as a request, each value checked (a UsageError, exit 2, for a bad one):
+// `run` and `run --dry-run` both read them here, so the preview cannot accept what `run` refuses.
+export function runOptions(o: Record<string, unknown>): RunOptions {
+  let jobs: number | undefined;
+  if (o.jobs !== undefined) {
+    jobs = Number(o.jobs);
+    if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError(`--jobs ${String(o.jobs)}: not a positive integer`);
+  }
+  return {
+    ...(typeof o.repo === 'string' ? { repo: resolve(o.repo) } : {}),
+    ...(typeof o.stateDir === 'string' ? { stateDir: resolve(o.stateDir) } : {}),
+    ...(jobs !== undefined ? { jobs } : {}),
+    fresh: o.fresh === true,
+    ...(o.run !== undefined ? { run: String(o.run) } : {}),
+    ...(o.retry !== undefined ? { retry: ([] as unknown[]).concat(o.retry).map(String) } : {}),
+    breakLock: o.breakLock === true,
+    allowBackground: o.allowBackground === true,
+    ...(o.keepGoing === true ? { keepGoing: true } : {}),
+    ...(o.newRun === true ? { newRun: true } : {}),
+    ...(o.resetBudget === true ? { resetBudget: true } : {}),
+  };
 }
 
 // `--out -` as `--out=-`: the option parser reads a lone `-` as no value at all.
@@ -32,11 +62,19 @@ export function joinDashValue(argv: string[], flag: string): string[] {
 export async function stateRoot(o: Record<string, unknown>): Promise<{ ok: true; value: string } | { ok: false; message: string }> {
   if (typeof o.stateDir === 'string') return { ok: true, value: stateRootFor('', o.stateDir) };
   const dir = typeof o.repo === 'string' ? resolve(o.repo) : process.cwd();
+  const missing = await notADirectory(dir);
+  if (missing !== undefined) return { ok: false, message: `${missing} (pass --repo or --state-dir)` };
   const top = await toplevel(dir);
   const common = top !== undefined ? await commonDir(top) : undefined;
   return common !== undefined
     ? { ok: true, value: stateRootFor(common) }
     : { ok: false, message: `${dir} is not inside a git work tree (pass --repo or --state-dir)` };
+}
+
+// What `status` and `log` say on stderr when the state root holds no run at all (stdout stays
+// empty, JSON Lines with --json): a mistyped --state-dir must not look like an empty slug list.
+export function noRunsLine(root: string): string {
+  return `runplan: no runs under ${root}${existsSync(root) ? '' : ' (it does not exist)'}`;
 }
 
 /** Options whose values are strings as typed (camelCase key → flag name; @runplan/common's asTyped). */

@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
 import { cac } from 'cac';
-import { asTyped, packageVersion, parseDuration, usageAsTyped } from '@runplan/common';
+import { asTyped, operandsAfterDashes, packageVersion, parseDuration, usageAsTyped } from '@runplan/common';
 import { SafeOutput } from './observe/progress.js';
 import { gateMain } from './gate/cli.js';
-import { joinDashValue, printProblems, STRING_OPTIONS, stateRoot, UsageError } from './cli-support.js';
+import { joinDashValue, noRunsLine, printProblems, STRING_OPTIONS, stateRoot, UsageError } from './cli-support.js';
 import { reportStop, stopExitCode } from './cli-stop.js';
 import { statusCommand } from './cli-status.js';
 
@@ -121,6 +121,7 @@ export async function main(argv: string[]): Promise<number> {
         code = 1;
         return;
       }
+      if (rows.length === 0) say(noRunsLine(root));
       if (o.json === true) for (const row of rows) stdout.write(JSON.stringify(row) + '\n');
       else if (rows.length > 0) for (const line of logTable(rows)) stdout.write(line + '\n');
       code = 0;
@@ -216,6 +217,7 @@ export async function main(argv: string[]): Promise<number> {
       );
       return 2;
     }
+    operandsAfterDashes(cli);
     await cli.runMatchedCommand();
   } catch (e) {
     if (e instanceof Error && (e.name === 'CACError' || e instanceof UsageError)) {

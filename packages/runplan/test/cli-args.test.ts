@@ -42,4 +42,44 @@ test(
   }),
 );
 
+// POSIX: `--` ends the options; what follows are the command's operands (cac keeps them apart).
+test(
+  "what follows -- is the command's operands in runplan, journal and workdir (a name may start with -); --version there is a name",
+  withTimeout(60_000, async () => {
+    const dir = tempDir();
+    try {
+      const state = join(dir.path, 'state');
+      mkdirSync(state);
+      const at = { cwd: dir.path };
+      const slug = await runBin(binPath('runplan'), ['status', '--state-dir', state, '--', 'nosuch'], at);
+      assert.is(slug.exitCode, 1, slug.stderr);
+      assert.match(slug.stderr, /^runplan: no_such_slug: nosuch has no runs under /m);
+      for (const command of [['validate'], ['run', '--dry-run', '--state-dir', state], ['run', '--state-dir', state]]) {
+        const r = await runBin(binPath('runplan'), [...command, '--', '-plan.toml'], at);
+        assert.is(r.exitCode, 2, r.stderr);
+        assert.match(r.stderr, `runplan: missing_file: ${join(dir.path, '-plan.toml')}: cannot read plan`, command.join(' '));
+      }
+      const extra = await runBin(binPath('runplan'), ['status', '--state-dir', state, '--', 'a', 'b'], at);
+      assert.is(extra.exitCode, 2, extra.stderr);
+      assert.match(extra.stderr, /^runplan: usage: Unused args: `b`/m);
+
+      const init = await runBin(binPath('journal'), ['init', '--run-id', 'r1', '--', '-j.jsonl'], at);
+      assert.is(init.exitCode, 0, init.stderr);
+      const cat = await runBin(binPath('journal'), ['cat', '--', '-j.jsonl'], at);
+      assert.is(cat.exitCode, 0, cat.stderr);
+      assert.match(cat.stdout, /^\{"seq":0,.*"type":"journal-header".*"runId":"r1"/);
+      const named = await runBin(binPath('journal'), ['cat', '--', '--version'], at);
+      assert.is.not(named.exitCode, 0, named.stdout);
+      assert.match(named.stderr, /^journal: missing: --version does not exist/);
+      assert.is(named.stdout, '');
+
+      const render = await runBin(binPath('workdir'), ['render', '--var', 'run.id=r1', '--', '-runs/{{run.id}}'], at);
+      assert.is(render.exitCode, 0, render.stderr);
+      assert.is(render.stdout, '-runs/r1\n');
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
 test.run();

@@ -222,4 +222,26 @@ test(
   }),
 );
 
+test(
+  'an option value run refuses is refused by --dry-run as run says it (--jobs abc, 0, 1.5: exit 2), and a state dir run cannot create: exit 3 state_unwritable',
+  withPlan('single', { timeoutMs: 90_000 }, async (f) => {
+    for (const jobs of ['abc', '0', '1.5']) {
+      const real = await runplan(['run', f.plan, '--jobs', jobs], f);
+      assert.is(real.exitCode, 2, real.stderr);
+      assert.match(real.stderr, `runplan: usage: --jobs ${jobs}: not a positive integer`);
+      const r = await dry(f, ['--jobs', jobs]);
+      assert.equal([r.exitCode, r.stdout, r.stderr], [2, '', real.stderr], `--jobs ${jobs}`);
+    }
+    const file = join(f.repo.path, 'not-a-dir');
+    writeFileSync(file, '');
+    for (const stateDir of [file, join(file, 'below')]) {
+      const real = await runplan(['run', f.plan, '--state-dir', stateDir], f);
+      assert.is(real.exitCode, 3, real.stderr);
+      assert.match(real.stderr, /^runplan: state_unwritable: cannot create /);
+      const r = await dry(f, ['--state-dir', stateDir]);
+      assert.equal([r.exitCode, r.lines, r.stderr], [3, ['refuse state_unwritable'], real.stderr], stateDir);
+    }
+  }),
+);
+
 test.run();

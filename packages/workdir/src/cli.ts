@@ -1,5 +1,5 @@
 import { cac } from 'cac';
-import { packageVersion, usageAsTyped } from '@runplan/common';
+import { operandsAfterDashes, packageVersion, usageAsTyped } from '@runplan/common';
 import { UsageError } from './cli-args.js';
 import { type Io, runCreate, runDataDir, runHolding, runPrune, runRender } from './cli-commands.js';
 import { EXIT_CODES } from './cli-failure.js';
@@ -77,6 +77,7 @@ export async function main(argv: string[]): Promise<number> {
       const what = cli.args[0] === undefined ? 'no command given' : `unknown command ${JSON.stringify(cli.args[0])}`;
       throw new UsageError('usage', `${what} (render, create, datadir, holding, prune; see --help)`);
     }
+    operandsAfterDashes(cli);
     await cli.runMatchedCommand();
     return code;
   } catch (error) {

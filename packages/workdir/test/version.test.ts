@@ -16,10 +16,10 @@ test(
     const help = await runBin(binPath('workdir'), ['prune', '--help', '--version']);
     assert.is(help.exitCode, 0, help.stderr);
     assert.match(help.stdout, '--retain');
-    // After --, `--version` is not an option: render is left without its template (usage, exit 2).
+    // After --, `--version` is not an option but render's operand: the template `--version`, rendered as it is.
     const rendered = await runBin(binPath('workdir'), ['render', '--', '--version']);
-    assert.is(rendered.exitCode, 2, rendered.stderr);
-    assert.is(rendered.stdout, '');
+    assert.is(rendered.exitCode, 0, rendered.stderr);
+    assert.is(rendered.stdout, '--version\n');
   }),
 );
 

@@ -8,7 +8,8 @@ import { shownCost, totalTokensOf } from '../events/types.js';
 import { newRunId, slugPaths, stateRootFor } from '../host/state.js';
 import { liveCoordinator, isStopHolder } from '../observe/status.js';
 import { landPrecheck } from './land-check.js';
-import { locate } from './run-plan.js';
+import { locate, stateDirRefusal } from './run-plan.js';
+import { creatableError } from '../host/dir-check.js';
 import type { RunEnd, RunRequest } from './types.js';
 
 /**
@@ -43,6 +44,12 @@ export async function dryRun(req: Omit<RunRequest, 'signal'>): Promise<DryRunEnd
   if ('kind' in located) return located as DryRunEnd;
   const { plan, repo, common, baseCommit } = located;
   const slug = slugPaths(stateRootFor(common, req.stateDir), plan.slug);
+  // `run` creates the slug's state dir before anything else and refuses when it cannot.
+  const uncreatable = await creatableError(slug.dir);
+  if (uncreatable !== undefined) {
+    const { kind: _, ...refusal } = stateDirRefusal(uncreatable, slug.dir);
+    return { kind: 'dry_run', steps: [{ action: 'refuse', ...refusal }] };
+  }
   const live = await liveCoordinator(slug);
   if (live !== undefined) {
     const doing = isStopHolder(live) ? 'being stopped by `runplan stop`,' : 'being run by';

@@ -14,6 +14,7 @@ import { chooseRun, type Start } from '../resume/choose.js';
 import { landPrecheck } from './land-check.js';
 import { baseMissing } from '../resume/base-missing.js';
 import { commonDir, identityEnv, resolveCommit, toplevel } from '../host/git.js';
+import { notADirectory } from '../host/dir-check.js';
 import { ensurePrivateDir, newRunId, slugPaths, START_ORDER_FIELD, stateRootFor, type SlugPaths } from '../host/state.js';
 import { describeFault, diskFaultOf, diskReason, type DiskFault } from '../host/disk.js';
 import { makeReserve, releaseReserve, reservePath } from '../host/disk-reserve.js';
@@ -36,9 +37,7 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
   try {
     await ensurePrivateDir(slug.dir);
   } catch (e) {
-    const fault = diskFaultOf(e, slug.dir);
-    if (fault !== undefined) return refusedForDisk(fault, 'cannot create the state dir');
-    return { kind: 'refused', reason: 'state_unwritable', message: `cannot create ${slug.dir}: ${(e as Error).message}` };
+    return stateDirRefusal(e, slug.dir);
   }
   const runId = newRunId();
   const lock = await acquireLock(slug.dir, {
@@ -111,10 +110,11 @@ export async function locate(req: Pick<RunRequest, 'planFile' | 'repo' | 'stateD
   const plan = loaded.value;
   const { repo, common } = await asked;
   if (repo === undefined) {
+    const at = req.repo ?? plan.dir;
     return {
       kind: 'refused',
       reason: 'not_a_repository',
-      message: `${req.repo ?? plan.dir} is not inside a git work tree`,
+      message: (await notADirectory(at)) ?? `${at} is not inside a git work tree`,
       hint: 'pass --repo DIR',
     };
   }
@@ -157,7 +157,15 @@ function refuseBackground(req: RunRequest): RunEnd | undefined {
 }
 
 // A disk failure before run-started: a refusal (exit 3) that names the errno and the path.
-function refusedForDisk(fault: DiskFault, what: string): RunEnd {
+// Why a slug's state dir that cannot be created stops the run: `run` meets the error in its
+// mkdir, `run --dry-run` in its probe (host/dir-check.ts), and both say it this way.
+export function stateDirRefusal(e: unknown, dir: string): Extract<RunEnd, { kind: 'refused' }> {
+  const fault = diskFaultOf(e, dir);
+  if (fault !== undefined) return refusedForDisk(fault, 'cannot create the state dir');
+  return { kind: 'refused', reason: 'state_unwritable', message: `cannot create ${dir}: ${(e as Error).message}` };
+}
+
+function refusedForDisk(fault: DiskFault, what: string): Extract<RunEnd, { kind: 'refused' }> {
   return {
     kind: 'refused',
     reason: diskReason(fault.errno),
