@@ -91,3 +91,29 @@ export function operandsAfterDashes(cli: { args: readonly string[]; options: Rec
   cli.args = [...cli.args, ...after.map(String)];
   cli.options['--'] = [];
 }
+
+/** What kebabSwitches reads and extends of a cac instance: every command's options. */
+interface SwitchOwner {
+  globalCommand: { options: { rawName: string; names: string[]; isBoolean?: boolean; negated: boolean }[] };
+  commands: { options: { rawName: string; names: string[]; isBoolean?: boolean; negated: boolean }[] }[];
+}
+
+/**
+ * Makes every two-word switch (`--dry-run`, `--keep-going`) a switch for the parser too. cac
+ * tells its parser (mri) which options take no value by their camelCase key (`dryRun`), while
+ * mri reads the argument by the name as typed (`dry-run`): taken for an option with a value,
+ * the switch swallowed the argument after it — `runplan run --dry-run plan.toml` lost its
+ * plan, `workdir prune --dry-run TEMPLATE` its template, `settle --preserve-status 2s …` the
+ * `2s`. Adding the typed name to the option's names makes it an alias mri knows is a switch.
+ * Call once every option is declared, before `cli.parse`.
+ */
+export function kebabSwitches(cli: SwitchOwner): void {
+  for (const command of [cli.globalCommand, ...cli.commands])
+    for (const option of command.options) {
+      if (option.isBoolean !== true || option.negated) continue;
+      for (const part of option.rawName.split(',')) {
+        const name = part.trim().replace(/^-{1,2}/, '');
+        if (name.includes('-') && !option.names.includes(name)) option.names.push(name);
+      }
+    }
+}

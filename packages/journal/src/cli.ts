@@ -1,5 +1,5 @@
 import { cac } from 'cac';
-import { operandsAfterDashes, packageVersion, usageAsTyped } from '@runplan/common';
+import { kebabSwitches, operandsAfterDashes, packageVersion, usageAsTyped } from '@runplan/common';
 import { JournalFailure } from './errors.js';
 import { init, append, cat, validate, repair, holder } from './cli-commands.js';
 import { EXIT_CODES, DEFAULT_WAIT, say, fail, UsageError, fileArg } from './cli-support.js';
@@ -54,6 +54,7 @@ export async function main(argv: string[]): Promise<number> {
     sections.push({ title: 'Example', body: '  journal cat run.jsonl --type checkpoint | jq -r .data.taskId' });
   });
   try {
+    kebabSwitches(cli);
     const parsed = cli.parse(['node', 'journal', ...argv], { run: false });
     if (parsed.options['help']) return 0;
     // `--version` anywhere among journal's own arguments (never after `--`), as settle reads it; `--help` outranks it.

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { cac } from 'cac';
-import { asTyped, packageVersion, parseCommandLineDuration, unreachable, usageAsTyped } from '@runplan/common';
+import { asTyped, kebabSwitches, packageVersion, parseCommandLineDuration, unreachable, usageAsTyped } from '@runplan/common';
 import { exitCodeFor } from '@runplan/settle';
 import type { TemplateVars } from '@runplan/workdir';
 import type { HookOutcome, HookTier } from './outcome.js';
@@ -66,6 +66,7 @@ export async function main(argv: string[]): Promise<number> {
     { title: 'Exit codes', body: EXIT_CODES },
   ]);
   try {
+    kebabSwitches(cli);
     const parsed = cli.parse(['node', 'run-hook', ...argv], { run: false });
     if (parsed.options.help) return 0;
     // `--version` anywhere among run-hook's own arguments (never after `--`), as settle reads it; `--help` outranks it.

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { cac } from 'cac';
-import { asTyped, operandsAfterDashes, packageVersion, parseDuration, usageAsTyped } from '@runplan/common';
+import { asTyped, kebabSwitches, operandsAfterDashes, packageVersion, parseDuration, usageAsTyped } from '@runplan/common';
 import { SafeOutput } from './observe/progress.js';
 import { gateMain } from './gate/cli.js';
 import { joinDashValue, noRunsLine, printProblems, STRING_OPTIONS, stateRoot, UsageError } from './cli-support.js';
@@ -204,6 +204,7 @@ export async function main(argv: string[]): Promise<number> {
   });
 
   try {
+    kebabSwitches(cli);
     const parsed = cli.parse(['node', 'runplan', ...joinDashValue(argv, '--out')], { run: false });
     if (parsed.options.help === true || parsed.options.h === true) return 0;
     // `--version` anywhere among runplan's own arguments (never after `--`), as settle reads it; `--help` outranks it.

@@ -82,4 +82,37 @@ test(
   }),
 );
 
+// cac hands mri a two-word switch by its camelCase key, so mri took `--dry-run` for an option
+// with a value and swallowed the argument after it (kebabSwitches in @runplan/common).
+test(
+  'a two-word switch before an operand leaves the operand alone, in every tool (--dry-run PLAN, --break-lock FILE, --preserve-status 2s …)',
+  withTimeout(60_000, async () => {
+    const dir = tempDir();
+    try {
+      const plan = join(dir.path, 'no-such-plan.toml');
+      for (const args of [
+        ['run', '--dry-run', plan],
+        ['run', '--keep-going', '--new-run', '--dry-run', plan],
+      ]) {
+        const r = await runBin(binPath('runplan'), args, { cwd: dir.path });
+        assert.not.match(r.stderr, /missing required args/, args.join(' '));
+        assert.match(r.stderr, plan, `${args.join(' ')}: the plan is the one named`);
+      }
+      const template = `${join(dir.path, 'runs')}/{{run.id}}`;
+      const pruned = await runBin(binPath('workdir'), ['prune', '--dry-run', template, '--retain', '1'], { cwd: dir.path });
+      assert.is(pruned.exitCode, 0, pruned.stderr);
+      const journal = join(dir.path, 'j.jsonl');
+      const appended = await runBin(binPath('journal'), ['append', '--break-lock', journal, '--type', 'note', '--data', '{}'], {
+        cwd: dir.path,
+      });
+      assert.is(appended.exitCode, 0, appended.stderr);
+      const settled = await runBin(binPath('settle'), ['--preserve-status', '2s', '/bin/true'], { cwd: dir.path });
+      assert.is(settled.exitCode, 125, settled.stderr);
+      assert.match(settled.stderr, 'settle [options] -- 2s /bin/true', 'the 2s is named as what it was: an operand');
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
 test.run();

@@ -1,5 +1,5 @@
 import { constants } from 'node:os';
-import { parseCommandLineDuration } from '@runplan/common';
+import { kebabSwitches, parseCommandLineDuration } from '@runplan/common';
 import type { OwnershipMode } from './cgroup.js';
 import { isOwnershipMode } from './ownership-choice.js';
 import type { SettleSpec } from './types.js';
@@ -80,6 +80,7 @@ export async function parse(argv: string[]): Promise<Invocation | 'help' | 'vers
   for (const [flags, description, config] of optionTable) cli.option(flags, description, config);
   const cut = argv.indexOf('--');
   const own = cut < 0 ? argv : argv.slice(0, cut);
+  kebabSwitches(cli);
   const parsed = cli.parse(['node', 'settle', ...stdinInputJoined(own), ...(cut < 0 ? [] : argv.slice(cut))], { run: false });
   const o = parsed.options as Record<string, unknown>;
   if (o.help || o.h) return 'help';
