@@ -134,7 +134,10 @@ test('a repeat names the attempt number of the earlier failure, not its place in
   const f = failure('task', 'same');
   const history = recordFailure(recordFailure(emptyHistory(), { ...failure('task', 'other'), attempt: 3 }), { ...f, attempt: 5 });
   const d = decideRepair(f, history, DEFAULT_CAPS);
-  assert.equal(d.action === 'stop' && [d.reason, d.detail], ['repeated_failure', `same failure as failed attempt 5 (fingerprint ${f.fingerprint.slice(0, 12)})`]);
+  assert.equal(d.action === 'stop' && [d.reason, d.detail], [
+    'repeated_failure',
+    `same failure as failed attempt 5 (fingerprint ${f.fingerprint.slice(0, 12)})`,
+  ]);
 });
 
 test('classes count separately; other retries have no delay', () => {
