@@ -36,7 +36,15 @@ export async function reportCommand(
     return 0;
   }
   const file = typeof o.out === 'string' ? resolve(o.out) : found.defaultOut;
-  await writeReport(file, found.html());
+  try {
+    await writeReport(file, found.html());
+  } catch (e) {
+    // The file system refused the report: an I/O failure (exit 5), not runplan's own error.
+    const code = (e as NodeJS.ErrnoException).code;
+    const reason = code === 'ENOSPC' || code === 'EDQUOT' ? 'disk_full' : 'io_error';
+    io.say(`runplan: ${reason}: cannot write the report ${file}: ${e instanceof Error ? e.message : String(e)}`);
+    return 5;
+  }
   io.say(`runplan: report: ${file}`);
   return 0;
 }

@@ -60,6 +60,7 @@ export function reportStop(end: StopEnd, stdout: SafeOutput, say: (line: string)
             `runplan: ${run.error.reason}: ${run.error.message}\n  hint: the run is left incomplete; runplan run PLAN --fresh abandons it`,
           );
         if (run.receipt !== undefined) printReceipt(run.receipt, run.journal);
+        if (run.report !== undefined) say(`  report: ${run.report}`);
       }
       return;
     default:

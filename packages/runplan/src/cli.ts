@@ -23,7 +23,7 @@ const EXIT_CODES = `Exit codes:
   validate    0 valid; 2 invalid
   status      0; 1 no such slug; 2 usage
   log         0; 1 no such slug; 2 usage
-  report      0 written; 1 no such slug or run; 2 usage
+  report      0 written; 1 no such slug or run; 2 usage; 5 the file cannot be written
   stop        0 stopped, or a crashed run's leftovers ended and the run closed;
               1 nothing running and no incomplete run; 3 did not exit within --wait,
               or leftovers survived SIGKILL (pids named); 4 another stop holds the slug

@@ -192,7 +192,7 @@ test('a lost node or a preemption is retried once as a new attempt, then the tas
     assert.is(failure.class, 'environment');
     const first = decideRepair(failure, emptyHistory());
     assert.is(first.action, 'retry', reason);
-    const second = decideRepair(failure, recordFailure(emptyHistory(), failure));
+    const second = decideRepair(failure, recordFailure(emptyHistory(), { ...failure, attempt: 1 }));
     assert.is(second.action, 'stop', reason);
   }
   assert.is(decideRepair({ ...classified('slurm_cancelled'), fingerprint: 'f' }, emptyHistory()).action, 'stop');

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { dispatchCounts, readLedger, savedPrompts, tempDir, withTimeout } from '@runplan/test-fixtures';
-import { ofType, records, runIds, runplan, setup, waitForEvent } from './support.js';
+import { ofType, records, runIds, runplan, setup, waitForEvent, withPlan } from './support.js';
 
 async function receipt(f: ReturnType<typeof setup>, slug: string): Promise<{ type: string; data: Record<string, any> }> {
   const rs = await records(f.repo, slug);
@@ -150,32 +150,39 @@ test(
 );
 
 test(
-  '--retry TASK after a repeated_failure dispatches it once more (continuation), journaled',
-  withTimeout(120_000, async () => {
-    const f = setup('repeat-fail');
-    try {
-      const first = await runplan(['run', f.plan], f);
-      assert.is(first.exitCode, 1, first.stderr);
-      assert.is(readLedger(f.ledger).length, 2);
-      const same = await runplan(['run', f.plan], f);
-      assert.is(same.exitCode, 3, 'without --retry nothing changed: refused');
-      assert.match(same.stderr, /repair_stopped: task broken/);
-      assert.match(same.stderr, /--retry broken/);
-      assert.is(readLedger(f.ledger).length, 2, 'not redispatched');
-      const again = await runplan(['run', f.plan, '--retry', 'broken'], f);
-      assert.is(again.exitCode, 1, again.stderr);
-      assert.is(readLedger(f.ledger).length, 4, 'the history started over: 2 more dispatches');
-      const rs = await records(f.repo, 'repeat-fail');
-      assert.equal(
-        ofType(rs, 'operator-retry').map((d) => d.taskId),
-        ['broken'],
-      );
-      assert.is(runIds(f.repo, 'repeat-fail').length, 2);
-      const bad = await runplan(['run', f.plan, '--retry', 'nope'], f);
-      assert.is(bad.exitCode, 3);
-    } finally {
-      f.cleanup();
-    }
+  '--retry TASK after a repeated_failure dispatches it once more (continuation), journaled; a repeat names the real earlier attempt',
+  withPlan('repeat-fail', {}, async (f) => {
+    const first = await runplan(['run', f.plan], f);
+    assert.is(first.exitCode, 1, first.stderr);
+    assert.is(readLedger(f.ledger).length, 2);
+    assert.match(first.stderr, /same failure as failed attempt 1 \(fingerprint [0-9a-f]{12}\)/);
+    const same = await runplan(['run', f.plan], f);
+    assert.is(same.exitCode, 3, 'without --retry nothing changed: refused');
+    assert.match(same.stderr, /repair_stopped: task broken/);
+    assert.match(same.stderr, /--retry broken/);
+    assert.is(readLedger(f.ledger).length, 2, 'not redispatched');
+    const again = await runplan(['run', f.plan, '--retry', 'broken'], f);
+    assert.is(again.exitCode, 1, again.stderr);
+    assert.is(readLedger(f.ledger).length, 4, 'the history started over: 2 more dispatches');
+    // Attempts 3 and 4 failed alike: the repeat points at evidence/broken.3, not at attempt 1.
+    assert.match(again.stderr, /same failure as failed attempt 3 \(fingerprint [0-9a-f]{12}\)/);
+    const rs = await records(f.repo, 'repeat-fail'); // the continuation's journal
+    assert.equal(
+      ofType(rs, 'operator-retry').map((d) => d.taskId),
+      ['broken'],
+    );
+    const stops = ofType(rs, 'repair-decided').filter((d) => d.action === 'stop');
+    assert.equal(
+      stops.map((d) => [d.attempt, /same failure as failed attempt (\d+) /.exec(String(d.detail))?.[1]]),
+      [[4, '3']],
+    );
+    const terminal = rs.filter((r) => r.terminal === true);
+    assert.match(String((terminal.at(-1)!.data as { message?: unknown }).message), /same failure as failed attempt 3 /);
+    const preview = await runplan(['run', f.plan, '--dry-run'], f);
+    assert.match(preview.stdout + preview.stderr, /same failure as failed attempt 3 /);
+    assert.is(runIds(f.repo, 'repeat-fail').length, 2);
+    const bad = await runplan(['run', f.plan, '--retry', 'nope'], f);
+    assert.is(bad.exitCode, 3);
   }),
 );
 

@@ -38,7 +38,7 @@ function runUntilStop(
     const f = failure(cls, evidence(i));
     const decision = decideRepair(f, history, caps, { now: 0 });
     if (decision.action === 'stop') return { dispatches: i, last: decision };
-    history = recordFailure(history, f);
+    history = recordFailure(history, { ...f, attempt: i });
   }
   throw new Error('never stopped');
 }
@@ -117,7 +117,7 @@ test('provider backoff: the reported reset time, else exponential from backoff, 
     const d = decideRepair(f, history, { ...DEFAULT_CAPS, provider: 10, backoffMs: 1000 }, { now: 0 });
     assert.is(d.action, 'retry');
     delays.push((d as { delayMs: number }).delayMs);
-    history = recordFailure(history, f);
+    history = recordFailure(history, { ...f, attempt: i + 1 });
   }
   assert.equal(delays, [1000, 2000, 4000]);
   const reset = decideRepair(failure('provider', 'limit', { resetAtMs: 50_000 }), emptyHistory(), DEFAULT_CAPS, { now: 20_000 });
@@ -129,10 +129,21 @@ test('provider backoff: the reported reset time, else exponential from backoff, 
   assert.equal(bounded, { action: 'retry', delayMs: MAX_BACKOFF_MS, changed: 'time' });
 });
 
+test('a repeat names the attempt number of the earlier failure, not its place in the history', () => {
+  // Attempts 1 and 2 were a crash and a success (not failures); attempt 3 failed first.
+  const f = failure('task', 'same');
+  const history = recordFailure(recordFailure(emptyHistory(), { ...failure('task', 'other'), attempt: 3 }), { ...f, attempt: 5 });
+  const d = decideRepair(f, history, DEFAULT_CAPS);
+  assert.equal(d.action === 'stop' && [d.reason, d.detail], [
+    'repeated_failure',
+    `same failure as failed attempt 5 (fingerprint ${f.fingerprint.slice(0, 12)})`,
+  ]);
+});
+
 test('classes count separately; other retries have no delay', () => {
   let history = emptyHistory();
-  history = recordFailure(history, failure('task', 'a'));
-  history = recordFailure(history, failure('task', 'b'));
+  history = recordFailure(history, { ...failure('task', 'a'), attempt: 1 });
+  history = recordFailure(history, { ...failure('task', 'b'), attempt: 2 });
   assert.equal(decideRepair(failure('gate', 'c'), history, DEFAULT_CAPS), { action: 'retry', delayMs: 0, changed: 'evidence' });
   assert.is(decideRepair(failure('task', 'd'), history, DEFAULT_CAPS).action, 'stop');
   assert.equal(history.attempts, 2);

@@ -196,7 +196,7 @@ test(
 );
 
 test(
-  'runplan report exits 1 for no such slug and for no such run',
+  'runplan report exits 1 for no such slug and for no such run; 5 (io_error, path and errno named) when --out cannot be written',
   withPlan('single', { timeoutMs: 120_000 }, async (f) => {
     assert.is((await runplan(['run', f.plan], f)).exitCode, 0);
     const slug = await runplan(['report', 'nope', '--repo', f.repo.path], f);
@@ -206,6 +206,11 @@ test(
     assert.is(run.exitCode, 1);
     assert.match(run.stderr, /no_such_run/);
     assert.not.ok(existsSync(join(slugDir(f.repo, 'single'), '20200101T000000Z-abcd')));
+    const nowhere = join(f.repo.path, 'no-such-dir', 'x.html');
+    const unwritable = await runplan(['report', 'single', '--out', nowhere, '--repo', f.repo.path], f);
+    assert.is(unwritable.exitCode, 5, unwritable.stderr);
+    assert.ok(unwritable.stderr.includes(`runplan: io_error: cannot write the report ${nowhere}: ENOENT`), unwritable.stderr);
+    assert.not.match(unwritable.stderr, /internal_error/);
   }),
 );
 

@@ -1,7 +1,8 @@
 // `runplan stop` and `status` after a coordinator crash, and `--fresh` over a corrupt journal:
 // the crashed run's agents are found by their ownerTags (the run's tag prefix even when the
 // journal cannot be read) and ended, and nothing else is touched.
-import { readFileSync, truncateSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, truncateSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -23,6 +24,7 @@ import {
   slugDir,
   waitForHolding,
   waitForLine,
+  withPlan,
   type Fixture,
 } from './support.js';
 
@@ -73,68 +75,94 @@ function corruptAttemptStarted(journal: string): void {
 
 test(
   'kill -9 while the agent sleeps: status shows it alive (degraded, leftovers, last seen, elapsed not growing); stop ends it, exit 0, closes the run; the next run continues',
-  withTimeout(150_000, async () => {
-    const f = setup('single', {}, HOLD);
+  withPlan('single', { env: HOLD, timeoutMs: 150_000 }, async (f) => {
+    const { agent, runId } = await crashWhileAgentRuns(f);
+    const runDir = join(slugDir(f.repo, 'single'), runId);
+    assert.ok(existsSync(join(runDir, 'disk-reserve')), 'the crashed coordinator left its disk reserve');
+    const before = await statusRow(f);
+    assert.is(before.state, 'degraded');
+    assert.ok(before.leftovers.includes(agent), `status names the agent among the leftovers: ${JSON.stringify(before.leftovers)}`);
+    const rs = await records(f.repo, 'single');
+    assert.is(before.lastSeen, rs.at(-1)!.ts, 'last seen is the last journal record');
+    const started = rs.find((r) => r.type === 'run-started')!.ts;
+    assert.is(before.elapsedMs, Date.parse(rs.at(-1)!.ts) - Date.parse(started), 'elapsed runs to the last record');
+    const again = await statusRow(f);
+    assert.is(again.elapsedMs, before.elapsedMs, 'and does not grow while nobody drives the run');
+    const human = await runplan(['status'], f);
+    assert.match(human.stdout, /degraded \(\d+ leftovers?\)/);
+    assert.ok(human.stderr.includes(`last seen ${new Date(before.lastSeen).toTimeString().slice(0, 8)}`), human.stderr);
+    assert.match(human.stderr, new RegExp(`runplan: leftovers: single run ${runId}: \\d+ process\\(es\\) .*\\b${agent}\\b`));
+    assert.ok(human.stderr.includes('hint: runplan stop single'), human.stderr);
+
+    const stop = await runplan(['stop', 'single'], f);
+    assert.is(stop.exitCode, 0, stop.stderr);
+    assert.not.ok(alive(agent), 'stop ended the agent');
+    for (const pid of before.leftovers as number[]) assert.not.ok(alive(pid), `leftover ${pid} ended`);
+    assert.match(stop.stderr, new RegExp(`stopped_after_crash: run ${runId}: ended \\d+ process\\(es\\) .*\\b${agent}\\b`));
+    const receipt = JSON.parse(stop.stdout.trim());
+    assert.is(receipt.type, 'run-failed');
+    assert.is(receipt.data.class, 'interrupted');
+    assert.is(receipt.data.reason, 'stopped_after_crash');
+    // The run ended at stop's receipt: its reserve is deleted and its report written, as at every receipt.
+    assert.not.ok(existsSync(join(runDir, 'disk-reserve')), 'stop deleted the disk reserve');
+    assert.ok(stop.stderr.includes(`  report: ${join(runDir, 'report.html')}`), stop.stderr);
+    assert.match(readFileSync(join(runDir, 'report.html'), 'utf8'), /stopped_after_crash/);
+
+    const after = await records(f.repo, 'single');
+    const ended = ofType(after, 'leftovers-ended')[0]!;
+    assert.ok(ended.signalled.includes(agent));
+    assert.equal(ended.survivors, []);
+    assert.is(ended.lastSeen, before.lastSeen);
+    assert.equal(
+      ended.attempts.map((a: { taskId: string }) => a.taskId),
+      ['only'],
+    );
+    const closed = ofType(after, 'attempt-closed');
+    assert.is(closed.length, 1);
+    assert.is(closed[0]!.reason, 'stopped_after_crash');
+    const types = after.map((r) => r.type);
+    assert.ok(
+      types.indexOf('leftovers-ended') < types.indexOf('attempt-closed') && types.indexOf('attempt-closed') < types.indexOf('run-failed'),
+      types.join(' '),
+    );
+
+    const row = await statusRow(f);
+    assert.is(row.state, 'failed');
+    assert.is(row.failedClass, 'interrupted');
+    assert.equal(row.leftovers, []);
+    assert.equal(row.current, []);
+    const nothing = await runplan(['stop', 'single'], f);
+    assert.is(nothing.exitCode, 1, nothing.stderr);
+    assert.match(nothing.stderr, /not_running: no live coordinator and no incomplete run/);
+
+    const next = await runplan(['run', f.plan], { env: { ...f.env, MOCK_HOLD: '' } });
+    assert.is(next.exitCode, 0, next.stderr);
+    assert.is(ofType(await records(f.repo, 'single'), 'run-started')[0]!.continues, runId, 'the next run continues the stopped one');
+    for (const id of runIds(f.repo, 'single'))
+      assert.not.ok(existsSync(join(slugDir(f.repo, 'single'), id, 'disk-reserve')), `no disk reserve left in run ${id}`);
+  }),
+);
+
+test(
+  'stop of a slug with no state exits 1 naming it (no lock taken, nothing created); a read-only state dir: stop exits 1, run refuses naming EROFS',
+  withPlan('single', {}, async (f) => {
+    assert.is((await runplan(['run', f.plan], f)).exitCode, 0);
+    const none = await runplan(['stop', 'nosuch'], f);
+    assert.is(none.exitCode, 1, none.stderr);
+    assert.match(none.stderr, /^runplan: not_running: no live coordinator and no incomplete run for slug nosuch\n$/);
+    assert.not.ok(existsSync(slugDir(f.repo, 'nosuch')), 'stop created nothing');
+    const ro = join(tempDir('runplan-ro-').path, 'state');
+    mkdirSync(ro);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=64k', 'tmpfs', ro], { stdio: ['ignore', 'ignore', 'pipe'] });
     try {
-      const { agent, runId } = await crashWhileAgentRuns(f);
-      const before = await statusRow(f);
-      assert.is(before.state, 'degraded');
-      assert.ok(before.leftovers.includes(agent), `status names the agent among the leftovers: ${JSON.stringify(before.leftovers)}`);
-      const rs = await records(f.repo, 'single');
-      assert.is(before.lastSeen, rs.at(-1)!.ts, 'last seen is the last journal record');
-      const started = rs.find((r) => r.type === 'run-started')!.ts;
-      assert.is(before.elapsedMs, Date.parse(rs.at(-1)!.ts) - Date.parse(started), 'elapsed runs to the last record');
-      const again = await statusRow(f);
-      assert.is(again.elapsedMs, before.elapsedMs, 'and does not grow while nobody drives the run');
-      const human = await runplan(['status'], f);
-      assert.match(human.stdout, /degraded \(\d+ leftovers?\)/);
-      assert.ok(human.stderr.includes(`last seen ${new Date(before.lastSeen).toTimeString().slice(0, 8)}`), human.stderr);
-      assert.match(human.stderr, new RegExp(`runplan: leftovers: single run ${runId}: \\d+ process\\(es\\) .*\\b${agent}\\b`));
-      assert.ok(human.stderr.includes('hint: runplan stop single'), human.stderr);
-
-      const stop = await runplan(['stop', 'single'], f);
-      assert.is(stop.exitCode, 0, stop.stderr);
-      assert.not.ok(alive(agent), 'stop ended the agent');
-      for (const pid of before.leftovers as number[]) assert.not.ok(alive(pid), `leftover ${pid} ended`);
-      assert.match(stop.stderr, new RegExp(`stopped_after_crash: run ${runId}: ended \\d+ process\\(es\\) .*\\b${agent}\\b`));
-      const receipt = JSON.parse(stop.stdout.trim());
-      assert.is(receipt.type, 'run-failed');
-      assert.is(receipt.data.class, 'interrupted');
-      assert.is(receipt.data.reason, 'stopped_after_crash');
-
-      const after = await records(f.repo, 'single');
-      const ended = ofType(after, 'leftovers-ended')[0]!;
-      assert.ok(ended.signalled.includes(agent));
-      assert.equal(ended.survivors, []);
-      assert.is(ended.lastSeen, before.lastSeen);
-      assert.equal(
-        ended.attempts.map((a: { taskId: string }) => a.taskId),
-        ['only'],
-      );
-      const closed = ofType(after, 'attempt-closed');
-      assert.is(closed.length, 1);
-      assert.is(closed[0]!.reason, 'stopped_after_crash');
-      const types = after.map((r) => r.type);
-      assert.ok(
-        types.indexOf('leftovers-ended') < types.indexOf('attempt-closed') && types.indexOf('attempt-closed') < types.indexOf('run-failed'),
-        types.join(' '),
-      );
-
-      const row = await statusRow(f);
-      assert.is(row.state, 'failed');
-      assert.is(row.failedClass, 'interrupted');
-      assert.equal(row.leftovers, []);
-      assert.equal(row.current, []);
-      const nothing = await runplan(['stop', 'single'], f);
-      assert.is(nothing.exitCode, 1, nothing.stderr);
-      assert.match(nothing.stderr, /not_running: no live coordinator and no incomplete run/);
-
-      const next = await runplan(['run', f.plan], { env: { ...f.env, MOCK_HOLD: '' } });
-      assert.is(next.exitCode, 0, next.stderr);
-      assert.is(ofType(await records(f.repo, 'single'), 'run-started')[0]!.continues, runId, 'the next run continues the stopped one');
+      const stop = await runplan(['stop', 'single', '--state-dir', ro], f);
+      assert.is(stop.exitCode, 1, stop.stderr);
+      assert.match(stop.stderr, /not_running: .* slug single/);
+      const run = await runplan(['run', f.plan, '--state-dir', ro], f);
+      assert.is(run.exitCode, 3, run.stderr);
+      assert.ok(run.stderr.includes(`state_unwritable: cannot create ${join(ro, 'single')}: EROFS`), run.stderr);
     } finally {
-      killAll(f);
-      f.cleanup();
+      execFileSync('umount', ['-l', ro]);
     }
   }),
 );

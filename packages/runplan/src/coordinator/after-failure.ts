@@ -19,7 +19,7 @@ export async function afterFailure(parts: RunParts, task: TaskSpec, r: FailedAtt
   const fingerprint = failureFingerprint({ ...f, baseCommit: r.baseCommit, contractDigest }, r.ownPaths);
   const history = ledger.histories.get(task.id) ?? emptyHistory();
   const decision = decideRepair({ ...f, fingerprint }, history, task.repair);
-  ledger.histories.set(task.id, recordFailure(history, { class: f.class, fingerprint }));
+  ledger.histories.set(task.id, recordFailure(history, { class: f.class, fingerprint, attempt: r.attempt }));
   await ctx.emit('repair-decided', {
     taskId: task.id,
     attempt: r.attempt,

@@ -206,7 +206,11 @@ export class RunView {
         const key = `${d.taskId}.${d.attempt}`;
         this.histories.set(
           d.taskId,
-          recordFailure(this.histories.get(d.taskId) ?? emptyHistory(), { class: d.class, fingerprint: String(d.fingerprint) }),
+          recordFailure(this.histories.get(d.taskId) ?? emptyHistory(), {
+            class: d.class,
+            fingerprint: String(d.fingerprint),
+            attempt: d.attempt,
+          }),
         );
         const failure = this.closedFailures.get(key);
         if (d.action === 'retry' && failure !== undefined) this.lastFailure.set(d.taskId, { attempt: d.attempt, failure });

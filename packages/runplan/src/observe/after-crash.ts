@@ -16,6 +16,8 @@ import { cancelRunJobs, mayHaveJobs } from '../resume/slurm-jobs.js';
 import { inspectRuns, type PriorRun } from '../resume/inspect.js';
 import { slugThreadTotals } from '../resume/slug-spend.js';
 import type { SlugPaths } from '../host/state.js';
+import { releaseReserve } from '../host/disk-reserve.js';
+import { writeRunReport } from './report.js';
 
 /** What `stop` did with one run whose coordinator had died. */
 export interface CrashedRunStop {
@@ -33,6 +35,8 @@ export interface CrashedRunStop {
   receipt: JournalRecord | undefined;
   /** Why nothing (or not everything) could be journaled: the leftovers were ended all the same. */
   error: { reason: string; message: string } | undefined;
+  /** The run's report (`<run dir>/report.html`), written at its receipt as every receipt's is; undefined without one. */
+  report?: string;
 }
 
 export interface StopOptions {
@@ -100,6 +104,11 @@ export async function stopAfterCrash(paths: SlugPaths, opts: StopOptions): Promi
       };
     } finally {
       await opened.value.close().catch(() => undefined);
+    }
+    if (stop.receipt !== undefined) {
+      // The run ended here, as at a coordinator's receipt: its reserve goes, its report is written.
+      await releaseReserve(p.paths.dir);
+      stop.report = await writeRunReport(p.paths.journal);
     }
   }
   return done;

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isAlive } from '@runplan/settle';
 import { acquireLock, type JournalRecord, type LockHolder } from '@runplan/journal';
@@ -35,6 +36,8 @@ export async function stopSlug(stateRoot: string, slug: string, waitMs: number, 
   const paths = slugPaths(stateRoot, slug);
   const holder = await liveCoordinator(paths);
   if (holder !== undefined) return isStopHolder(holder) ? lockedByStop(slug, holder) : signalCoordinator(paths, holder, waitMs);
+  // No state for the slug at all: nothing to stop, and nothing to take a lock in.
+  if (!(await exists(paths.dir))) return { kind: 'not_running', slug };
   const lock = await acquireLock(paths.dir, { identityPath: paths.identity, details: { role: STOP_ROLE, slug } });
   if (!lock.ok) {
     const e = lock.error;
@@ -53,6 +56,16 @@ export async function stopSlug(stateRoot: string, slug: string, waitMs: number, 
     return runs.length === 0 ? { kind: 'not_running', slug } : { kind: 'after_crash', slug, runs };
   } finally {
     await lock.value.release();
+  }
+}
+
+// Whether a path exists; an error other than ENOENT (EACCES …) says it may, and the lock tells.
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code !== 'ENOENT';
   }
 }
 

@@ -9,8 +9,12 @@ export interface TaskHistory {
   /** Failed attempts so far (all classes). */
   attempts: number;
   byClass: Partial<Record<FailureClass, number>>;
-  /** Fingerprints of earlier failed attempts, oldest first. */
-  fingerprints: string[];
+  /**
+   * Fingerprints of earlier failed attempts, oldest first, each with its attempt number (a
+   * repeat names the attempt whose evidence dir holds the same failure; attempt numbers also
+   * count crashed and successful attempts, so a list position is not one).
+   */
+  fingerprints: { fingerprint: string; attempt: number }[];
   /** Attempts lost to a coordinator crash (own cap, CRASH_CAP). */
   crashes: number;
 }
@@ -28,11 +32,11 @@ export function emptyHistory(): TaskHistory {
 }
 
 // The history after one more failed attempt (a new object; the input is not changed).
-export function recordFailure(history: TaskHistory, failure: { class: FailureClass; fingerprint: string }): TaskHistory {
+export function recordFailure(history: TaskHistory, failure: { class: FailureClass; fingerprint: string; attempt: number }): TaskHistory {
   return {
     attempts: history.attempts + 1,
     byClass: { ...history.byClass, [failure.class]: (history.byClass[failure.class] ?? 0) + 1 },
-    fingerprints: [...history.fingerprints, failure.fingerprint],
+    fingerprints: [...history.fingerprints, { fingerprint: failure.fingerprint, attempt: failure.attempt }],
     crashes: history.crashes,
   };
 }
@@ -61,12 +65,12 @@ export function decideRepair(
   if (NEVER_RETRIED_REASONS.includes(failure.reason)) {
     return { action: 'stop', reason: 'not_retryable', detail: `${failure.reason} is never retried` };
   }
-  if (!row.repeatAllowed && history.fingerprints.includes(failure.fingerprint)) {
-    const earlier = history.fingerprints.indexOf(failure.fingerprint) + 1;
+  const earlier = row.repeatAllowed ? undefined : history.fingerprints.find((e) => e.fingerprint === failure.fingerprint);
+  if (earlier !== undefined) {
     return {
       action: 'stop',
       reason: 'repeated_failure',
-      detail: `same failure as failed attempt ${earlier} (fingerprint ${failure.fingerprint.slice(0, 12)})`,
+      detail: `same failure as failed attempt ${earlier.attempt} (fingerprint ${failure.fingerprint.slice(0, 12)})`,
     };
   }
   const cap = caps[row.cap];
