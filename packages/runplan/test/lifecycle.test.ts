@@ -127,6 +127,12 @@ test(
       const oldTerminal = old.records.filter((x) => x.terminal === true);
       assert.is(oldTerminal.length, 1);
       assert.is((oldTerminal[0]!.data as Record<string, unknown>).class, 'abandoned');
+      // Closed as abandoned, the crashed run gives back the space its coordinator held in reserve.
+      const { existsSync } = await import('node:fs');
+      assert.not.ok(
+        existsSync(join(f.repo.path, '.git', 'runplan', 'single', ids[0]!, 'disk-reserve')),
+        'the abandoned run keeps no disk reserve',
+      );
       const newer = await records(f.repo, 'single');
       assert.equal(ofType(newer, 'run-started')[0]!.abandoned, [ids[0]]);
       const after = await runplan(['status', '--json'], f);

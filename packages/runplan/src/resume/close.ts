@@ -1,6 +1,7 @@
 import { rename } from 'node:fs/promises';
 import { openWriter, type JournalWriter } from '@runplan/journal';
 import { ZERO_USAGE, type RunFailedData } from '../events/types.js';
+import { releaseReserve } from '../host/disk-reserve.js';
 import { compactUtc } from '../host/state.js';
 import type { RunEnd } from '../coordinator/types.js';
 import { endLeftovers, journaledCgroupParents } from './leftovers.js';
@@ -30,6 +31,7 @@ export async function closePriorRuns(runs: PriorRun[]): Promise<Closed> {
     if (corrupt) {
       const aside = `${run.dir}.corrupt-${compactUtc(new Date())}`;
       await rename(run.dir, aside);
+      await releaseReserve(aside);
       abandoned.push(
         `${run.runId} (corrupt journal renamed to ${aside}${survivors.length > 0 ? `; processes that survived teardown: ${survivors.join(' ')}` : ''})`,
       );
@@ -48,6 +50,8 @@ export async function closePriorRuns(runs: PriorRun[]): Promise<Closed> {
       'abandoned',
       `closed by runplan run --fresh${survivors.length > 0 ? `; processes that survived teardown: ${survivors.join(' ')}` : ''}`,
     );
+    // Its receipt is written: no coordinator will take it up again, so the reserve goes, as at every receipt.
+    await releaseReserve(run.dir);
     abandoned.push(run.runId);
   }
   return { ok: true, abandoned, notices };
