@@ -14,23 +14,27 @@ export { stopExitCode } from './cli-stop.js';
 // a hook must deny, never fail to load halfway (bin/runplan.js).
 
 const EXIT_CODES = `Exit codes:
-  run --dry-run  0 would dispatch or is up to date; 2 usage or invalid plan; 3 would refuse
-              (reason and hint as run); 4 slug held by a live coordinator. Writes nothing.
-  run, demo   0 complete; 1 failed (class on stderr); 2 usage or invalid plan;
-              3 refused to start; 4 slug locked by a live coordinator;
-              5 the journal itself failed (run left incomplete); 130/143 interrupted
-              (SIGINT/SIGTERM). Receipts are written for 0, 1, 130, 143 only.
-  validate    0 valid; 2 invalid
-  status      0; 1 no such slug; 2 usage
-  log         0; 1 no such slug; 2 usage
-  report      0 written; 1 no such slug or run; 2 usage; 5 the file cannot be written
-  stop        0 stopped, or a crashed run's leftovers ended and the run closed;
-              1 nothing running and no incomplete run; 3 did not exit within --wait,
-              or leftovers survived SIGKILL (pids named); 4 another stop holds the slug
-              (or a holder on another host); 5 the crashed run's journal cannot be
-              written (its leftovers are ended all the same, pids printed)
-  gate claude 0 allow; 2 deny (reason on stderr; any error is a denial)
-  gate claude --install   0 merged or printed; 2 usage, or settings unreadable (untouched)`;
+  run, demo              0 complete; 1 failed (class on stderr); 2 usage or invalid plan;
+                         3 refused to start; 4 slug locked by a live coordinator;
+                         5 the journal itself failed (run left incomplete);
+                         130/143 interrupted (SIGINT/SIGTERM).
+                         Receipts are written for 0, 1, 130, 143 only.
+  run --dry-run          0 would dispatch or is up to date; 2 usage or invalid plan;
+                         3 would refuse (reason and hint as run);
+                         4 slug held by a live coordinator. Writes nothing.
+  validate               0 valid; 2 invalid
+  status                 0; 1 no such slug; 2 usage
+  log                    0; 1 no such slug; 2 usage
+  report                 0 written; 1 no such slug or run; 2 usage;
+                         5 the file cannot be written
+  stop                   0 stopped, or a crashed run's leftovers ended and the run closed;
+                         1 nothing running and no incomplete run;
+                         3 did not exit within --wait, or leftovers survived SIGKILL (pids named);
+                         4 another stop holds the slug (or a holder on another host);
+                         5 the crashed run's journal cannot be written
+                         (its leftovers are ended all the same, pids printed)
+  gate claude            0 allow; 2 deny (reason on stderr; any error is a denial)
+  gate claude --install  0 merged or printed; 2 usage, or settings unreadable (untouched)`;
 
 export async function main(argv: string[]): Promise<number> {
   const stderr = new SafeOutput(process.stderr);
