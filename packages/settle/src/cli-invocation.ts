@@ -92,7 +92,6 @@ export async function parse(argv: string[]): Promise<Invocation | 'help' | 'vers
   const command = (o['--'] as string[] | undefined) ?? [];
   if (command.length === 0) throw new UsageError('no command: settle [options] -- CMD [ARGS...]');
   const invocation: Invocation = { command, env: {}, preserveStatus: o.preserveStatus === true };
-  if (o.preserveStatus !== undefined && typeof o.preserveStatus !== 'boolean') throw new UsageError('--preserve-status takes no value');
   const duration = (name: string, flag = name): number | undefined => {
     const value = o[name];
     if (value === undefined) return undefined;

@@ -204,14 +204,8 @@ export class RunView {
       case 'repair-decided': {
         const d = e.data;
         const key = `${d.taskId}.${d.attempt}`;
-        this.histories.set(
-          d.taskId,
-          recordFailure(this.histories.get(d.taskId) ?? emptyHistory(), {
-            class: d.class,
-            fingerprint: String(d.fingerprint),
-            attempt: d.attempt,
-          }),
-        );
+        const failed = { class: d.class, fingerprint: String(d.fingerprint), attempt: d.attempt };
+        this.histories.set(d.taskId, recordFailure(this.histories.get(d.taskId) ?? emptyHistory(), failed));
         const failure = this.closedFailures.get(key);
         if (d.action === 'retry' && failure !== undefined) this.lastFailure.set(d.taskId, { attempt: d.attempt, failure });
         else this.lastFailure.delete(d.taskId);

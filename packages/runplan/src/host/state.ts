@@ -1,7 +1,8 @@
 import { lstatSync, readdirSync } from 'node:fs';
 import { chmod, mkdir, readdir, stat } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { newRunId, readHeader } from '@runplan/journal';
+import { nearestExisting } from './dir-check.js';
 
 export { newRunId };
 
@@ -70,32 +71,17 @@ export async function ensurePrivateDir(path: string): Promise<void> {
 
 // mkdir -p that throws the real cause: Node's recursive mkdir says ENOENT whenever a missing
 // parent cannot be made (a read-only file system, EROFS; no permission, EACCES), so on ENOENT
-// the first missing directory is made alone, which fails with the real errno.
+// the outermost missing directory is made alone, which fails with the real errno.
 async function mkdirs(path: string, mode: number): Promise<void> {
   try {
     await mkdir(path, { recursive: true, mode });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    const missing = await firstMissing(resolve(path));
-    if (missing === undefined) throw e;
-    await mkdir(missing, { mode });
+    const found = await nearestExisting(path);
+    if ('error' in found || found.missing === undefined) throw e;
+    await mkdir(found.missing, { mode });
     // Made after all (a parent came back meanwhile): once more, and its error is the answer.
     await mkdir(path, { recursive: true, mode });
-  }
-}
-
-// The outermost directory of `path` that does not exist (path itself when only it is missing).
-async function firstMissing(path: string): Promise<string | undefined> {
-  let missing: string | undefined;
-  for (let p = path; ; p = dirname(p)) {
-    try {
-      await stat(p);
-      return missing;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return missing;
-      missing = p;
-    }
-    if (dirname(p) === p) return missing;
   }
 }
 
