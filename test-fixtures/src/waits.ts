@@ -4,7 +4,7 @@ import { withTimeout } from './helpers.js';
 
 /** Anything a test makes that must be undone whatever the test does. */
 export interface Disposable {
-  cleanup(): void;
+  cleanup(): void | Promise<void>;
 }
 
 // A test body that owns its fixture: `make` sets it up, `body` uses it, cleanup always runs,
@@ -19,7 +19,7 @@ export function withCleanup<F extends Disposable>(
     try {
       await body(fixture);
     } finally {
-      fixture.cleanup();
+      await fixture.cleanup();
     }
   });
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runBin, tempDir, withCleanup, withTimeout } from '@runplan/test-fixtures';
-import { alive, RUNPLAN, slugDir, waitForHolding, waitUntil, withPlan } from './support.js';
+import { alive, endRunLeftovers, RUNPLAN, slugDir, waitForHolding, waitUntil, withPlan } from './support.js';
 
 interface Call {
   tool?: string;
@@ -255,6 +255,7 @@ test(
     } finally {
       if (coordinator > 0 && alive(coordinator)) process.kill(coordinator, 'SIGKILL');
       await run.catch(() => undefined);
+      await endRunLeftovers(stateDir);
       scratch.cleanup();
     }
   }),

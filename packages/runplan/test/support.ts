@@ -1,5 +1,5 @@
 // Shared by the runplan bin tests: run the real bin in a fixture repo, read its journals.
-import { existsSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -20,6 +20,7 @@ import {
 
 export { alive, killAll, waitForLine, waitUntil } from '@runplan/test-fixtures';
 import { readJournal, type JournalRecord } from '@runplan/journal';
+import { teardownTagged } from '@runplan/settle';
 import { compareRunStarts, headerStartOrder, RUN_ID_PATTERN, runTagPrefix, type RunStart } from '../src/index.js';
 
 export const RUNPLAN = binPath('runplan');
@@ -59,7 +60,8 @@ export interface PlanFixtureOptions {
 }
 
 // A test body over a fresh fixture repo and plan (see setup): bounded, and cleaned up after
-// whatever happens — every mock agent the ledger names is killed, then the repo removed.
+// whatever happens — every mock agent the ledger names is killed, then whatever the fixture's
+// runs still own (processes and the cgroups settle made for them), then the repo removed.
 export function withPlan(plan: string, opts: PlanFixtureOptions, body: (f: Fixture) => Promise<void>): () => Promise<void> {
   return withCleanup(
     opts.timeoutMs ?? 120_000,
@@ -67,9 +69,9 @@ export function withPlan(plan: string, opts: PlanFixtureOptions, body: (f: Fixtu
       const f = setup(plan, opts.replacements ?? {}, opts.env ?? {});
       return {
         ...f,
-        cleanup: () => {
+        cleanup: async () => {
           killAll(readLedger(f.ledger).map((e) => e.pid));
-          removeRunCgroups(f.repo);
+          await endRunLeftovers(join(f.repo.path, '.git', 'runplan'));
           f.cleanup();
         },
       };
@@ -78,44 +80,21 @@ export function withPlan(plan: string, opts: PlanFixtureOptions, body: (f: Fixtu
   );
 }
 
-// The empty cgroups settle made for the fixture's runs (`settle-r<run id>_…`) that no resume
-// or stop removed, because the test killed the coordinator and cleaned up without either.
-function removeRunCgroups(repo: GitRepo): void {
-  const state = join(repo.path, '.git', 'runplan');
+// What the fixture's runs left that no resume or stop ended, because the test killed the
+// coordinator and cleans up without either: a held mock agent and the cgroup settle made for
+// it (`settle-r<run id>_…`). Ended as a resume would, so no cgroup outlives the test (a
+// cgroup still being emptied when it was only checked stayed behind, one per such test).
+// A test whose runs use another --state-dir calls it for that directory before removing it.
+export async function endRunLeftovers(state: string): Promise<void> {
   if (!existsSync(state)) return;
   const prefixes = readdirSync(state).flatMap((slug) =>
     existsSync(join(state, slug)) && statSync(join(state, slug)).isDirectory()
       ? readdirSync(join(state, slug))
           .filter((n) => RUN_ID_PATTERN.test(n))
-          .map((id) => `settle-${runTagPrefix(id)}`)
+          .map((id) => runTagPrefix(id))
       : [],
   );
-  if (prefixes.length === 0) return;
-  const dir = ownCgroupDir();
-  if (dir === undefined) return;
-  for (const name of readdirSync(dir)) {
-    if (!prefixes.some((p) => name.startsWith(p))) continue;
-    try {
-      if (/^populated 0$/m.test(readFileSync(join(dir, name, 'cgroup.events'), 'latin1'))) rmdirSync(join(dir, name));
-    } catch {
-      // Gone already, or still populated: not the fixture's to force.
-    }
-  }
-}
-
-// This process's cgroup v2 directory (from mountinfo and /proc/self/cgroup), when there is one.
-function ownCgroupDir(): string | undefined {
-  try {
-    const path = /^0::(.*)$/m.exec(readFileSync('/proc/self/cgroup', 'utf8'))?.[1];
-    const mount = readFileSync('/proc/self/mountinfo', 'utf8')
-      .split('\n')
-      .map((l) => l.split(' '))
-      .find((f) => f[f.indexOf('-') + 1] === 'cgroup2');
-    if (path === undefined || mount === undefined || mount[3] !== '/') return undefined;
-    return join(mount[4]!, path);
-  } catch {
-    return undefined;
-  }
+  if (prefixes.length > 0) await teardownTagged({ prefixes }, { signal: 'SIGKILL', graceMs: 2000 });
 }
 
 export interface MockPlan {
