@@ -117,3 +117,36 @@ export function kebabSwitches(cli: SwitchOwner): void {
       }
     }
 }
+
+/** A word that can only be a value: a lone `-` (stdin/stdout), or one that starts like a negative number. */
+const dashLedValue = /^-(?:$|\d|\.\d)/;
+
+/**
+ * `--jobs -1`, `--grace -1s`, `--out -`, `-k -5`: a dash-led value given to an option that
+ * takes one, rewritten as `--jobs=-1` (and `-k=-5`) so the parser sees it as that option's
+ * value. mri reads such a word as options of its own — `--jobs -1` failed with "unknown
+ * option -1" instead of saying what is wrong with -1, and a lone `-` came out as no value —
+ * where POSIX getopt hands an option that requires an argument the next word. Only words
+ * that cannot be an option are joined: `--repo --json` is still a missing value. Stops at
+ * `--` (what follows belongs to the command). Call once every option is declared, and give
+ * the rewritten words to everything that reads the command line (asTyped, usageAsTyped).
+ */
+export function dashLedValues(cli: SwitchOwner, argv: readonly string[]): string[] {
+  const takesValue = new Set<string>();
+  for (const command of [cli.globalCommand, ...cli.commands])
+    for (const option of command.options) {
+      if (option.isBoolean === true || !/[<[]/.test(option.rawName)) continue;
+      for (const part of option.rawName.split(',')) takesValue.add(part.trim().split(/[\s=]/)[0]!);
+    }
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!;
+    if (word === '--') return [...out, ...argv.slice(i)];
+    const next = argv[i + 1];
+    if (takesValue.has(word) && next !== undefined && dashLedValue.test(next)) {
+      out.push(`${word}=${next}`);
+      i++;
+    } else out.push(word);
+  }
+  return out;
+}

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { cac } from 'cac';
-import { asTyped, typedValue, typedValues, usageAsTyped } from '../src/index.js';
+import { asTyped, dashLedValues, typedValue, typedValues, usageAsTyped } from '../src/index.js';
 
 // What cac (mri) parses for argv with one string option `--x <v>` (repeatable) and a flag `--b`.
 function parsed(argv: string[]): Record<string, unknown> {
@@ -60,6 +60,24 @@ test("usageAsTyped: cac's camelCase key back to the option as typed; other messa
   assert.is(usageAsTyped('unknown option --deadLine', ['--dead-line=1s', '--', 'x']), 'unknown option --dead-line');
   assert.is(usageAsTyped('Unknown option `--x`', ['--', '--x']), 'unknown option --x');
   assert.is(usageAsTyped('missing required args', ['--a']), 'missing required args');
+});
+
+test('dashLedValues: a lone - or a negative-number-like word after an option that takes a value is joined to it; nothing else, nothing after --', () => {
+  const cli = cac('t');
+  cli.option('-k, --kill-after <d>', '').option('--out [file]', '').option('--json', '').option('--dry-run', '');
+  cli.command('c', '').option('--jobs <n>', '');
+  const join = (argv: string[]) => dashLedValues(cli as never, argv);
+  assert.equal(join(['c', '--jobs', '-1', '--out', '-']), ['c', '--jobs=-1', '--out=-']);
+  assert.equal(join(['-k', '-5', '--kill-after', '-.5s']), ['-k=-5', '--kill-after=-.5s']);
+  assert.equal(join(['--jobs', '--json', '--json', '-1', '--dry-run', '-']), ['--jobs', '--json', '--json', '-1', '--dry-run', '-']);
+  assert.equal(join(['--jobs', '-x', '--jobs', '-']), ['--jobs', '-x', '--jobs=-']);
+  assert.equal(join(['--jobs', '2', '--', '--jobs', '-1']), ['--jobs', '2', '--', '--jobs', '-1']);
+  assert.equal(join(['--jobs']), ['--jobs']);
+  // What mri then makes of the joined words: the values as typed.
+  const parsed = cli.parse(['node', 't', ...join(['c', '--jobs', '-1', '-k', '-5', '--out', '-'])], { run: false }).options;
+  assert.is(parsed.jobs, -1);
+  assert.is(parsed.killAfter, -5);
+  assert.is(parsed.out, '-');
 });
 
 test.run();

@@ -46,18 +46,6 @@ export function runOptions(o: Record<string, unknown>): RunOptions {
   };
 }
 
-// `--out -` as `--out=-`: the option parser reads a lone `-` as no value at all.
-export function joinDashValue(argv: string[], flag: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === flag && argv[i + 1] === '-') {
-      out.push(`${flag}=-`);
-      i++;
-    } else out.push(argv[i]!);
-  }
-  return out;
-}
-
 // The state root for status/stop: --state-dir, else <git common dir of --repo or cwd>/runplan.
 export async function stateRoot(o: Record<string, unknown>): Promise<{ ok: true; value: string } | { ok: false; message: string }> {
   if (typeof o.stateDir === 'string') return { ok: true, value: stateRootFor('', o.stateDir) };

@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
 import { cac } from 'cac';
-import { asTyped, kebabSwitches, operandsAfterDashes, packageVersion, parseDuration, usageAsTyped } from '@runplan/common';
+import { asTyped, dashLedValues, kebabSwitches, operandsAfterDashes, packageVersion, parseDuration, usageAsTyped } from '@runplan/common';
 import { SafeOutput } from './observe/progress.js';
 import { gateMain } from './gate/cli.js';
-import { joinDashValue, noRunsLine, printProblems, STRING_OPTIONS, stateRoot, UsageError } from './cli-support.js';
+import { noRunsLine, printProblems, runOptions, STRING_OPTIONS, stateRoot, UsageError } from './cli-support.js';
 import { reportStop, stopExitCode } from './cli-stop.js';
 import { statusCommand } from './cli-status.js';
 
@@ -175,6 +175,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--json', 'Print every journal record as a JSON line on stdout')
     .action(async (typed: Record<string, unknown>) => {
       const o = asTyped(argv, typed, STRING_OPTIONS);
+      runOptions({ jobs: o.jobs }); // a usage error before the scratch repository is made
       // Loaded only here: the demo pulls in execa (~100 modules) that `run` does not need.
       const { prepareDemo } = await import('./demo.js');
       const demo = await prepareDemo();
@@ -209,7 +210,9 @@ export async function main(argv: string[]): Promise<number> {
 
   try {
     kebabSwitches(cli);
-    const parsed = cli.parse(['node', 'runplan', ...joinDashValue(argv, '--out')], { run: false });
+    // `--jobs -1`, `--out -`: a dash-led value is the option's (rewritten in place: every reader of argv sees it so).
+    argv.splice(0, argv.length, ...dashLedValues(cli, argv));
+    const parsed = cli.parse(['node', 'runplan', ...argv], { run: false });
     if (parsed.options.help === true || parsed.options.h === true) return 0;
     // `--version` anywhere among runplan's own arguments (never after `--`), as settle reads it; `--help` outranks it.
     if (parsed.options.version) {

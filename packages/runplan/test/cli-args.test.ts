@@ -115,4 +115,28 @@ test(
   }),
 );
 
+// POSIX getopt gives an option that takes a value the next word; mri read `-1` as options.
+test(
+  "a dash-led value (--jobs -1, --grace -1s, -k -5, --retain -2) is the option's, refused for what it is, by every tool",
+  withTimeout(60_000, async () => {
+    const cases: Array<[Parameters<typeof binPath>[0], string[], string]> = [
+      ['runplan', ['run', 'plan.toml', '--jobs', '-1'], 'runplan: usage: --jobs -1: not a positive integer'],
+      ['runplan', ['demo', '--jobs', '-.5'], 'runplan: usage: --jobs -.5: not a positive integer'],
+      ['settle', ['--grace', '-1s', '--', 'true'], 'settle: usage: --grace -1s is not a duration'],
+      ['settle', ['-k', '-5', '--', 'true'], 'settle: usage: --kill-after -5 is not a duration'],
+      ['run-hook', ['--tier', 'pre_run', '--timeout', '-3', '--', 'true'], 'run-hook: usage: --timeout "-3": expected a duration'],
+      ['workdir', ['prune', 'x', '--retain', '-2'], 'workdir: bad_retain: --retain "-2" is not a non-negative integer'],
+    ];
+    for (const [tool, args, said] of cases) {
+      const r = await runBin(binPath(tool), args);
+      assert.ok(r.exitCode === 2 || r.exitCode === 125, `${tool}: ${r.exitCode} ${r.stderr}`);
+      assert.ok(r.stderr.startsWith(said), `${tool} ${args.join(' ')}: ${r.stderr}`);
+    }
+    // A word that can be an option is still one: the value is missing, not "--json".
+    const missing = await runBin(binPath('runplan'), ['status', '--repo', '--json']);
+    assert.is(missing.exitCode, 2, missing.stderr);
+    assert.match(missing.stderr, /^runplan: usage: option `--repo <dir>` value is missing$/m);
+  }),
+);
+
 test.run();

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -122,5 +122,20 @@ test(
     }
   }),
 );
+
+test('`runplan demo --jobs abc`: exit 2 before any scratch repository is made', async () => {
+  const scratch = tempDir('runplan-demo-usage-');
+  try {
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: scratch.path, TMPDIR: scratch.path };
+    for (const jobs of ['abc', '0']) {
+      const r = await runBin(RUNPLAN, ['demo', '--jobs', jobs], { env, cwd: scratch.path });
+      assert.is(r.exitCode, 2, r.stderr);
+      assert.is(r.stderr, `runplan: usage: --jobs ${jobs}: not a positive integer\n  hint: runplan --help\n`);
+    }
+    assert.equal(readdirSync(scratch.path), []);
+  } finally {
+    scratch.cleanup();
+  }
+});
 
 test.run();

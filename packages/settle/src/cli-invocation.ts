@@ -1,5 +1,5 @@
 import { constants } from 'node:os';
-import { kebabSwitches, parseCommandLineDuration } from '@runplan/common';
+import { dashLedValues, kebabSwitches, parseCommandLineDuration } from '@runplan/common';
 import type { OwnershipMode } from './cgroup.js';
 import { isOwnershipMode } from './ownership-choice.js';
 import type { SettleSpec } from './types.js';
@@ -79,9 +79,10 @@ export async function parse(argv: string[]): Promise<Invocation | 'help' | 'vers
   const cli = cac('settle');
   for (const [flags, description, config] of optionTable) cli.option(flags, description, config);
   const cut = argv.indexOf('--');
-  const own = cut < 0 ? argv : argv.slice(0, cut);
   kebabSwitches(cli);
-  const parsed = cli.parse(['node', 'settle', ...stdinInputJoined(own), ...(cut < 0 ? [] : argv.slice(cut))], { run: false });
+  // `--input -`, `--deadline -5`: the value as the option's (then refused or taken as typed).
+  const own = dashLedValues(cli, cut < 0 ? argv : argv.slice(0, cut));
+  const parsed = cli.parse(['node', 'settle', ...own, ...(cut < 0 ? [] : argv.slice(cut))], { run: false });
   const o = parsed.options as Record<string, unknown>;
   if (o.help || o.h) return 'help';
   if (o.version) return 'version';
@@ -138,18 +139,6 @@ export async function parse(argv: string[]): Promise<Invocation | 'help' | 'vers
     invocation.env[String(pair).slice(0, at)] = String(pair).slice(at + 1);
   }
   return invocation;
-}
-
-// mri reads a lone `-` as "no value", so `--input -` (settle's stdin) becomes `--input=-`.
-function stdinInputJoined(own: readonly string[]): string[] {
-  const rewritten: string[] = [];
-  for (let i = 0; i < own.length; i++) {
-    if (own[i] === '--input' && own[i + 1] === '-') {
-      rewritten.push('--input=-');
-      i++;
-    } else rewritten.push(own[i]!);
-  }
-  return rewritten;
 }
 
 // The text given to `--flag V`, `--flag=V` (or `-k V` for kill-after), the last one if repeated.

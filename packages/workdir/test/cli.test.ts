@@ -340,7 +340,7 @@ test(
         [['prune', `${tmp.path}/{{plan.slug}}`, '--retain', '0', '--var', 'plan.slug=shared'], /^workdir: shared_workdir: /],
         [['prune', `${tmp.path}/shared/{{run.id}}`], /^workdir: usage: prune needs --retain N/],
         [['prune', `${tmp.path}/shared/{{run.id}}`, '--retain', 'all'], /^workdir: bad_retain: /],
-        [['prune', `${tmp.path}/shared/{{run.id}}`, '--retain', '-1'], /^workdir: usage: /],
+        [['prune', `${tmp.path}/shared/{{run.id}}`, '--retain', '-1'], /^workdir: bad_retain: --retain "-1" is not a non-negative integer/],
         [['prune', `${tmp.path}/shared/{{event.path}}`, '--retain', '0'], /^workdir: untrusted_variable: /],
       ];
       for (const [args, expected] of cases) {
