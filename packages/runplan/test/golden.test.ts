@@ -4,7 +4,7 @@
 // that changes what is journaled fails here. Regenerate on purpose only:
 //   UPDATE_GOLDEN=1 node packages/runplan/dist/test/golden.test.js
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { fixture, parseJsonLines, runBin, withTimeout } from '@runplan/test-fixtures';
@@ -49,11 +49,13 @@ function matchesGolden(name: string, actual: unknown): void {
   assert.equal(actual, JSON.parse(readFileSync(file, 'utf8')), `${name}: the journal differs from the baseline`);
 }
 
-// `runplan demo ARGS --json`: the records it printed; its scratch repository removed after.
+// `runplan demo ARGS --json`: the records it printed; its scratch directory (the repository's
+// parent, runplan-demo-XXXXXX) removed after.
 async function demo(args: string[]): Promise<JournalRecord[]> {
   const r = await runBin(RUNPLAN, ['demo', '--json', ...args], { timeoutMs: 170_000 });
   const scratch = /scratch repository (\S+)/.exec(r.stderr)?.[1];
-  if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+  if (scratch !== undefined)
+    rmSync(basename(dirname(scratch)).startsWith('runplan-demo-') ? dirname(scratch) : scratch, { recursive: true, force: true });
   assert.is(r.exitCode, 0, r.stderr);
   return parseJsonLines(r.stdout) as JournalRecord[];
 }

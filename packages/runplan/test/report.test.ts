@@ -174,13 +174,15 @@ test(
     // On stderr the control characters are shown, never sent.
     assert.not.match(run.stderr, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/, 'no control character on stderr');
     assert.ok(run.stderr.includes('\\x1b]0;pwned\\x07'), run.stderr);
-    const out = join(tempDir('runplan-report-').path, 'r.html');
+    const outDir = tempDir('runplan-report-');
+    const out = join(outDir.path, 'r.html');
     const r = await runplan(['report', 'hostile', '--out', out, '--repo', f.repo.path], f);
     assert.is(r.exitCode, 0, r.stderr);
     const html = readFileSync(out, 'utf8');
     assert.not.ok(html.includes(HOSTILE), 'the agent text is not in the file as markup');
     assert.match(html, /Content-Security-Policy/);
     const shown = await render(out);
+    outDir.cleanup();
     assert.equal(shown.console, []);
     assert.match(shown.dom, /data-rendered="yes"/);
     assert.is(count(shown.dom, /<img/g), 0, 'no element from the agent text');

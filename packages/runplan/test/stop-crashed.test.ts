@@ -151,7 +151,8 @@ test(
     assert.is(none.exitCode, 1, none.stderr);
     assert.match(none.stderr, /^runplan: not_running: no live coordinator and no incomplete run for slug nosuch\n$/);
     assert.not.ok(existsSync(slugDir(f.repo, 'nosuch')), 'stop created nothing');
-    const ro = join(tempDir('runplan-ro-').path, 'state');
+    const roDir = tempDir('runplan-ro-');
+    const ro = join(roDir.path, 'state');
     mkdirSync(ro);
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=64k', 'tmpfs', ro], { stdio: ['ignore', 'ignore', 'pipe'] });
     try {
@@ -163,6 +164,7 @@ test(
       assert.ok(run.stderr.includes(`state_unwritable: cannot create ${join(ro, 'single')}: EROFS`), run.stderr);
     } finally {
       execFileSync('umount', ['-l', ro]);
+      roDir.cleanup();
     }
   }),
 );
