@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { built, context, interleave, now, pairedRatio, ratio, row, skipped } from './lib.js';
+import { built, context, interleave, now, pairedRatio, ratio, row, skipped, stats } from './lib.js';
 
 export const name = 'cgroup-join';
 export const title = 'putting /bin/true in a fresh cgroup: settle joins around spawn() vs an exec wrapper';
@@ -52,8 +52,40 @@ export async function measure({ quick }) {
     mkdirSync(dir);
     return dir;
   };
+  // Where the join's cost goes, phase by phase: each synchronous step of a call timed on its
+  // own (µs per call, the mean of a batch), the same steps as `self` below.
+  const phases = { mkdir: [], join: [], spawnIn: [], leave: [], rmdir: [], spawnOut: [] };
+  const phased = async () => {
+    const sum = { mkdir: 0, join: 0, spawnIn: 0, leave: 0, rmdir: 0, spawnOut: 0 };
+    for (let i = 0; i < batch; i++) {
+      let t = now();
+      const dir = fresh();
+      sum.mkdir += now() - t;
+      await run(['/bin/true'], {
+        before: () => {
+          t = now();
+          writeFileSync(join(dir, 'cgroup.procs'), '0');
+          sum.join += now() - t;
+          t = now();
+        },
+        after: () => {
+          sum.spawnIn += now() - t;
+          t = now();
+          writeFileSync(join(home.value, 'cgroup.procs'), '0');
+          sum.leave += now() - t;
+        },
+      });
+      t = now();
+      rmdirSync(dir);
+      sum.rmdir += now() - t;
+      await run(['/bin/true'], { before: () => (t = now()), after: () => (sum.spawnOut += now() - t) });
+    }
+    for (const key of Object.keys(sum)) phases[key].push((sum[key] / batch) * 1000);
+    return 0;
+  };
   const v = await interleave(
     [
+      { key: 'phased', run: phased },
       { key: 'plain', run: () => perCall(batch, () => run(['/bin/true'])) },
       {
         key: 'self',
@@ -79,10 +111,17 @@ export async function measure({ quick }) {
     ],
     { rounds: quick ? 4 : 15, warmup: 1 },
   );
+  for (const values of Object.values(phases)) values.shift(); // the warmup round's
   const rows = [
     row('spawn, no cgroup', 'ms', v.plain),
     row('settle joins the cgroup around spawn()', 'ms', v.self),
     row('exec wrapper (sh) joins, then execs', 'ms', v.wrapper),
+    row('phase: mkdir of the cgroup', 'µs', phases.mkdir),
+    row('phase: settle moves itself in (write cgroup.procs)', 'µs', phases.join),
+    row('phase: spawn() inside the cgroup', 'µs', phases.spawnIn),
+    row('phase: spawn() outside any new cgroup', 'µs', phases.spawnOut),
+    row('phase: settle moves itself back', 'µs', phases.leave),
+    row('phase: rmdir after the exit', 'µs', phases.rmdir),
   ];
   return {
     name,
@@ -96,6 +135,14 @@ export async function measure({ quick }) {
       }),
       context('exec wrapper / no cgroup', pairedRatio(v.wrapper, v.plain), 'the same through a wrapper program'),
       context('join around spawn / exec wrapper', pairedRatio(v.self, v.wrapper), 'below 1: joining around spawn() is cheaper'),
+      context(
+        'phases: what the cgroup adds to a spawn',
+        ['mkdir', 'join', 'leave', 'rmdir'].reduce((sum, k) => sum + stats(phases[k]).median, 0) +
+          stats(phases.spawnIn).median -
+          stats(phases.spawnOut).median,
+        'µs per call: mkdir + the two moves + rmdir + what spawn() itself takes longer inside the cgroup (the exit is not in it)',
+        'µs',
+      ),
     ],
     notes: [`each value is the mean of ${batch} sequential calls; cgroups made in ${parent.value}`],
   };

@@ -100,6 +100,8 @@ export function format(value, unit) {
         : value >= 100
           ? `${value.toFixed(0)} ms`
           : `${value.toFixed(value >= 10 ? 1 : 2)} ms`;
+    case 'µs':
+      return `${value.toFixed(0)} µs`;
     case 'MiB/s':
       return `${value.toFixed(0)} MiB/s`;
     case 'MB':
