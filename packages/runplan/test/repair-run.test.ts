@@ -13,6 +13,32 @@ async function receipt(f: ReturnType<typeof setup>, slug: string): Promise<{ typ
 }
 
 test(
+  'a task with no prompt: its retry gets no prompt either (stdin empty, as on its first attempt), never a race with EPIPE',
+  withPlan(
+    [
+      'slug = "promptless"',
+      'base = "main"',
+      '[defaults]',
+      // Attempt 1 fails; attempt 2 saves what its stdin held, and commits it.
+      'command = ["sh", "-c", "cat > stdin.txt; if [ \\"$1\\" = 1 ]; then echo first-try-fails >&2; exit 3; fi", "sh", "{{run.attempt}}"]',
+      'format = "text"',
+      'deadline = "1m"',
+      '[[tasks]]',
+      'id = "plain"',
+      'expect = "commit"',
+    ].join('\n'),
+    { timeoutMs: 90_000 },
+    async (f) => {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 0, r.stderr);
+      const closed = ofType(await records(f.repo, 'promptless'), 'attempt-closed').map((c) => c.outcome);
+      assert.equal(closed, ['failed', 'success']);
+      assert.is(f.repo.fileAt('runplan/promptless', 'stdin.txt'), '', 'the retry was handed nothing on stdin');
+    },
+  ),
+);
+
+test(
   'fail once, then succeed: 2 dispatches, complete; the second prompt carries the first failure',
   withTimeout(90_000, async () => {
     const prompts = tempDir('runplan-prompts-');

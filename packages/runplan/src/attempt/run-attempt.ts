@@ -41,7 +41,13 @@ export async function runAttempt(ctx: RunContext, task: TaskSpec, attempt: numbe
   const ownerTag = newRunOwnerTag(ctx.runId);
   const baseCommit = ctx.integration.head;
   const evidenceDir = attemptEvidenceDir(ctx.run, task.id, attempt);
-  const prompt = previous === undefined ? (task.prompt ?? '') : retryPrompt(task.prompt, previous, (t) => maskSecrets(t, ctx.secrets));
+  // A retry's prompt carries the previous failure. A task with no prompt gets none on any
+  // attempt: its command never reads a prompt, and evidence written to a stdin nobody reads
+  // made the retry fail or pass by a race (EPIPE once the command had exited).
+  const prompt =
+    previous === undefined || task.prompt === undefined || task.prompt === ''
+      ? (task.prompt ?? '')
+      : retryPrompt(task.prompt, previous, (t) => maskSecrets(t, ctx.secrets));
   const baseVars = { ...workdirVars(ctx, task, attempt), ...budgetVars(ctx.plan.budget, ctx.spent()) };
   const planned = render(ctx.workdirTemplate, baseVars, 'workdir');
   const plannedDir = planned.ok ? planned.value : '';
