@@ -3,6 +3,7 @@ import type { Execution } from '@runplan/settle';
 import type { AgentState } from '../agent/consumer.js';
 import { PROVIDER_MAX_WAIT_MS, type TaskSpec } from '../plan/types.js';
 import { maskSecrets } from '../plan/secrets.js';
+import { textTail } from '../host/evidence.js';
 import { classifyCommand, type CommandOutcome } from '../repair/classify.js';
 import type { AttemptFailureData } from '../events/types.js';
 import { fail } from './failure.js';
@@ -82,4 +83,15 @@ export function commandMessage(reason: CommandOutcome, s: Settled, task: Pick<Ta
     default:
       return unreachable(reason);
   }
+}
+
+// A failed command's evidence: the tail of its stderr, plus the error the agent reported on
+// stdout (an is_error result, a turn.failed), which stderr often lacks. Without it two
+// different errors an agent reported would fingerprint alike (a repeated_failure) and the
+// retry prompt would say nothing of what went wrong.
+export function commandEvidence(stderrTail: string, state: AgentState | undefined, secrets: readonly string[]): string {
+  const reported = state?.isError === true ? state.errorMessage?.trim() : undefined;
+  if (reported === undefined || reported === '' || stderrTail.includes(reported)) return stderrTail;
+  const line = maskSecrets(`agent reported: ${textTail(reported, 2000)}`, secrets);
+  return stderrTail === '' ? line : `${stderrTail.replace(/\n?$/, '\n')}${line}`;
 }
