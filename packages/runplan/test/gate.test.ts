@@ -84,6 +84,13 @@ const BACKGROUND: string[] = [
   'for i in 1; do runplan run plan.toml; done &',
   'while true; do if true; then runplan run plan.toml; fi; break; done &',
   'until false; do runplan demo; done > demo.log 2>&1 &',
+  'coproc runplan run plan.toml',
+  'coproc RP { runplan run plan.toml; }',
+  'coproc { cd sub; runplan run plan.toml; }',
+  'coproc (runplan run plan.toml)',
+  'echo start; coproc timeout 2h runplan demo',
+  "bash <<< 'runplan run plan.toml &'",
+  'sh <<<"nohup runplan run plan.toml"',
 ];
 
 test(
@@ -143,6 +150,9 @@ const ALLOWED: string[] = [
   'while false; do sleep 1; done; runplan run plan.toml',
   'if true; then sleep 5 & fi; runplan run plan.toml',
   'echo "an open quote',
+  'runplan run plan.toml && coproc sleep 1',
+  'coproc sleep 1; runplan run plan.toml',
+  "cat <<< 'runplan run plan.toml &'",
 ];
 
 test(

@@ -58,6 +58,13 @@ const WRAPPERS = new Map<string, string | undefined>([
   ['eval', undefined],
 ]);
 
+/** How a command's own shell syntax detaches it, in the denial's words. */
+const BACKGROUND_REASONS: Record<'&' | 'coproc' | 'none', string | undefined> = {
+  '&': '`&` (a background job)',
+  coproc: '`coproc` (an asynchronous coprocess)',
+  none: undefined,
+};
+
 /** Commands that detach or queue work so nothing waits for it. */
 const DETACHERS = new Set(['disown', 'at', 'batch']);
 
@@ -75,7 +82,7 @@ export function classify(script: string): Classified {
 
 function collect(commands: SimpleCommand[], inherited: string | undefined, found: Classified): void {
   for (const command of commands) {
-    const background = inherited ?? (command.background ? '`&` (a background job)' : undefined);
+    const background = inherited ?? BACKGROUND_REASONS[command.background ?? 'none'];
     const words = command.words.filter((_, i, all) => !all.slice(0, i + 1).every((w) => ASSIGNMENT.test(w)));
     const program = words[0] !== undefined ? basename(words[0]) : undefined;
     if (program !== undefined && DETACHERS.has(program)) found.detacher ??= program;
