@@ -239,6 +239,10 @@ test(
       assert.not.ok(existsSync(marker), 'nothing ran');
       assert.is((await settle(['--deadline', '10', '--', '.'])).exitCode, 126);
       assert.is((await settle(['--deadline', '10', '--', 'no_such_command_here'])).exitCode, 127);
+      // GNU: `timeout 10 ''` → "failed to run command ‘’: No such file or directory", 127.
+      const empty = await settle(['--deadline', '10', '--', '']);
+      assert.is(empty.exitCode, 127, empty.stderr);
+      assert.match(empty.stderr, /^settle: spawn_failed: cannot run "": ENOENT: an empty command name\n {2}hint: not found/);
     } finally {
       dir.cleanup();
     }
