@@ -52,11 +52,11 @@ function resetTooFar(a: Attempt, resetAtMs: number, refused: string): AttemptFai
 /** What each format's terminal line is, for the no_result message. */
 const TERMINAL_LINES: Record<AgentState['format'], string> = {
   'claude-stream-json': 'a result line',
-  'codex-json': 'turn.completed or turn.failed',
+  'codex-json': 'a turn.completed or turn.failed line',
   'gemini-stream-json': 'a result line',
-  'gemini-json': 'one whole JSON object',
+  'gemini-json': 'its one JSON object',
   'cursor-stream-json': 'a result line',
-  text: 'none',
+  text: 'its terminal line',
 };
 
 // The message for people of each way a command can fail.
@@ -87,7 +87,7 @@ export function commandMessage(reason: CommandOutcome, s: Settled, task: Pick<Ta
     case 'turn_limit':
       return `the agent reached its session turn limit (exit ${execution.exitCode})${state?.errorMessage ? `: ${state.errorMessage}` : ''}`;
     case 'no_result':
-      return `the agent's stream ended without its terminal line (${TERMINAL_LINES[state?.format ?? 'text']}: torn, or killed behind a wrapper), exit ${execution.exitCode}`;
+      return `the agent's stream ended without ${TERMINAL_LINES[state?.format ?? 'text']} (torn, or killed behind a wrapper), exit ${execution.exitCode}`;
     case 'exited':
       return `the command exited ${execution.exitCode}`;
     default:
