@@ -345,6 +345,12 @@ test(
       });
       assert.is(user.exitCode, 0, user.stderr);
       assert.ok(existsSync(join(home.path, '.claude', 'settings.json')));
+      // A mistyped --project names no directory: refused, nothing created there.
+      const typo = join(home.path, 'no-such-project');
+      const missing = await runBin(RUNPLAN, ['gate', 'claude', '--install', '--project', typo], { timeoutMs: 30_000 });
+      assert.is(missing.exitCode, 2, missing.stderr);
+      assert.match(missing.stderr, /^runplan gate: usage: --project .*no-such-project: no such directory/);
+      assert.not.ok(existsSync(typo), 'no project directory made up');
       const bad = await runBin(RUNPLAN, ['gate', 'claude', '--install', '--bash-timeout', 'soon'], { timeoutMs: 30_000 });
       assert.is(bad.exitCode, 2);
       assert.match(bad.stderr, /--bash-timeout soon: not a duration/);
