@@ -91,6 +91,9 @@ const BACKGROUND: string[] = [
   'echo start; coproc timeout 2h runplan demo',
   "bash <<< 'runplan run plan.toml &'",
   'sh <<<"nohup runplan run plan.toml"',
+  'sudo -b runplan run plan.toml',
+  'sudo -E --background -u nobody runplan demo',
+  'sudo -u nobody -b runplan run plan.toml',
 ];
 
 test(
@@ -153,6 +156,7 @@ const ALLOWED: string[] = [
   'runplan run plan.toml && coproc sleep 1',
   'coproc sleep 1; runplan run plan.toml',
   "cat <<< 'runplan run plan.toml &'",
+  'sudo -u builder runplan run plan.toml',
 ];
 
 test(
