@@ -14,7 +14,7 @@ import { DEFAULT_WAIT, say, fail, UsageError, waitMsFrom, parseObject, scanOrFai
 // The journal CLI's commands: each takes its arguments and returns the exit code.
 
 export async function init(argv: string[], file: string): Promise<number> {
-  const runId = typedValue(argv, 'run-id');
+  const runId = oneValue(argv, 'run-id');
   if (runId === undefined) throw new UsageError('init needs --run-id ID');
   const opened = await openWriter(file, { create: true, exclusive: true, runId, waitMs: waitMsFrom(argv) });
   if (!opened.ok) return fail(opened.error);
@@ -22,12 +22,12 @@ export async function init(argv: string[], file: string): Promise<number> {
   return 0;
 }
 
-// The one value of an option append takes once: a second --data (or --type) is refused, never
-// dropped — one --data is one record; more records come one JSON object a line on stdin.
+// The one value of an option init and append take once: a second --data (or --type, --run-id)
+// is refused, never dropped — one --data is one record; more come one JSON object a line on stdin.
 function oneValue(argv: string[], name: string): string | undefined {
   const values = typedValues(argv, name);
   if (values.length > 1)
-    throw new UsageError(`--${name} given ${values.length} times: append takes one (more records: one JSON object a line on stdin)`);
+    throw new UsageError(`--${name} given ${values.length} times: give it once (more records: one JSON object a line on stdin)`);
   return values[0];
 }
 
