@@ -133,10 +133,12 @@ const dashLedValue = /^-(?:$|\d|\.\d)/;
  */
 export function dashLedValues(cli: SwitchOwner, argv: readonly string[]): string[] {
   const takesValue = new Set<string>();
+  const switches = new Set<string>();
   for (const command of [cli.globalCommand, ...cli.commands])
     for (const option of command.options) {
-      if (option.isBoolean === true || !/[<[]/.test(option.rawName)) continue;
-      for (const part of option.rawName.split(',')) takesValue.add(part.trim().split(/[\s=]/)[0]!);
+      const names = option.rawName.split(',').map((part) => part.trim().split(/[\s=]/)[0]!);
+      if (option.isBoolean === true || !/[<[]/.test(option.rawName)) for (const n of names) switches.add(n);
+      else for (const n of names) takesValue.add(n);
     }
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -146,7 +148,22 @@ export function dashLedValues(cli: SwitchOwner, argv: readonly string[]): string
     if (takesValue.has(word) && next !== undefined && dashLedValue.test(next)) {
       out.push(`${word}=${next}`);
       i++;
-    } else out.push(word);
+    } else out.push(...attachedValue(word, takesValue, switches));
   }
   return out;
+}
+
+// `-s9`, `-sKILL`, `-pk0`: short switches, then a short option with its value attached in the
+// same word, as getopt reads them (`timeout -s9`) — split to `-p`, `-k=0`. mri read the value's
+// letters as options of their own (`unknown option --9`). Any other word is left as it is.
+function attachedValue(word: string, takesValue: ReadonlySet<string>, switches: ReadonlySet<string>): string[] {
+  if (!/^-[A-Za-z]/.test(word)) return [word];
+  const flags: string[] = [];
+  for (let j = 1; j < word.length; j++) {
+    const flag = `-${word[j]}`;
+    if (takesValue.has(flag)) return j + 1 < word.length ? [...flags, `${flag}=${word.slice(j + 1)}`] : [word];
+    if (!switches.has(flag)) return [word];
+    flags.push(flag);
+  }
+  return [word];
 }

@@ -14,7 +14,7 @@ import { DEFAULT_WAIT, say, fail, UsageError, waitMsFrom, parseObject, scanOrFai
 // The journal CLI's commands: each takes its arguments and returns the exit code.
 
 export async function init(argv: string[], file: string): Promise<number> {
-  const runId = typedValue(argv, 'run-id');
+  const runId = oneValue(argv, 'run-id');
   if (runId === undefined) throw new UsageError('init needs --run-id ID');
   const opened = await openWriter(file, { create: true, exclusive: true, runId, waitMs: waitMsFrom(argv) });
   if (!opened.ok) return fail(opened.error);
@@ -22,17 +22,26 @@ export async function init(argv: string[], file: string): Promise<number> {
   return 0;
 }
 
+// The one value of an option init and append take once: a second --data (or --type, --run-id)
+// is refused, never dropped — one --data is one record; more come one JSON object a line on stdin.
+function oneValue(argv: string[], name: string): string | undefined {
+  const values = typedValues(argv, name);
+  if (values.length > 1)
+    throw new UsageError(`--${name} given ${values.length} times: give it once (more records: one JSON object a line on stdin)`);
+  return values[0];
+}
+
 export async function append(
   argv: string[],
   file: string,
   options: { terminal?: boolean; create?: boolean; breakLock?: boolean },
 ): Promise<number> {
-  const type = typedValue(argv, 'type');
+  const type = oneValue(argv, 'type');
   if (type === undefined) throw new UsageError('append needs --type TYPE');
-  const dataText = typedValue(argv, 'data');
+  const dataText = oneValue(argv, 'data');
   const data = dataText === undefined ? undefined : parseObject(dataText, '--data');
   const waitMs = waitMsFrom(argv);
-  const runId = typedValue(argv, 'run-id');
+  const runId = oneValue(argv, 'run-id');
   const terminal = Boolean(options.terminal);
   // Input that can never be appended is refused before the journal is opened (or created).
   const refused = data === undefined ? recordProblem(file, type, {}) : recordProblemBeforeOpen(file, type, data, terminal);

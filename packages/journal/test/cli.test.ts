@@ -68,6 +68,7 @@ test(
       ['append', fresh(), '--type', 'x', '--bogus'],
       ['append', fresh()],
       ['init', fresh()],
+      ['init', fresh(), '--run-id', 'a', '--run-id', 'b'],
       ['append', fresh(), '--type', 'x', '--wait', '10'],
     ]) {
       const result = await journal(args);
@@ -140,6 +141,9 @@ test(
       [['--type', 'x'], 'not json\n{"a":1}\n', /^journal: bad_record: stdin line 1 is not JSON/],
       [['--type', 'x'], `${JSON.stringify({ blob: 'b'.repeat(1 << 20) })}\n`, /^journal: record_too_large: stdin line 1: /],
       [['--type', 'x', '--terminal'], '', /^journal: usage: --terminal needs a record/],
+      // One --data is one record: a second is never silently dropped (last-wins would lose one).
+      [['--type', 'x', '--data', '{"a":1}', '--data', '{"b":2}'], undefined, /^journal: usage: --data given 2 times: give it once/],
+      [['--type', 'x', '--type', 'y', '--data', '{}'], undefined, /^journal: usage: --type given 2 times/],
     ];
     for (const [args, input, expected] of cases) {
       const file = fresh('refused');

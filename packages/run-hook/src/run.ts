@@ -153,7 +153,7 @@ function refusedOutcome(error: TemplateError): HookOutcome {
 export function hookOutcome(execution: Execution, argv: string[], stdoutTail: string, stderrTail: string, tier: HookTier): HookOutcome {
   const { exitCode, signal, durationMs, teardown } = execution;
   const evidence = { durationMs, stdoutTail, stderrTail, argv };
-  const name = `${tier} hook ${argv[0] ?? '(empty argv)'}`;
+  const name = `${tier} hook ${argv[0] === undefined ? '(empty argv)' : argv[0] === '' ? '""' : argv[0]}`;
   const survivors = teardown.result === 'failed' ? `; survivors: ${teardown.survivors.join(', ')}` : '';
   const fail = (reason: HookFailureReason, message: string): HookOutcome => ({
     ok: false,

@@ -160,6 +160,9 @@ test(
       const missing = await runBin(bin, ['--', join(dir.path, 'missing')]);
       assert.is(missing.exitCode, 127);
       assert.match(missing.stderr, /^run-hook: spawn_failed: /);
+      const empty = await runBin(bin, ['--', '']);
+      assert.is(empty.exitCode, 127, 'an empty hook name is not found, as GNU timeout says');
+      assert.match(empty.stderr, /^run-hook: spawn_failed: pre_run hook "" could not be started: /);
       const plain = join(dir.path, 'not-executable');
       writeFileSync(plain, '#!/bin/sh\nexit 0\n');
       chmodSync(plain, 0o644);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { runPaths, slugPaths } from '../src/host/state.js';
 import { readRun } from '../src/resume/inspect.js';
 import { SPEND_RECORDS, slugSpend } from '../src/resume/slug-spend.js';
+import { budgetCell } from '../src/observe/slug-budget.js';
 import { ofType, records, runIds, runplan, withPlan } from './support.js';
 
 test(
@@ -75,5 +76,14 @@ test(
     assert.equal(slugSpend(await views(SPEND_RECORDS)), whole);
   }),
 );
+
+test("status's BUDGET shows a cap and a spend as they are, not rounded to the cent ($0.025 is no $0.03)", () => {
+  const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 };
+  const cell = (costUsd: number, maxCostUsd: number) => budgetCell({ usage, tokens: 0, costUsd, maxTokens: null, maxCostUsd });
+  assert.is(cell(0.04, 0.025), '$0.04/$0.025');
+  assert.is(cell(0.0049, 0.005), '$0.0049/$0.005');
+  assert.is(cell(0.1 + 0.2, 5), '$0.30/$5.00');
+  assert.is(cell(0.15, 5), '$0.15/$5.00');
+});
 
 test.run();

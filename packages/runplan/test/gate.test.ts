@@ -84,6 +84,16 @@ const BACKGROUND: string[] = [
   'for i in 1; do runplan run plan.toml; done &',
   'while true; do if true; then runplan run plan.toml; fi; break; done &',
   'until false; do runplan demo; done > demo.log 2>&1 &',
+  'coproc runplan run plan.toml',
+  'coproc RP { runplan run plan.toml; }',
+  'coproc { cd sub; runplan run plan.toml; }',
+  'coproc (runplan run plan.toml)',
+  'echo start; coproc timeout 2h runplan demo',
+  "bash <<< 'runplan run plan.toml &'",
+  'sh <<<"nohup runplan run plan.toml"',
+  'sudo -b runplan run plan.toml',
+  'sudo -E --background -u nobody runplan demo',
+  'sudo -u nobody -b runplan run plan.toml',
 ];
 
 test(
@@ -143,6 +153,10 @@ const ALLOWED: string[] = [
   'while false; do sleep 1; done; runplan run plan.toml',
   'if true; then sleep 5 & fi; runplan run plan.toml',
   'echo "an open quote',
+  'runplan run plan.toml && coproc sleep 1',
+  'coproc sleep 1; runplan run plan.toml',
+  "cat <<< 'runplan run plan.toml &'",
+  'sudo -u builder runplan run plan.toml',
 ];
 
 test(
@@ -335,6 +349,12 @@ test(
       });
       assert.is(user.exitCode, 0, user.stderr);
       assert.ok(existsSync(join(home.path, '.claude', 'settings.json')));
+      // A mistyped --project names no directory: refused, nothing created there.
+      const typo = join(home.path, 'no-such-project');
+      const missing = await runBin(RUNPLAN, ['gate', 'claude', '--install', '--project', typo], { timeoutMs: 30_000 });
+      assert.is(missing.exitCode, 2, missing.stderr);
+      assert.match(missing.stderr, /^runplan gate: usage: --project .*no-such-project: no such directory/);
+      assert.not.ok(existsSync(typo), 'no project directory made up');
       const bad = await runBin(RUNPLAN, ['gate', 'claude', '--install', '--bash-timeout', 'soon'], { timeoutMs: 30_000 });
       assert.is(bad.exitCode, 2);
       assert.match(bad.stderr, /--bash-timeout soon: not a duration/);

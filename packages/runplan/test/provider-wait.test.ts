@@ -86,6 +86,34 @@ test(
 );
 
 test(
+  'two tasks waiting for the provider: status names the first and counts the others, never shows one as if it were all',
+  withPlan('rate-limit', { timeoutMs: 90_000 }, async (f) => {
+    const resetAt = Math.floor(Date.now() / 1000) + 3600;
+    const text = readFileSync(f.plan, 'utf8').replace('on-attempt 1 rate-limit', `on-attempt 1 rate-limit ${resetAt}`);
+    const second = text.slice(text.indexOf('[[tasks]]')).replace('id = "limited"', 'id = "other"').replaceAll('limited.txt', 'other.txt');
+    writeFileSync(f.plan, `jobs = 2\n${text}\n${second}`);
+    const running = runplan(['run', f.plan], f, 80_000);
+    try {
+      await waitForEvent(f.repo, 'rate-limit', 'provider-wait');
+      await waitUntil(
+        'both tasks wait for the provider',
+        async () => (await records(f.repo, 'rate-limit')).filter((x) => x.type === 'provider-wait').length === 2,
+      );
+      const status = await runplan(['status', 'rate-limit'], f);
+      assert.is(status.exitCode, 0, status.stderr);
+      assert.match(
+        status.stdout,
+        new RegExp(`running \\((limited|other) waiting for provider until ${clock(resetAt * 1000)}, \\+1 more\\)`),
+      );
+    } finally {
+      const stop = await runplan(['stop', 'rate-limit', '--wait', '60s'], f);
+      assert.is(stop.exitCode, 0, stop.stderr);
+    }
+    assert.is((await running).exitCode, 143);
+  }),
+);
+
+test(
   'in tmux: while the coordinator backs off, the live table row says waiting for provider until HH:MM:SS UTC, not failed',
   withPlan('rate-limit', { timeoutMs: 120_000, replacements: { 'backoff = "100ms"': 'backoff = "1h"' } }, async (f) => {
     const dir = tempDir('runplan-tmux-');

@@ -301,6 +301,68 @@ test(
   }),
 );
 
+// A transcript cut off before its terminal line (its first `keep` lines), as a file of its own.
+function cutOff(name: string, keep: number): string {
+  const dir = tempDir('replay-cut-');
+  cleanups.push(dir.cleanup);
+  const file = join(dir.path, `${name}.cut`);
+  writeFileSync(file, `${readFileSync(transcriptPath(name), 'utf8').split('\n').slice(0, keep).join('\n')}\n`);
+  return file;
+}
+
+// Each JSON format's real success, cut before its terminal line (codex turn.completed, gemini
+// and cursor result, gemini-json's one object), replayed with exit 0.
+const CUT: Array<[string, string, AgentFormat, number]> = [
+  ['codex', 'codex-02-success-0.147.jsonl', 'codex-json', 3],
+  ['gemini', 'gemini-01-stream-success.jsonl', 'gemini-stream-json', 4],
+  ['gjson', 'gemini-02-json-success.json', 'gemini-json', 5],
+  ['cursor', 'cursor-01-stream-success.jsonl', 'cursor-stream-json', 6],
+];
+
+test('a codex, gemini or cursor stream cut off before its terminal line is no_result with exit 0, as a Claude one is', () => {
+  for (const [, name, format, keep] of CUT) {
+    const state = interpretTranscript(format, readFileSync(cutOff(name, keep)));
+    assert.equal(classifyCommand({ reason: 'exited', exitCode: 0 }, state, NO_CODES), { class: 'task', reason: 'no_result' }, name);
+  }
+});
+
+test(
+  'bin: codex, gemini and cursor streams cut off before their terminal line, exit 0, fail as no_result, nothing integrated',
+  withPlan(
+    `slug = "replay-cut-all"
+base = "main"
+keep_going = true
+[defaults]
+command = ["replay-agent", "{{task.id}}", "{{run.attempt}}"]
+deadline = "1m"
+grace = "1s"
+[repair]
+task = 1
+${CUT.map(
+  ([id, name, format, keep]) =>
+    `[[tasks]]\nid = "${id}"\nformat = "${format}"\nprompt = "replay"\nenv = { REPLAY_TRANSCRIPT = "${cutOff(name, keep)}" }\n`,
+).join('')}`,
+    { timeoutMs: 90_000 },
+    async (f) => {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 1, r.stderr);
+      const { rs, type } = await receipt(f, 'replay-cut-all');
+      assert.is(type, 'run-failed');
+      const closed = ofType(rs, 'attempt-closed');
+      assert.equal(
+        closed.map((c) => [c.taskId, c.reason, c.class]),
+        CUT.map(([id]) => [id, 'no_result', 'task']),
+      );
+      assert.equal(
+        ofType(rs, 'command-settled').map((s) => s.exitCode),
+        [0, 0, 0, 0],
+      );
+      assert.match(closed[0]!.failure.message, /without a turn\.completed or turn\.failed line/);
+      assert.is(ofType(rs, 'integrated').length, 0);
+    },
+  ),
+);
+
 test(
   'bin: codex-05 replayed with exit 0 (a failed turn) is a provider failure, its words in the message',
   withPlan(replayPlan('replay-codex-limit', 'codex-json'), { timeoutMs: 90_000 }, async (f) => {

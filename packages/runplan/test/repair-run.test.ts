@@ -99,6 +99,39 @@ test(
 );
 
 test(
+  'two different errors the agent reported on stdout (is_error, empty stderr) are different failures: retried, and the retry prompt names the error',
+  withTimeout(120_000, async () => {
+    const prompts = tempDir('runplan-prompts-');
+    const f = setup(
+      'is-error',
+      {
+        'mock: is-error tool execution failed halfway':
+          'mock: on-attempt 1 is-error compile failed in src/alpha.ts\nmock: on-attempt 2 is-error tests failed in src/beta.ts',
+        'task = 1': 'task = 3',
+      },
+      { MOCK_PROMPTS: prompts.path },
+    );
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 0, r.stderr);
+      assert.is(readLedger(f.ledger).length, 3);
+      const decided = ofType(await records(f.repo, 'is-error'), 'repair-decided');
+      assert.equal(
+        decided.map((d) => d.action),
+        ['retry', 'retry'],
+      );
+      assert.is(new Set(decided.map((d) => d.fingerprint)).size, 2);
+      const [, second, third] = savedPrompts(prompts.path, 'liar');
+      assert.match(second!, /\| agent reported: error_during_execution: compile failed in src\/alpha\.ts/);
+      assert.match(third!, /\| agent reported: error_during_execution: tests failed in src\/beta\.ts/);
+    } finally {
+      f.cleanup();
+      prompts.cleanup();
+    }
+  }),
+);
+
+test(
   'RUNPLAN: BLOCKED ends the run with class needs_human, never retried',
   withTimeout(60_000, async () => {
     const f = setup('blocked');

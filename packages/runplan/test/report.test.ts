@@ -217,6 +217,33 @@ test(
 );
 
 test(
+  'the report of a run whose journal is corrupt says corrupt (offset, seq, reason) and goes on with --fresh, as run would say; never incomplete with a plain run',
+  withPlan('single', { timeoutMs: 120_000 }, async (f) => {
+    assert.is((await runplan(['run', f.plan], f)).exitCode, 0);
+    const [id] = runIds(f.repo, 'single');
+    const journal = join(slugDir(f.repo, 'single'), id!, 'journal.jsonl');
+    const bytes = readFileSync(journal);
+    const at = bytes.indexOf('"type":"checkpoint"');
+    bytes[at + 10]! ^= 1;
+    writeFileSync(journal, bytes);
+    const refused = await runplan(['run', f.plan, '--dry-run'], f);
+    assert.is(refused.exitCode, 3, refused.stderr);
+    assert.match(refused.stderr, /journal_corrupt/);
+    const json = await runplan(['report', 'single', '--json', '--repo', f.repo.path], f);
+    assert.is(json.exitCode, 0, json.stderr);
+    const data = JSON.parse(json.stdout) as { outcome: string; message: string; resumeCommand: string };
+    assert.is(data.outcome, 'corrupt');
+    assert.match(data.message, /^the journal is corrupt at offset \d+ \(seq \d+\): crc_mismatch/);
+    assert.is(data.resumeCommand, `runplan run ${f.plan} --fresh`);
+    const out = join(f.repo.path, 'corrupt.html');
+    assert.is((await runplan(['report', 'single', '--out', out, '--repo', f.repo.path], f)).exitCode, 0);
+    const shown = await render(out);
+    assert.match(textOf(shown.dom, 'outcome'), /^runplan single: corrupt$/);
+    assert.match(textOf(shown.dom, 'resume-command'), /--fresh$/);
+  }),
+);
+
+test(
   'a report that cannot be written at the receipt changes neither the exit code nor the receipt',
   withPlan('single', { timeoutMs: 120_000 }, async (f) => {
     const crashed = await runplan(['run', f.plan], { ...f, env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:run-started' } });

@@ -9,6 +9,7 @@ import { reportText, type SettleReport, writeReport } from './report.js';
 
 // Why --report FILE could not be written whatever the command does, checked before it runs; undefined when it could.
 export function reportUnwritable(path: string): string | undefined {
+  if (isDirectory(path)) return 'it is a directory';
   const directory = dirname(resolve(path));
   return isDirectory(directory) ? undefined : `directory ${directory} does not exist`;
 }

@@ -51,8 +51,10 @@ export function launch(spec: SettleSpec, plan: LaunchPlan, emit: (event: SettleE
   return { ok: true, child: started.spawned, owning };
 }
 
-// A spawn that failed (ENOENT, EACCES, …) as a transport error naming the program.
+// A spawn that failed (ENOENT, EACCES, …) as a transport error naming the program. An empty
+// program name is not found (ENOENT, 127, as GNU `timeout ''` says), whatever Node throws for it.
 export function spawnError(argv: readonly string[], cause: unknown): TransportError {
+  if (argv[0] === '') return { code: 'ENOENT', where: 'spawn', message: 'cannot run "": ENOENT: an empty command name', cause };
   const code = codeOf(cause) ?? 'EINVAL';
   return { code, where: 'spawn', message: `cannot run ${JSON.stringify(argv[0] ?? '')}: ${messageOf(cause)}`, cause };
 }

@@ -414,6 +414,7 @@ test(
         [['--'], /^settle: usage: no command after --/],
         [['touch', marker], /^settle: usage: put -- before the command/],
         [['--report', join(dir.path, 'missing', 'r.json'), '--', 'touch', marker], /^settle: report_unwritable: /],
+        [['--report', dir.path, '--', 'touch', marker], /^settle: report_unwritable: --report .*: it is a directory/],
       ];
       for (const [args, message] of cases) {
         const r = await settle(args);

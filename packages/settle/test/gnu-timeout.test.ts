@@ -167,6 +167,27 @@ test(
 );
 
 test(
+  'a short option’s value attached, as getopt reads it (timeout -s9, -sKILL, -k1): -s9, -sINT, -ps9, -pk0',
+  withTimeout(30_000, async () => {
+    for (const [flags, code] of [
+      [['-ps9'], 137],
+      [['-p', '-sINT'], 130],
+      [['-psKILL'], 137],
+    ] as const) {
+      const r = await settle([...flags, '--deadline', '200ms', '--', sh('sleeper.sh')]);
+      assert.is(r.exitCode, code, `${flags.join(' ')}: ${r.stderr}`);
+    }
+    const started = Date.now();
+    const ignoring = await settle(['-pk0', '--deadline', '200ms', '--', sh('ignore-term.sh')]);
+    assert.is(ignoring.exitCode, 137, ignoring.stderr);
+    assert.ok(Date.now() - started < 4_000, '-k0: KILL at once, not after the 5s grace');
+    const unknown = await settle(['-pz', '--', 'true']);
+    assert.is(unknown.exitCode, 125);
+    assert.match(unknown.stderr, /^settle: usage: unknown option/);
+  }),
+);
+
+test(
   '--kill-after (-k) alone sets the TERM→KILL wait; --grace stays for the pipes',
   withTimeout(30_000, async () => {
     const dir = tempDir();
@@ -239,6 +260,10 @@ test(
       assert.not.ok(existsSync(marker), 'nothing ran');
       assert.is((await settle(['--deadline', '10', '--', '.'])).exitCode, 126);
       assert.is((await settle(['--deadline', '10', '--', 'no_such_command_here'])).exitCode, 127);
+      // GNU: `timeout 10 ''` → "failed to run command ‘’: No such file or directory", 127.
+      const empty = await settle(['--deadline', '10', '--', '']);
+      assert.is(empty.exitCode, 127, empty.stderr);
+      assert.match(empty.stderr, /^settle: spawn_failed: cannot run "": ENOENT: an empty command name\n {2}hint: not found/);
     } finally {
       dir.cleanup();
     }

@@ -64,12 +64,14 @@ export function codexInterpreter(state: AgentState): LineInterpreter {
           if (thread !== '') state.threads = { ...state.threads, [thread]: snapshots.get(thread)! };
           if (pendingError !== undefined) warn(state, `recovered from: ${pendingError.slice(0, 200)}`);
           pendingError = undefined;
+          state.sawResult = true;
           state.terminal = true;
           return;
         }
         case 'turn.failed': {
           const error = isRecord(event['error']) ? event['error'] : {};
           fail(typeof error['message'] === 'string' ? error['message'] : 'turn failed');
+          state.sawResult = true;
           state.terminal = true;
           return;
         }

@@ -40,7 +40,11 @@ export interface AgentState {
   lines: number;
   /** codex: the last running total per thread id the stream named (the caller subtracts what it already counted). */
   threads?: Record<string, Usage>;
-  /** claude: a `result` line arrived, so its usage is authoritative. */
+  /**
+   * A terminal line arrived (claude, gemini and cursor `result`, codex `turn.completed` /
+   * `turn.failed`, gemini-json's one object): claude's usage is then authoritative, and a JSON
+   * stream without one was cut off (`no_result`).
+   */
   sawResult: boolean;
   /** The line just interpreted was terminal (claude `result`, codex `turn.completed` / `turn.failed`). */
   terminal?: boolean;

@@ -3,6 +3,7 @@ import type { Execution } from '@runplan/settle';
 import type { AgentState } from '../agent/consumer.js';
 import { PROVIDER_MAX_WAIT_MS, type TaskSpec } from '../plan/types.js';
 import { maskSecrets } from '../plan/secrets.js';
+import { textTail } from '../host/evidence.js';
 import { classifyCommand, type CommandOutcome } from '../repair/classify.js';
 import type { AttemptFailureData } from '../events/types.js';
 import { fail } from './failure.js';
@@ -48,6 +49,16 @@ function resetTooFar(a: Attempt, resetAtMs: number, refused: string): AttemptFai
   return { ...fail('provider_reset_too_far', 'command', message), resetAtMs };
 }
 
+/** What each format's terminal line is, for the no_result message. */
+const TERMINAL_LINES: Record<AgentState['format'], string> = {
+  'claude-stream-json': 'a result line',
+  'codex-json': 'a turn.completed or turn.failed line',
+  'gemini-stream-json': 'a result line',
+  'gemini-json': 'its one JSON object',
+  'cursor-stream-json': 'a result line',
+  text: 'its terminal line',
+};
+
 // The message for people of each way a command can fail.
 export function commandMessage(reason: CommandOutcome, s: Settled, task: Pick<TaskSpec, 'deadlineMs' | 'stallMs'>): string {
   const { execution, state, error } = s;
@@ -76,10 +87,21 @@ export function commandMessage(reason: CommandOutcome, s: Settled, task: Pick<Ta
     case 'turn_limit':
       return `the agent reached its session turn limit (exit ${execution.exitCode})${state?.errorMessage ? `: ${state.errorMessage}` : ''}`;
     case 'no_result':
-      return `the agent's stream ended without a result line (torn, or killed behind a wrapper), exit ${execution.exitCode}`;
+      return `the agent's stream ended without ${TERMINAL_LINES[state?.format ?? 'text']} (torn, or killed behind a wrapper), exit ${execution.exitCode}`;
     case 'exited':
       return `the command exited ${execution.exitCode}`;
     default:
       return unreachable(reason);
   }
+}
+
+// A failed command's evidence: the tail of its stderr, plus the error the agent reported on
+// stdout (an is_error result, a turn.failed), which stderr often lacks. Without it two
+// different errors an agent reported would fingerprint alike (a repeated_failure) and the
+// retry prompt would say nothing of what went wrong.
+export function commandEvidence(stderrTail: string, state: AgentState | undefined, secrets: readonly string[]): string {
+  const reported = state?.isError === true ? state.errorMessage?.trim() : undefined;
+  if (reported === undefined || reported === '' || stderrTail.includes(reported)) return stderrTail;
+  const line = maskSecrets(`agent reported: ${textTail(reported, 2000)}`, secrets);
+  return stderrTail === '' ? line : `${stderrTail.replace(/\n?$/, '\n')}${line}`;
 }

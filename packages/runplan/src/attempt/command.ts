@@ -10,7 +10,7 @@ import { evidenceSink, fileTail, textTail } from '../host/evidence.js';
 import { diskFaultOf, type DiskFault } from '../host/disk.js';
 import { scrubbedGitEnv } from '../host/git.js';
 import { commandExecutor, executorFor } from '../executor/index.js';
-import { commandFailure } from './command-failure.js';
+import { commandEvidence, commandFailure } from './command-failure.js';
 import type { AttemptFailureData } from '../events/types.js';
 import type { EngineReason } from '../events/reasons.js';
 import { diskFault, fail } from './failure.js';
@@ -117,14 +117,15 @@ export async function runCommand(
     stderr: stderr.path,
   });
   if (sinkFault !== undefined) return { execution, failure: diskFault(a, sinkFault) };
-  // Every failure carries the stderr tail as its evidence; a success never reads it. The
-  // engine's own reason (a Slurm cancel, OOM, node failure) outranks how srun ended.
+  // Every failure carries the stderr tail (and the error the agent reported) as its evidence;
+  // a success never reads it. The engine's own reason (a Slurm cancel, OOM, node failure)
+  // outranks how srun ended.
   const failure =
     settled.engine !== undefined
       ? fail(settled.engine.reason, 'command', maskSecrets(settled.engine.message, ctx.secrets))
       : commandFailure(a, { execution, state, error: errorText });
   if (failure === undefined) return { execution };
-  return { execution, failure: { ...failure, evidenceTail: await fileTail(stderr.path) } };
+  return { execution, failure: { ...failure, evidenceTail: commandEvidence(await fileTail(stderr.path), state, ctx.secrets) } };
 }
 
 // The command's spend so far for the live table, at most once a second: the latest state

@@ -58,6 +58,13 @@ const WRAPPERS = new Map<string, string | undefined>([
   ['eval', undefined],
 ]);
 
+/** How a command's own shell syntax detaches it, in the denial's words. */
+const BACKGROUND_REASONS: Record<'&' | 'coproc' | 'none', string | undefined> = {
+  '&': '`&` (a background job)',
+  coproc: '`coproc` (an asynchronous coprocess)',
+  none: undefined,
+};
+
 /** Commands that detach or queue work so nothing waits for it. */
 const DETACHERS = new Set(['disown', 'at', 'batch']);
 
@@ -75,7 +82,7 @@ export function classify(script: string): Classified {
 
 function collect(commands: SimpleCommand[], inherited: string | undefined, found: Classified): void {
   for (const command of commands) {
-    const background = inherited ?? (command.background ? '`&` (a background job)' : undefined);
+    const background = inherited ?? BACKGROUND_REASONS[command.background ?? 'none'];
     const words = command.words.filter((_, i, all) => !all.slice(0, i + 1).every((w) => ASSIGNMENT.test(w)));
     const program = words[0] !== undefined ? basename(words[0]) : undefined;
     if (program !== undefined && DETACHERS.has(program)) found.detacher ??= program;
@@ -97,7 +104,7 @@ function unwrap(words: string[], background: string | undefined, found: Classifi
   }
   const program = words[0] !== undefined ? basename(words[0]) : undefined;
   if (program === undefined || !WRAPPERS.has(program)) return false;
-  const detaches = WRAPPERS.get(program) ?? background;
+  const detaches = WRAPPERS.get(program) ?? sudoBackground(program, words) ?? background;
   const before = found.invocations.length;
   for (let i = 1; i < words.length; i++) {
     const at = runplanArgs(words, i);
@@ -112,6 +119,21 @@ function unwrap(words: string[], background: string | undefined, found: Classifi
     if (/[\s;&|()`$]/.test(words[i]!)) collect(parseScript(words[i]!), detaches, found);
   }
   return found.invocations.length > before;
+}
+
+/** sudo options whose value is the next word (`-u nobody`). */
+const SUDO_VALUE_FLAGS = new Set(['-u', '-g', '-h', '-p', '-C', '-D', '-r', '-t', '-U', '-T', '-R']);
+
+// `sudo -b` / `--background` (alone or in a cluster of short flags before the command) runs it detached.
+function sudoBackground(program: string, words: string[]): string | undefined {
+  if (program !== 'sudo') return undefined;
+  for (let i = 1; i < words.length; i++) {
+    const w = words[i]!;
+    if (!w.startsWith('-') || w === '--') return undefined;
+    if (w === '--background' || /^-[A-Za-z]*b[A-Za-z]*$/.test(w)) return 'sudo -b';
+    if (SUDO_VALUE_FLAGS.has(w)) i++;
+  }
+  return undefined;
 }
 
 // Where runplan's own arguments start when words[i] begins a runplan invocation.

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseDuration } from '@runplan/common';
@@ -65,6 +66,11 @@ async function install(o: GateOptions, io: GateIo): Promise<number> {
     io.say('runplan gate: usage: --project and --user exclude each other');
     return 2;
   }
+  // A mistyped project is not made up: only its `.claude` directory is created.
+  if (typeof o.project === 'string' && !isDirectory(resolve(o.project))) {
+    io.say(`runplan gate: usage: --project ${resolve(o.project)}: no such directory`);
+    return 2;
+  }
   const settings = { command: gateCommand(process.execPath, resolve(io.bin)), bashTimeoutMs: ms };
   const file =
     typeof o.project === 'string'
@@ -84,6 +90,14 @@ async function install(o: GateOptions, io: GateIo): Promise<number> {
   }
   io.say(`runplan gate: ${end.changed ? 'installed' : 'already installed'}: ${end.file}`);
   return 0;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {

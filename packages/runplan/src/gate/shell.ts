@@ -1,7 +1,7 @@
 // A small POSIX shell reader for the gate: enough of the grammar to find every simple
 // command in a Bash tool call and whether it runs as a background job. Quotes, escapes,
-// `&&`, `||`, `;`, `|`, `&`, `( … )`, `{ … }`, `$( … )`, backquotes, process substitution,
-// here-documents, redirections (`2>&1` and `&>` are not backgrounds) and comments are
+// `&&`, `||`, `;`, `|`, `&`, `coproc`, `( … )`, `{ … }`, `$( … )`, backquotes, process substitution,
+// here-documents and here-strings, redirections (`2>&1` and `&>` are not backgrounds) and comments are
 // understood; nothing is expanded or run. Text it cannot read (an open quote) throws.
 
 import { HEREDOC_MARK, tokenize, type Token } from './tokens.js';
@@ -14,10 +14,10 @@ export interface SimpleCommand {
   words: string[];
   /** Redirection targets (`> file`, `< file`, a here-string's word): files the command touches. */
   targets: string[];
-  /** Here-document bodies fed to the command (what `at` or `sh` would read). */
+  /** Here-document bodies and here-strings (`<<< '…'`) fed to the command (what `at` or `sh` would read). */
   heredocs: string[];
-  /** True when the command runs in a background job: `&` after it or after a group around it. */
-  background: boolean;
+  /** How the command runs detached: `&` after it or after a group around it, or as (part of) a `coproc`. */
+  background: '&' | 'coproc' | undefined;
 }
 
 // Every simple command in a script, in order, with commands of substitutions after their own.
@@ -41,6 +41,8 @@ class Reader {
   private readonly compounds: number[] = [];
   /** Where the compound command closed in the current and-or list began: a `&` after it backgrounds all of it. */
   private closedFrom: number | undefined;
+  /** Per open list (innermost last): where a `coproc` in its current and-or list began (bash runs it asynchronously). */
+  private readonly coprocs: Array<number | undefined> = [];
   constructor(
     private readonly tokens: Token[],
     private readonly out: SimpleCommand[],
@@ -51,11 +53,14 @@ class Reader {
     for (;;) {
       const first = this.out.length;
       this.closedFrom = undefined;
+      this.coprocs.push(undefined);
       const ended = this.andOr(closer);
+      const coproc = this.coprocs.pop();
       const next = this.tokens[this.at];
       if (next?.kind === 'op' && next.value === '&') {
-        for (let k = Math.min(first, this.closedFrom ?? first); k < this.out.length; k++) this.out[k]!.background = true;
+        for (let k = Math.min(first, this.closedFrom ?? first); k < this.out.length; k++) this.out[k]!.background = '&';
       }
+      if (coproc !== undefined) for (let k = coproc; k < this.out.length; k++) this.out[k]!.background ??= 'coproc';
       if (ended === 'close' || next === undefined) return;
       this.at++;
     }
@@ -98,6 +103,7 @@ class Reader {
           current ??= this.push();
           if (target.value.startsWith(HEREDOC_MARK)) current.heredocs.push(target.value.slice(HEREDOC_MARK.length));
           else {
+            if (t.value === '<<<') current.heredocs.push(target.value);
             current.targets.push(target.value);
             this.substitutions(target.subs);
           }
@@ -124,6 +130,16 @@ class Reader {
         continue;
       }
       if (current === undefined && RESERVED_OPENERS.has(t.value)) continue;
+      // `coproc [NAME] COMMAND`: what follows, to the end of the and-or list, runs asynchronously.
+      if (current === undefined && t.value === 'coproc') {
+        const top = this.coprocs.length - 1;
+        this.coprocs[top] ??= this.out.length;
+        const name = this.tokens[this.at];
+        const after = this.tokens[this.at + 1];
+        if (name?.kind === 'word' && name.value !== '{' && (after?.value === '{' || (after?.kind === 'op' && after.value === '(')))
+          this.at++;
+        continue;
+      }
       current ??= this.push();
       current.words.push(t.value);
       this.substitutions(t.subs);
@@ -131,7 +147,7 @@ class Reader {
   }
 
   private push(): SimpleCommand {
-    const command: SimpleCommand = { words: [], targets: [], heredocs: [], background: false };
+    const command: SimpleCommand = { words: [], targets: [], heredocs: [], background: undefined };
     this.out.push(command);
     return command;
   }

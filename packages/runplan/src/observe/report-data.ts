@@ -25,7 +25,8 @@ export interface ReportData {
   slug: string;
   runId: string;
   journal: string;
-  outcome: 'complete' | 'failed' | 'incomplete';
+  /** `corrupt`: the journal fails closed at some record; the report shows what comes before it. */
+  outcome: 'complete' | 'failed' | 'incomplete' | 'corrupt';
   exitCode: number | null;
   class: string | null;
   reason: string | null;
@@ -101,7 +102,15 @@ const outcomeOf = (view: RunView): 'complete' | 'failed' | 'incomplete' =>
 // The report of one run, from its folded journal and those of the runs it continued (`continued`, oldest first).
 export async function reportData(
   view: RunView,
-  o: { journal: string; resumeCommand: string | null; runId?: string; continued?: FoldedRun[]; planCopy?: PlanCopyFacts | undefined },
+  o: {
+    journal: string;
+    resumeCommand: string | null;
+    runId?: string;
+    continued?: FoldedRun[];
+    planCopy?: PlanCopyFacts | undefined;
+    /** Where and why the journal is corrupt, when it is: the report's outcome and message. */
+    corrupt?: string;
+  },
 ): Promise<ReportData> {
   const started = view.started;
   const runs: FoldedRun[] = [...(o.continued ?? []), { runId: o.runId ?? started?.logicalRunId ?? '', view }];
@@ -142,7 +151,7 @@ export async function reportData(
     slug: started?.slug ?? '',
     runId: started?.logicalRunId ?? '',
     journal: o.journal,
-    outcome: outcomeOf(view),
+    outcome: o.corrupt !== undefined ? 'corrupt' : outcomeOf(view),
     exitCode:
       terminal === undefined
         ? null
@@ -155,7 +164,7 @@ export async function reportData(
               : 143,
     class: failed?.class ?? null,
     reason: failed?.reason ?? null,
-    message: failed?.message ?? null,
+    message: o.corrupt ?? failed?.message ?? null,
     continues: started?.continues ?? null,
     runs: runs.map((r) => ({ runId: r.runId, startedAt: r.view.startedTs ?? null, outcome: outcomeOf(r.view) })),
     crashes: marks.filter((m) => m.kind === 'coordinator-crashed' || m.kind === 'journal-failed').length,
@@ -171,7 +180,7 @@ export async function reportData(
     budget: plan.budget,
     wallMs: Number.isFinite(end) ? Math.max(0, end - t0) : 0,
     startedAt: view.startedTs ?? null,
-    resumeCommand: terminal === undefined || failed !== undefined ? o.resumeCommand : null,
+    resumeCommand: o.corrupt !== undefined || terminal === undefined || failed !== undefined ? o.resumeCommand : null,
     tasks,
     attempts,
     marks,

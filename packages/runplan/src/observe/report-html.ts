@@ -24,7 +24,7 @@ export function embedJson(value: unknown): string {
 const CSS = `
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1d232a;background:#fff}
 h1{font-size:20px;margin:0 0 8px}h2{font-size:16px;margin:24px 0 8px}
-.outcome-complete{color:#17803d}.outcome-failed{color:#b42318}.outcome-incomplete{color:#a15c07}
+.outcome-complete{color:#17803d}.outcome-failed{color:#b42318}.outcome-incomplete{color:#a15c07}.outcome-corrupt{color:#b42318}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:0}dt{color:#5b6570}dd{margin:0}
 table{border-collapse:collapse}td,th{padding:2px 10px;border-bottom:1px solid #e3e6ea;text-align:left;white-space:nowrap}
 code,pre{font:12px ui-monospace,monospace}pre{white-space:pre-wrap;background:#f5f6f8;padding:6px;margin:4px 0;max-width:100ch}
@@ -64,7 +64,7 @@ function header() {
   const h = el('h1', { class: 'outcome-' + D.outcome, id: 'outcome' }, 'runplan ' + D.slug + ': ' + D.outcome + (D.class ? ' (' + D.class + ', ' + D.reason + ')' : ''));
   root.append(h);
   const dl = el('dl');
-  row(dl, 'exit code', D.exitCode === null ? 'none yet (incomplete)' : D.exitCode);
+  row(dl, 'exit code', D.exitCode === null ? (D.outcome === 'corrupt' ? 'none (its journal is corrupt)' : 'none yet (incomplete)') : D.exitCode);
   row(dl, 'run', D.runId + (D.continues ? ' (continues ' + D.continues + ')' : ''));
   if (D.runs.length > 1) row(dl, 'runs', D.runs.map((r) => r.runId + ' ' + r.outcome).join(' → ') + ' (×' + D.runs.length + ')', 'runs');
   row(dl, 'coordinator crashes and resumes', D.crashes);

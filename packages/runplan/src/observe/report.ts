@@ -38,12 +38,20 @@ export async function continuedRuns(runDir: string, view: RunView): Promise<Fold
 // The report's data of the run whose journal this is (folded already, or read now), the
 // runs it continued folded in. `planCopy`: its plan copy's facts, when the caller has them.
 async function reportOf(journal: string, folded?: RunView, planCopy?: PlanCopyFacts): Promise<ReportData> {
-  const view = folded ?? (await readRun(journal)).view;
+  const read = folded === undefined ? await readRun(journal) : undefined;
+  const view = folded ?? read!.view;
   const plan = typeof view.started?.planFile === 'string' ? view.started.planFile : '<plan>';
   const dir = dirname(journal);
+  // A corrupt journal is shown as far as it is valid; `run` refuses it until --fresh abandons it.
+  const corrupt = read?.status.kind === 'corrupt' ? read.status : undefined;
   return reportData(view, {
     journal,
-    resumeCommand: `runplan run ${quoteArg(plan)}`,
+    resumeCommand: `runplan run ${quoteArg(plan)}${corrupt !== undefined ? ' --fresh' : ''}`,
+    ...(corrupt !== undefined
+      ? {
+          corrupt: `the journal is corrupt at offset ${corrupt.offset} (seq ${corrupt.seq ?? corrupt.expectedSeq}): ${corrupt.reason}${corrupt.detail ? `: ${corrupt.detail}` : ''}; what is shown is what comes before it`,
+        }
+      : {}),
     runId: basename(dir),
     continued: await continuedRuns(dir, view),
     planCopy,

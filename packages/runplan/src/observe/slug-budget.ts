@@ -87,7 +87,17 @@ async function planCopyBudget(path: string | undefined): Promise<Pick<SlugBudget
 // The BUDGET cell: `4000/1500 tok` and `$0.12/$1.00` against the caps there are; spend alone without any.
 export function budgetCell(b: SlugBudget): string {
   const tokens = b.maxTokens !== null ? `${b.tokens}/${b.maxTokens} tok` : undefined;
-  const cost = b.maxCostUsd !== null ? `$${b.costUsd.toFixed(2)}/$${b.maxCostUsd.toFixed(2)}` : undefined;
+  const cost = b.maxCostUsd !== null ? `${dollars(b.costUsd)}/${dollars(b.maxCostUsd)}` : undefined;
   const cells = [tokens, cost].filter((c) => c !== undefined);
   return cells.length > 0 ? cells.join(' ') : '-';
+}
+
+// Dollars to the cent, or to as many places (up to 4) as the amount needs: a cap of 0.025 is
+// `$0.025`, never `$0.03` (nor is a spend of 0.0049 `$0.00`); float noise (0.1 + 0.2) is no place.
+function dollars(usd: number): string {
+  for (const places of [2, 3]) {
+    const text = usd.toFixed(places);
+    if (Math.abs(Number(text) - usd) < 1e-9) return `$${text}`;
+  }
+  return `$${usd.toFixed(4)}`;
 }

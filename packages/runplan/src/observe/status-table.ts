@@ -30,7 +30,8 @@ function stateCell(r: SlugStatus): string {
   if (r.state === 'failed') return `failed (${r.failedClass ?? '?'})`;
   if (r.leftovers.length > 0) return `${r.state} (${r.leftovers.length} leftover${r.leftovers.length === 1 ? '' : 's'})`;
   const wait = r.providerWaits[0];
-  if (wait !== undefined) return `${r.state} (${wait.taskId} waiting for provider until ${clockOf(wait.until)})`;
+  const more = r.providerWaits.length > 1 ? `, +${r.providerWaits.length - 1} more` : '';
+  if (wait !== undefined) return `${r.state} (${wait.taskId} waiting for provider until ${clockOf(wait.until)}${more})`;
   return r.state;
 }
 

@@ -26,8 +26,8 @@ export interface CommandSettlement {
  * agent got past is no failure. A failed command is: provider (limit seen by the
  * interpreter, or an exit code in `provider_exit_codes`) → environment (`agent_auth_failed`,
  * `agent_config_invalid`: the agent said so) → timeout (timed_out, stalled) →
- * task: `agent_error` (the agent's own report, also with exit 0), `no_result` (a Claude stream
- * that ended without its `result` line, whatever the exit code), `signaled`, `exited`.
+ * task: `agent_error` (the agent's own report, also with exit 0), `no_result` (a JSON stream
+ * that ended without its terminal line, whatever the exit code), `signaled`, `exited`.
  */
 export function classifyCommand(
   execution: CommandSettlement,
@@ -43,9 +43,9 @@ export function classifyCommand(
   if (execution.reason === 'interrupted') return classified('interrupted');
   if (execution.reason === 'spawn_failed') return classified('spawn_failed');
   if (agent?.blocked !== undefined || (task.blockedExit !== undefined && code === task.blockedExit)) return classified('blocked');
-  // A Claude stream without its `result` line was torn (or killed behind a wrapper that
+  // A JSON stream without its terminal line was torn (or killed behind a wrapper that
   // exited 0): never a success.
-  const noResult = agent?.format === 'claude-stream-json' && agent.sawResult === false;
+  const noResult = agent?.format !== undefined && agent.format !== 'text' && agent.sawResult === false;
   const failed = reason !== 'exited' || code !== 0 || agent?.isError === true || noResult;
   if (!failed) return undefined;
   if (agent?.providerLimited || (code !== null && task.repair.providerExitCodes.includes(code))) return classified('provider_limited');
