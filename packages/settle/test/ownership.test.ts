@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { withTimeout } from '@runplan/test-fixtures';
+import { waitUntil, withTimeout } from '@runplan/test-fixtures';
 import type { PipeHolders } from '../src/index.js';
 import {
   capture,
@@ -314,6 +314,28 @@ test('newOwnerTag(prefix): a tag that starts with the prefix and fits the tag sh
 });
 
 test(
+  'a tagged process caught mid-exec (its environment reads empty for a moment) is still found',
+  withTimeout(30_000, async () => {
+    const tag = newOwnerTag();
+    const orphan = await orphanCarrying(tag);
+    try {
+      // What /proc shows between exec's new memory and its new environment: nothing.
+      let environReads = 0;
+      const midExec = (pid: number) => (pid === orphan && environReads++ < 3 ? Buffer.alloc(0) : realProc.readEnviron(pid));
+      const found = findTagged({ tags: [tag] }, { proc: { readEnviron: midExec } }).map((p) => p.pid);
+      assert.ok(found.includes(orphan), `found ${found.join(' ')}, not the orphan ${orphan}`);
+      assert.ok(environReads >= 4, 'read again until it showed its environment');
+      // A process whose environment stays empty carries no tag, and the scan moves on.
+      const empty = (pid: number) => (pid === orphan ? Buffer.alloc(0) : realProc.readEnviron(pid));
+      assert.not.ok(findTagged({ tags: [tag] }, { proc: { readEnviron: empty } }).some((p) => p.pid === orphan));
+    } finally {
+      await teardownByTag(tag, { graceMs: 100 });
+      killQuietly(orphan);
+    }
+  }),
+);
+
+test(
   'teardown never signals a pid whose start time no longer matches',
   withTimeout(30_000, async () => {
     const tag = newOwnerTag();
@@ -362,7 +384,9 @@ inBothModes('an ownerTag travels with the child so teardownByTag can end what a 
     });
     // The coordinator "crashes": something else ends the attempt by its tag.
     const child = await started;
-    const pid = taggedAlive(ownerTag).find((p) => p === child);
+    // Looked for until seen: a process caught between exec's point of no return (when spawn()
+    // returns) and the kernel setting up its new environment reads as having none for a moment.
+    const pid = await waitUntil('the child carries its tag', () => taggedAlive(ownerTag).find((p) => p === child), { timeoutMs: 10_000 });
     const report = await teardownByTag(ownerTag, { graceMs: 1000 });
     const r = await running;
     killQuietly(pid);
