@@ -3,7 +3,8 @@
 // the process-timing tests of one package do not compete with another's), then print one
 // closing line: "N passed, N failed".
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
@@ -16,6 +17,15 @@ for (const dir of dirs) rmSync(join(dir, 'dist/.test-summary.json'), { force: tr
 const slurm = join(root, 'scripts/slurm-local.sh');
 const canStart = process.getuid?.() === 0 && spawnSync('sh', ['-c', 'command -v slurmctld munged'], { stdio: 'ignore' }).status === 0;
 const startedSlurm = canStart && spawnSync(slurm, ['status'], { stdio: 'ignore' }).status !== 0;
+// Every test run on this host that may use the cluster says so with a file named for its pid
+// (another clone's `npm test` or `.ci/run` beside this one): the run that started the cluster
+// stops it only when no other live run is using it. It stopped it under another run's Slurm
+// tests, which then failed with "Unable to contact slurm controller".
+const users = join(tmpdir(), 'runplan-slurm-users');
+if (canStart) {
+  mkdirSync(users, { recursive: true });
+  writeFileSync(join(users, String(process.pid)), '');
+}
 if (startedSlurm) {
   process.stdout.write('npm test: starting a single-node Slurm for the Slurm tests (scripts/slurm-local.sh up)\n');
   spawnSync(slurm, ['up'], { stdio: 'inherit' });
@@ -26,7 +36,17 @@ const turbo = spawnSync('npx', ['turbo', 'run', 'test', '--concurrency=1', '--co
   stdio: 'inherit',
 });
 
-if (startedSlurm) spawnSync(slurm, ['down'], { stdio: 'inherit' });
+if (canStart) {
+  rmSync(join(users, String(process.pid)), { force: true });
+  const others = readdirSync(users).filter((name) => {
+    if (running(Number(name))) return true;
+    rmSync(join(users, name), { force: true }); // a run that died without saying so
+    return false;
+  });
+  if (startedSlurm && others.length === 0) spawnSync(slurm, ['down'], { stdio: 'inherit' });
+  else if (startedSlurm)
+    process.stdout.write(`npm test: left Slurm up for ${others.length} other test run(s) (pid ${others.join(', ')})\n`);
+}
 
 let passed = 0;
 let failed = 0;
@@ -41,3 +61,13 @@ const ok = turbo.status === 0;
 if (!ok && failed === 0) failed = 1;
 process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
 process.exitCode = ok ? 0 : 1;
+
+// Whether a pid names a live process (not a zombie).
+function running(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return !/^\d+ \(.*\) [ZX] /s.test(stat);
+  } catch {
+    return false;
+  }
+}
