@@ -75,9 +75,11 @@ test(
       // and the script exits while it is running.
       const script = `
         const { git } = await import(${JSON.stringify(new URL('../src/host/git.js', import.meta.url).href)});
-        const { existsSync } = await import('node:fs');
+        const { existsSync, readFileSync } = await import('node:fs');
         void git(${JSON.stringify(repo.path)}, ['-c', 'alias.hang=!echo $PPID > git.pid; exec sleep 60', 'hang']);
-        while (!existsSync(${JSON.stringify(pidFile)})) await new Promise((r) => setTimeout(r, 10));
+        // The whole line, not just the file: the shell creates it before it writes the pid.
+        const written = () => existsSync(${JSON.stringify(pidFile)}) && readFileSync(${JSON.stringify(pidFile)}, 'utf8').endsWith('\\n');
+        while (!written()) await new Promise((r) => setTimeout(r, 10));
         process.exit(0);
       `;
       const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
