@@ -92,11 +92,27 @@ export function operandsAfterDashes(cli: { args: readonly string[]; options: Rec
   cli.options['--'] = [];
 }
 
-/** What kebabSwitches reads and extends of a cac instance: every command's options. */
+/** What kebabSwitches and dashLedValues read (and kebabSwitches extends) of a cac instance: every command's options. */
 interface SwitchOwner {
-  globalCommand: { options: { rawName: string; names: string[]; isBoolean?: boolean; negated: boolean }[] };
-  commands: { options: { rawName: string; names: string[]; isBoolean?: boolean; negated: boolean }[] }[];
+  globalCommand: { options: DeclaredOption[] };
+  commands: { options: DeclaredOption[] }[];
 }
+
+interface DeclaredOption {
+  rawName: string;
+  names: string[];
+  isBoolean?: boolean;
+  negated: boolean;
+}
+
+// Every option declared on the CLI, global and per command, with its flags as typed (`-k`, `--kill-after`).
+function* declaredOptions(cli: SwitchOwner): Generator<{ option: DeclaredOption; flags: string[] }> {
+  for (const command of [cli.globalCommand, ...cli.commands])
+    for (const option of command.options) yield { option, flags: option.rawName.split(',').map((part) => part.trim().split(/[\s=]/)[0]!) };
+}
+
+// Whether an option takes a value (`--jobs <n>`, `--out [file]`) rather than being a switch.
+const takesAValue = (option: DeclaredOption) => option.isBoolean !== true && /[<[]/.test(option.rawName);
 
 /**
  * Makes every two-word switch (`--dry-run`, `--keep-going`) a switch for the parser too. cac
@@ -108,14 +124,13 @@ interface SwitchOwner {
  * Call once every option is declared, before `cli.parse`.
  */
 export function kebabSwitches(cli: SwitchOwner): void {
-  for (const command of [cli.globalCommand, ...cli.commands])
-    for (const option of command.options) {
-      if (option.isBoolean !== true || option.negated) continue;
-      for (const part of option.rawName.split(',')) {
-        const name = part.trim().replace(/^-{1,2}/, '');
-        if (name.includes('-') && !option.names.includes(name)) option.names.push(name);
-      }
+  for (const { option, flags } of declaredOptions(cli)) {
+    if (option.isBoolean !== true || option.negated) continue;
+    for (const flag of flags) {
+      const name = flag.replace(/^-{1,2}/, '');
+      if (name.includes('-') && !option.names.includes(name)) option.names.push(name);
     }
+  }
 }
 
 /** A word that can only be a value: a lone `-` (stdin/stdout), or one that starts like a negative number. */
@@ -134,12 +149,7 @@ const dashLedValue = /^-(?:$|\d|\.\d)/;
 export function dashLedValues(cli: SwitchOwner, argv: readonly string[]): string[] {
   const takesValue = new Set<string>();
   const switches = new Set<string>();
-  for (const command of [cli.globalCommand, ...cli.commands])
-    for (const option of command.options) {
-      const names = option.rawName.split(',').map((part) => part.trim().split(/[\s=]/)[0]!);
-      if (option.isBoolean === true || !/[<[]/.test(option.rawName)) for (const n of names) switches.add(n);
-      else for (const n of names) takesValue.add(n);
-    }
+  for (const { option, flags } of declaredOptions(cli)) for (const flag of flags) (takesAValue(option) ? takesValue : switches).add(flag);
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i]!;

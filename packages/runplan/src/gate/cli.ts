@@ -1,7 +1,7 @@
-import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseDuration } from '@runplan/common';
+import { notADirectory } from '../host/dir-check.js';
 import { decide } from './decide.js';
 import { parseHookInput } from './input.js';
 import { DEFAULT_BASH_TIMEOUT_MS, gateCommand, installGate, settingsFragment } from './install.js';
@@ -67,7 +67,7 @@ async function install(o: GateOptions, io: GateIo): Promise<number> {
     return 2;
   }
   // A mistyped project is not made up: only its `.claude` directory is created.
-  if (typeof o.project === 'string' && !isDirectory(resolve(o.project))) {
+  if (typeof o.project === 'string' && (await notADirectory(resolve(o.project))) !== undefined) {
     io.say(`runplan gate: usage: --project ${resolve(o.project)}: no such directory`);
     return 2;
   }
@@ -90,14 +90,6 @@ async function install(o: GateOptions, io: GateIo): Promise<number> {
   }
   io.say(`runplan gate: ${end.changed ? 'installed' : 'already installed'}: ${end.file}`);
   return 0;
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
