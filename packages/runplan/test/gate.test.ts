@@ -94,6 +94,19 @@ const BACKGROUND: string[] = [
   'sudo -b runplan run plan.toml',
   'sudo -E --background -u nobody runplan demo',
   'sudo -u nobody -b runplan run plan.toml',
+  'echo "runplan run plan.toml &" | bash',
+  "printf 'runplan run %s &\\n' plan.toml | sh",
+  "echo 'nohup runplan run plan.toml' | bash -s",
+  'cat <<EOF | bash\nrunplan run plan.toml &\nEOF',
+  "echo -e 'runplan run plan.toml \\x26' | sh",
+  "$'\\x72unplan' run plan.toml &",
+  "$'run\\160lan' demo &",
+  'RP=runplan; $RP run plan.toml &',
+  'export RP=$(which runplan); nohup "$RP" run plan.toml',
+  '$(which runplan) run plan.toml &',
+  '`command -v runplan` run plan.toml &',
+  'find . -name plan.toml -exec runplan run {} \\; &',
+  'find . -name plan.toml -exec nohup runplan run {} +',
 ];
 
 test(
@@ -157,6 +170,14 @@ const ALLOWED: string[] = [
   'coproc sleep 1; runplan run plan.toml',
   "cat <<< 'runplan run plan.toml &'",
   'sudo -u builder runplan run plan.toml',
+  'echo "runplan run plan.toml &" | cat',
+  "echo 'runplan run plan.toml &' | bash -c 'wc -l'",
+  "echo 'runplan run plan.toml' | bash",
+  '$(which runplan) run plan.toml',
+  'RP=runplan; $RP status &',
+  "find . -name '*.toml' -exec cat {} \\; &",
+  '$EDITOR notes.txt &',
+  "printf '%s\\n' 'runplan run plan.toml &'",
 ];
 
 test(
@@ -215,6 +236,11 @@ test(
         { command: `cd ${slugDir(f.repo, 'single')} && tail journal.jsonl`, cwd },
         { command: `wc -l < ${journal}`, cwd },
         { command: 'cat $(ls .git/runplan/single/*/journal.jsonl)', cwd },
+        { command: 'ls .git/run*', cwd },
+        { command: 'cd .git && ls runplan', cwd },
+        { command: 'cat .git/*/single/*/journal.jsonl', cwd },
+        { command: 'J=.git/runplan; tail $J/single/x', cwd },
+        { command: 'cd .git; cd runplan; cat single/*/journal.jsonl', cwd },
         { tool: 'Read', toolInput: { file_path: journal }, cwd },
         { tool: 'Grep', toolInput: { pattern: 'failed', path: state }, cwd },
         { tool: 'Glob', toolInput: { pattern: `${state}/**/evidence/*` }, cwd },
@@ -229,6 +255,8 @@ test(
         { command: `runplan run ${f.plan} --dry-run`, cwd },
         { command: 'git log --oneline', cwd },
         { command: 'cat .git/HEAD', cwd },
+        { command: 'ls .git/refs/* *.md', cwd },
+        { command: 'cd .git && cat HEAD', cwd },
         { command: 'runplan status', cwd: other.path },
       ])
         await expectAllow(call);

@@ -1,4 +1,5 @@
 import { basename } from 'node:path';
+import { assignments, findActions, pipedScript, resolveWord, SHELLS, type Variables } from './indirect.js';
 import { parseScript, type SimpleCommand } from './shell.js';
 
 /** A `runplan …` the script would start, however it is spelled and wrapped. */
@@ -56,6 +57,7 @@ const WRAPPERS = new Map<string, string | undefined>([
   ['zsh', undefined],
   ['ksh', undefined],
   ['eval', undefined],
+  ['parallel', undefined],
 ]);
 
 /** How a command's own shell syntax detaches it, in the denial's words. */
@@ -76,33 +78,40 @@ const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 // Takes a Bash tool command apart: the runplan invocations it holds and everything else.
 export function classify(script: string): Classified {
   const found: Classified = { invocations: [], others: [], detacher: undefined };
-  collect(parseScript(script), undefined, found);
+  const commands = parseScript(script);
+  collect(commands, undefined, found, assignments(commands));
   return found;
 }
 
-function collect(commands: SimpleCommand[], inherited: string | undefined, found: Classified): void {
+function collect(commands: SimpleCommand[], inherited: string | undefined, found: Classified, vars: Variables): void {
   for (const command of commands) {
     const background = inherited ?? BACKGROUND_REASONS[command.background ?? 'none'];
-    const words = command.words.filter((_, i, all) => !all.slice(0, i + 1).every((w) => ASSIGNMENT.test(w)));
+    const words = command.words
+      .filter((_, i, all) => !all.slice(0, i + 1).every((w) => ASSIGNMENT.test(w)))
+      .map((w) => resolveWord(w, vars));
     const program = words[0] !== undefined ? basename(words[0]) : undefined;
     if (program !== undefined && DETACHERS.has(program)) found.detacher ??= program;
-    // A here-document is a script when a shell or `at` reads it.
+    // A here-document is a script when a shell or `at` reads it; so is what a pipe feeds a shell.
+    const detachedAs = background ?? (program === 'at' || program === 'batch' ? program : undefined);
     for (const body of command.heredocs)
-      if (program !== undefined && (WRAPPERS.has(program) || DETACHERS.has(program))) {
-        collect(parseScript(body), background ?? (program === 'at' || program === 'batch' ? program : undefined), found);
-      }
-    if (!unwrap(words, background, found)) found.others.push(command);
+      if (program !== undefined && (WRAPPERS.has(program) || DETACHERS.has(program))) collect(parseScript(body), detachedAs, found, vars);
+    const piped = program !== undefined && (SHELLS.has(program) || DETACHERS.has(program)) ? pipedScript(command, words, vars) : undefined;
+    if (piped !== undefined) collect(parseScript(piped), detachedAs, found, vars);
+    // A read is checked as written and as resolved (`cat $J` after `J=.git/runplan/…`).
+    const resolved = words.filter((w) => !command.words.includes(w));
+    if (!unwrap(words, background, found, vars)) found.others.push({ ...command, words: [...command.words, ...resolved] });
   }
 }
 
 // Finds the runplan invocation a command starts, through its wrappers; false when there is none.
-function unwrap(words: string[], background: string | undefined, found: Classified): boolean {
+function unwrap(words: string[], background: string | undefined, found: Classified, vars: Variables): boolean {
   const start = runplanArgs(words, 0);
   if (start !== undefined) {
     found.invocations.push(invocation(words.slice(start), background));
     return true;
   }
   const program = words[0] !== undefined ? basename(words[0]) : undefined;
+  if (program === 'find') return findActions(words).filter((action) => unwrap(action, background, found, vars)).length > 0;
   if (program === undefined || !WRAPPERS.has(program)) return false;
   const detaches = WRAPPERS.get(program) ?? sudoBackground(program, words) ?? background;
   const before = found.invocations.length;
@@ -113,10 +122,10 @@ function unwrap(words: string[], background: string | undefined, found: Classifi
       return true;
     }
     const next = basename(words[i]!);
-    if (WRAPPERS.has(next) && !words[i]!.startsWith('-')) return unwrap(words.slice(i), detaches, found);
+    if ((WRAPPERS.has(next) || next === 'find') && !words[i]!.startsWith('-')) return unwrap(words.slice(i), detaches, found, vars);
     // A word with blanks or shell syntax in it is a script the wrapper hands to a shell
     // (`sh -c '…'`, `tmux new -d '…'`, `su -c '…'`, `eval "…"`).
-    if (/[\s;&|()`$]/.test(words[i]!)) collect(parseScript(words[i]!), detaches, found);
+    if (/[\s;&|()`$]/.test(words[i]!)) collect(parseScript(words[i]!), detaches, found, vars);
   }
   return found.invocations.length > before;
 }

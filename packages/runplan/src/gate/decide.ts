@@ -1,7 +1,8 @@
 import { classify, FORENSIC, flagValues, launches, type Classified } from './classify.js';
 import type { HookInput } from './input.js';
 import { liveRuns, stateRoots, touchesRoot, type LiveRun } from './live.js';
-import { ShellSyntaxError } from './shell.js';
+import { resolve } from 'node:path';
+import { ShellSyntaxError, type SimpleCommand } from './shell.js';
 
 /** The gate's answer: allow (exit 0) or deny with a reason slug and what to do instead (exit 2). */
 export type Decision = { kind: 'allow' } | { kind: 'deny'; reason: GateReason; message: string; hint: string };
@@ -49,9 +50,25 @@ export async function decide(input: HookInput): Promise<Decision> {
     ...input.paths,
     ...(found?.others ?? []).flatMap((c) => [...c.words.slice(1), ...c.targets, ...(c.words[0] !== undefined ? [c.words[0]] : [])]),
   ];
-  const read = reads.find((word) => touchesRoot(word, input.cwd, liveRoots));
+  const cwds = directoriesOf(found?.others ?? [], input.cwd);
+  const read = reads.find((word) => touchesRoot(word, cwds, liveRoots));
   if (read !== undefined) return denyLive(live, `reading ${read}`);
   return { kind: 'allow' };
+}
+
+// The directories the script's commands may run in: where it starts and every `cd`/`pushd`
+// it makes, each from the one before (a subshell's `cd` is counted too: it may only deny more).
+function directoriesOf(commands: SimpleCommand[], cwd: string): string[] {
+  const dirs = [cwd];
+  for (const c of commands) {
+    const [program, ...args] = c.words;
+    const target = args.find((a) => !a.startsWith('-'));
+    const home = process.env.HOME;
+    const path =
+      target !== undefined && home !== undefined && (target === '~' || target.startsWith('~/')) ? home + target.slice(1) : target;
+    if ((program === 'cd' || program === 'pushd') && path !== undefined) dirs.push(resolve(dirs[dirs.length - 1]!, path));
+  }
+  return dirs;
 }
 
 // Why the call would run a coordinator in the background, or undefined.

@@ -45,17 +45,58 @@ export async function liveRuns(roots: string[]): Promise<LiveRun[]> {
   return live;
 }
 
-// Whether a word the command names (a path, `--flag=path`, a glob) lies in or is a state root.
-export function touchesRoot(word: string, cwd: string, roots: string[]): boolean {
+// Whether a word the command names (a path, `--flag=path`, a glob) lies in or is a state
+// root, read from any of the directories the command runs in (`cd .git && ls runplan`).
+export function touchesRoot(word: string, cwds: string[], roots: string[]): boolean {
   const home = process.env.HOME;
   const candidates = [word, ...(word.includes('=') ? [word.slice(word.indexOf('=') + 1)] : [])];
   for (const raw of candidates) {
     if (raw === '') continue;
     const expanded = home !== undefined && (raw === '~' || raw.startsWith('~/')) ? home + raw.slice(1) : raw;
-    const path = resolve(cwd, expanded);
-    for (const root of roots) for (const r of spellings(root)) if (path === r || path.startsWith(r + '/')) return true;
+    for (const cwd of cwds) {
+      const path = resolve(cwd, expanded);
+      for (const root of roots)
+        for (const r of spellings(root)) if (path === r || path.startsWith(r + '/') || globReaches(path, r)) return true;
+    }
   }
   return false;
+}
+
+// Whether a glob (`.git/run*`, `.git/*/single`) could name the root or a path inside it.
+function globReaches(pattern: string, root: string): boolean {
+  if (!/[*?[]/.test(pattern)) return false;
+  const parts = pattern.split('/');
+  const rootParts = root.split('/');
+  for (let i = 0; i < rootParts.length; i++) {
+    const part = parts[i];
+    if (part === undefined) return false;
+    if (part === '**') return true;
+    // `*` and `?` do not match a leading dot (bash without dotglob).
+    if (rootParts[i]!.startsWith('.') && !part.startsWith('.') && part !== rootParts[i]) return false;
+    if (!globPart(part).test(rootParts[i]!)) return false;
+  }
+  return true;
+}
+
+// One path component of a glob as a regular expression: `*`, `?` and `[…]` as the shell reads them.
+function globPart(part: string): RegExp {
+  let source = '';
+  for (let i = 0; i < part.length; i++) {
+    const c = part[i]!;
+    const close = c === '[' ? part.indexOf(']', i + 2) : -1;
+    if (c === '*') source += '[^/]*';
+    else if (c === '?') source += '[^/]';
+    else if (close > 0) {
+      const body = part.slice(i + 1, close);
+      source += `[${body.startsWith('!') ? `^${body.slice(1)}` : body.replace(/\\/g, '\\\\')}]`;
+      i = close;
+    } else source += c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  }
+  try {
+    return new RegExp(`^${source}$`);
+  } catch {
+    return /^/; // a class the shell would read some other way: assume it could match
+  }
 }
 
 // A root as given and as its real path (a symlinked checkout names it either way).

@@ -18,6 +18,8 @@ export interface SimpleCommand {
   heredocs: string[];
   /** How the command runs detached: `&` after it or after a group around it, or as (part of) a `coproc`. */
   background: '&' | 'coproc' | undefined;
+  /** The simple command whose output this one reads, when it is the next stage of a pipe (`echo … | sh`). */
+  stdin?: SimpleCommand;
 }
 
 // Every simple command in a script, in order, with commands of substitutions after their own.
@@ -69,6 +71,14 @@ class Reader {
   // Pipelines joined by && / || / |; stops before `;`, `&`, newline, `)`, `}` or the end.
   private andOr(closer: ')' | '}' | undefined): 'close' | 'sep' {
     let current: SimpleCommand | undefined;
+    // The stage before a `|`: what the next simple command reads.
+    let feed: SimpleCommand | undefined;
+    const start = (): SimpleCommand => {
+      const command = this.push();
+      if (feed !== undefined) command.stdin = feed;
+      feed = undefined;
+      return command;
+    };
     for (;;) {
       const t = this.tokens[this.at];
       if (t === undefined) return 'sep';
@@ -90,8 +100,9 @@ class Reader {
           continue;
         }
         if (t.value === '&' || t.value === ';' || t.value === '\n' || t.value === ';;') return 'sep';
-        // && || | |& start a new simple command.
+        // && || | |& start a new simple command; after | and |& it reads this one's output.
         this.at++;
+        feed = t.value === '|' || t.value === '|&' ? current : undefined;
         current = undefined;
         continue;
       }
@@ -100,7 +111,7 @@ class Reader {
         const target = this.tokens[this.at];
         if (target?.kind === 'word') {
           this.at++;
-          current ??= this.push();
+          current ??= start();
           if (target.value.startsWith(HEREDOC_MARK)) current.heredocs.push(target.value.slice(HEREDOC_MARK.length));
           else {
             if (t.value === '<<<') current.heredocs.push(target.value);
@@ -140,7 +151,7 @@ class Reader {
           this.at++;
         continue;
       }
-      current ??= this.push();
+      current ??= start();
       current.words.push(t.value);
       this.substitutions(t.subs);
     }

@@ -2,6 +2,8 @@
 // scripts of their command substitutions kept) and operators. Here-document bodies are read
 // whole; nothing is expanded or run. Text it cannot read (an open quote) throws.
 
+import { decodeAnsiC } from './ansi-c.js';
+
 /** Raised for text the reader cannot take apart; the gate decides what that means. */
 export class ShellSyntaxError extends Error {
   override readonly name = 'ShellSyntaxError';
@@ -137,7 +139,7 @@ function readWord(text: string, start: number): { value: string; end: number; su
       i = close + 1;
     } else if (c === '$' && text[i + 1] === "'") {
       const close = ansiEnd(text, i + 2);
-      value += text.slice(i + 2, close).replace(/\\(.)/g, '$1');
+      value += decodeAnsiC(text.slice(i + 2, close));
       i = close + 1;
     } else if (c === '"') {
       i = readDoubleQuoted(text, i + 1, subs, (s) => {
