@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import type { OwnershipMode } from './cgroup.js';
+import { sweepAfterSpawn } from './cgroup-sweep.js';
 import { chooseOwnership, spawnOwned, type OwnershipChoice } from './ownership-choice.js';
 import { codeOf, messageOf } from './preflight.js';
 import { childEnv } from './tag.js';
@@ -42,6 +43,7 @@ export function launch(spec: SettleSpec, plan: LaunchPlan, emit: (event: SettleE
   }
   const owning = started.choice;
   const cgroup = owning.kind === 'cgroup' ? owning.cgroup : undefined;
+  if (cgroup !== undefined) sweepAfterSpawn(cgroup.path);
   emit({
     type: 'ownership',
     ownership: cgroup ? 'cgroup' : 'group+tag',

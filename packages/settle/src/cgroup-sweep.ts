@@ -1,0 +1,62 @@
+import { readdir, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { removeCgroup } from './cgroup.js';
+import { namePrefix } from './cgroup-types.js';
+
+/**
+ * The empty cgroups a settle that was killed (SIGKILL, OOM) left in a parent: it removes its
+ * child's cgroup itself, so one that outlives it stays until someone removes it. Each process
+ * sweeps a parent once, after its first spawn there, in the background. A cgroup is removed
+ * only when all of this holds: its name is a settle cgroup's; the process that made it (the
+ * pid in its tag) no longer exists; it was made over a minute ago (a settle in another pid
+ * namespace, whose pid we cannot see, joins its cgroup within milliseconds of making it); and
+ * it is empty (rmdir refuses a populated cgroup, so a live tree is never touched).
+ */
+export const STALE_AFTER_MS = 60_000;
+
+const swept = new Set<string>();
+
+// Starts the sweep of the parent of `cgroup` once per process; never throws, never waits.
+export function sweepAfterSpawn(cgroup: string): void {
+  const parent = dirname(cgroup);
+  if (swept.has(parent)) return;
+  swept.add(parent);
+  sweepStaleCgroups(parent).catch(() => undefined);
+}
+
+// Removes the stale settle cgroups directly under `parent`; returns their names.
+export async function sweepStaleCgroups(parent: string, now = Date.now()): Promise<string[]> {
+  const removed: string[] = [];
+  for (const entry of await readdir(parent, { withFileTypes: true })) {
+    if (!entry.isDirectory() || !entry.name.startsWith(namePrefix)) continue;
+    const creator = creatorPid(entry.name);
+    if (creator === undefined || exists(creator)) continue;
+    const path = join(parent, entry.name);
+    try {
+      if (now - (await stat(path)).mtimeMs < STALE_AFTER_MS) continue;
+    } catch {
+      continue;
+    }
+    if (removeCgroup(path)) removed.push(entry.name);
+  }
+  return removed;
+}
+
+// The pid of the process that made a cgroup `settle-[<ownerTag>-]<tag>`: the tag's first field, base 36.
+export function creatorPid(name: string): number | undefined {
+  const tag = name.slice(name.lastIndexOf('-') + 1);
+  const field = tag.slice(0, tag.indexOf('_'));
+  if (!/^[0-9a-z]+$/.test(field)) return undefined;
+  const pid = Number.parseInt(field, 36);
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+// Whether a process with this pid exists (ours or another user's).
+function exists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
