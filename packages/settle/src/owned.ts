@@ -89,8 +89,10 @@ export function stillSame(owned: OwnedProcess, proc: ProcSource): boolean {
   return stat !== undefined && !dead(stat.state) && stat.startTime === owned.startTime;
 }
 
-/** How long a scan keeps looking at a process whose environment reads empty. */
+/** How long a scan keeps looking at a process whose environment reads empty… */
 const execWindowMs = 5;
+/** …and how many times it reads it again at least: on a loaded host one wake-up can take the whole window. */
+const execRereads = 8;
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 // A process's environment, read again for a few ms while it reads empty: that is what /proc
@@ -101,7 +103,7 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
 function environOf(pid: number, proc: ProcSource): Buffer | undefined {
   let environ = proc.readEnviron(pid);
   const giveUpAt = Date.now() + execWindowMs;
-  while (environ !== undefined && environ.length === 0 && Date.now() < giveUpAt) {
+  for (let reread = 0; environ !== undefined && environ.length === 0 && (reread < execRereads || Date.now() < giveUpAt); reread++) {
     Atomics.wait(pause, 0, 0, 0.25);
     environ = proc.readEnviron(pid);
   }
