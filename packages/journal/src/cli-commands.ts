@@ -182,6 +182,14 @@ export async function cat(argv: string[], file: string): Promise<number> {
 
 export async function validate(file: string, options: { json?: boolean }): Promise<number> {
   const scan = await scanOrFail(file);
+  // An empty file holds no record, not even a header: nothing repair could cut, so it is
+  // answered as repair and append --no-create answer it (missing), never as repairable.
+  if (scan.size === 0)
+    throw new JournalFailure({
+      reason: 'missing',
+      path: file,
+      message: `${file} is empty: it has no header, so there is nothing to repair`,
+    });
   if (options.json) process.stdout.write(`${JSON.stringify(statusJson(file, scan))}\n`);
   switch (scan.status.kind) {
     case 'clean':

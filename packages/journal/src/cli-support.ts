@@ -10,7 +10,7 @@ import { pathProblem } from './input-check.js';
 
 export const EXIT_CODES = `  0  success (validate: clean; holder: someone holds the lock)
   1  a negative answer: validate found a torn tail (repairable with journal repair); holder: nobody holds the lock
-  2  usage or invalid input: unknown flag, bad duration, --data or a stdin line not a JSON object, bad record type, record over 1 MiB, bad or missing journal path, a run id that is not an identifier or not the journal's
+  2  usage or invalid input: unknown flag, bad duration, --data or a stdin line not a JSON object, bad record type, record over 1 MiB, bad or missing journal path, an empty (0-byte) journal for validate or repair (no header: nothing to repair), a run id that is not an identifier or not the journal's
   3  refused or failed: the journal is corrupt (nothing was changed), already ends with its terminal record, already exists (init), or a write/sync failed (every record acknowledged before it is durable)
   4  the writer lock is held by a live process (after --wait), or was taken on another host (--break-lock overrides)`;
 
@@ -54,7 +54,7 @@ export function hintFor(error: JournalError): string | undefined {
     case 'io_error':
       return `every record acknowledged before the error is durable; journal validate ${error.path} shows the last one`;
     case 'missing':
-      return 'create it with journal init FILE --run-id ID, or append without --no-create';
+      return 'create it with journal init FILE --run-id ID (remove an empty file first), or append without --no-create';
     case 'record_too_large':
       return 'store big evidence in a file and journal its path';
     case 'bad_path':
@@ -137,13 +137,7 @@ export function statusJson(file: string, scan: ScanResult): Record<string, unkno
 
 export function reportStatus(file: string, status: JournalStatus): void {
   if (status.kind === 'torn_tail')
-    say(
-      'torn_tail',
-      describeStatus(file, status),
-      status.detail === 'empty'
-        ? `it holds nothing: remove it, or journal append ${file} writes its header`
-        : `journal repair ${file} keeps a .broken copy and cuts the torn line`,
-    );
+    say('torn_tail', describeStatus(file, status), `journal repair ${file} keeps a .broken copy and cuts the torn line`);
   if (status.kind === 'corrupt')
     say(
       'corrupt',

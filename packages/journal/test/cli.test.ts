@@ -217,6 +217,34 @@ test(
 );
 
 test(
+  'an empty (0-byte) journal: validate and repair give the one answer, missing (exit 2), and change nothing; a repaired torn header leaves the same',
+  withTimeout(60_000, async () => {
+    const empty = fresh('empty');
+    writeFileSync(empty, '');
+    const said = `journal: missing: ${empty} is empty: it has no header, so there is nothing to repair\n`;
+    for (const args of [
+      ['validate', empty],
+      ['validate', empty, '--json'],
+      ['repair', empty],
+      ['repair', empty, '--json'],
+    ]) {
+      const r = await journal(args);
+      assert.is(r.exitCode, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.is(r.stdout, '', `${args.join(' ')}: no verdict on stdout`);
+      assert.ok(r.stderr.startsWith(said), `${args.join(' ')}: ${r.stderr}`);
+    }
+    assert.equal(readFileSync(empty), Buffer.alloc(0), 'nothing changed');
+    assert.not.ok(existsSync(`${empty}.broken`));
+    // A torn header line is repairable; what repair leaves is that empty file.
+    const torn = fresh('torn-header');
+    writeFileSync(torn, '1234abcd {"seq":0,"prev":"00000000","ts"');
+    assert.is((await journal(['validate', torn])).exitCode, 1);
+    assert.is((await journal(['repair', torn])).exitCode, 0);
+    assert.is((await journal(['validate', torn])).exitCode, 2);
+  }),
+);
+
+test(
   'CRLF and BOM from an editor get a clear error; append refuses after a terminal record',
   withTimeout(180_000, async () => {
     const sample = await writeSample(dir.path, `e-${++n}.jsonl`);

@@ -1,8 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { binPath, runBin, tempDir, withTimeout } from '@runplan/test-fixtures';
+import { binPath, gitRepo, runBin, tempDir, withTimeout } from '@runplan/test-fixtures';
 
 // cac (mri) turns numeric-looking option values into numbers; runplan must read them as typed.
 test(
@@ -136,6 +136,41 @@ test(
     const missing = await runBin(binPath('runplan'), ['status', '--repo', '--json']);
     assert.is(missing.exitCode, 2, missing.stderr);
     assert.match(missing.stderr, /^runplan: usage: option `--repo <dir>` value is missing$/m);
+  }),
+);
+
+// A single-value option given twice is refused naming it (as settle, run-hook and journal do),
+// for every value option each command's --help lists; --retry, meant to repeat, still does.
+test(
+  'a repeated single-value option is a usage error naming it, for every runplan command; --retry still repeats',
+  withTimeout(120_000, async () => {
+    const dir = tempDir();
+    try {
+      const operands: Record<string, string[]> = { run: ['plan.toml'], stop: ['s'], gate: ['claude'] };
+      let checked = 0;
+      for (const command of ['run', 'validate', 'status', 'log', 'report', 'stop', 'demo', 'gate']) {
+        const help = await runBin(binPath('runplan'), [command, '--help']);
+        const flags = [...help.stdout.matchAll(/^ {2}(?:-\w, )?(--[a-z-]+) [<[]/gm)].map((m) => m[1]!);
+        for (const flag of flags.filter((f) => f !== '--retry')) {
+          const args = [command, ...(operands[command] ?? []), flag, '1', `${flag}=2`];
+          const r = await runBin(binPath('runplan'), args, { cwd: dir.path });
+          assert.is(r.exitCode, 2, `${args.join(' ')}: ${r.stderr}`);
+          assert.is(r.stderr, `runplan: usage: ${flag} given 2 times; give it once\n  hint: runplan --help\n`, args.join(' '));
+          checked++;
+        }
+      }
+      assert.ok(checked >= 15, `checked ${checked} options`);
+      const repo = gitRepo();
+      writeFileSync(join(repo.path, 'plan.toml'), 'slug = "p"\n[[tasks]]\nid = "t"\ncommand = ["true"]\n');
+      const retry = await runBin(binPath('runplan'), ['run', 'plan.toml', '--dry-run', '--retry', 'nope', '--retry', 'nada'], {
+        cwd: repo.path,
+      });
+      repo.cleanup();
+      assert.not.match(retry.stderr, /given 2 times/);
+      assert.match(retry.stderr, /^runplan: unknown_task: --retry names no task of .*plan\.toml: nope, nada$/m);
+    } finally {
+      dir.cleanup();
+    }
   }),
 );
 

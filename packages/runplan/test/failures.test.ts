@@ -9,6 +9,7 @@ import {
   readLedger,
   readPids,
   savedPrompts,
+  shFixture,
   tempDir,
   waitUntil,
   withTimeout,
@@ -42,6 +43,37 @@ test(
       const rs = await records(f.repo, 'pre-run-fail');
       assert.is(ofType(rs, 'command-settled').length, 0);
       assert.is(ofType(rs, 'post-run-done').length, 0, 'post_run does not run after a failed pre_run');
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  "a pre_run hook that ignores TERM past hooks.timeout is killed after the task's grace, not settle's 5 s",
+  withTimeout(60_000, async () => {
+    const plan = `slug = "hookgrace"
+base = "main"
+[hooks]
+pre_run = ["${shFixture('ignore-term.sh')}"]
+timeout = "1s"
+[defaults]
+command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
+format = "claude-stream-json"
+grace = "100ms"
+[[tasks]]
+id = "stubborn"
+`;
+    const f = setup(plan);
+    try {
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 1, r.stderr);
+      assert.match(r.stderr, /pre_run timed_out: .*passed its 1s deadline and was torn down \(escalated\)/);
+      const done = ofType(await records(f.repo, 'hookgrace'), 'pre-run-done');
+      assert.is(done.length, 1);
+      // 1 s deadline + 100 ms grace (+ the reap); settle's own 5 s grace would make it over 6 s.
+      assert.ok(done[0]!.durationMs < 4000, `the hook took ${done[0]!.durationMs}ms to settle`);
+      assert.is(readLedger(f.ledger).length, 0, 'the command never ran');
     } finally {
       f.cleanup();
     }

@@ -358,6 +358,31 @@ test(
 );
 
 test(
+  '--install never lowers a Bash timeout the user set larger: it keeps it and says so on stderr; a smaller one is raised',
+  withCleanup(
+    60_000,
+    () => tempDir('runplan-gate-keep-'),
+    async (dir) => {
+      const file = join(dir.path, '.claude', 'settings.json');
+      mkdirSync(join(dir.path, '.claude'));
+      writeFileSync(file, JSON.stringify({ env: { BASH_DEFAULT_TIMEOUT_MS: '600000', BASH_MAX_TIMEOUT_MS: '172800000' } }));
+      const r = await runBin(RUNPLAN, ['gate', 'claude', '--install', '--project', dir.path, '--bash-timeout', '1h'], {
+        timeoutMs: 30_000,
+      });
+      assert.is(r.exitCode, 0, r.stderr);
+      const after = JSON.parse(readFileSync(file, 'utf8'));
+      assert.equal(after.env, { BASH_DEFAULT_TIMEOUT_MS: '3600000', BASH_MAX_TIMEOUT_MS: '172800000' });
+      assert.match(
+        r.stderr,
+        /^runplan gate: kept: .*settings\.json: BASH_MAX_TIMEOUT_MS = 172800000 \(48h\), larger than --bash-timeout 1h; not lowered$/m,
+      );
+      assert.not.match(r.stderr, /kept: .*BASH_DEFAULT_TIMEOUT_MS/);
+      assert.match(r.stderr, /runplan gate: installed: .*settings\.json/);
+    },
+  ),
+);
+
+test(
   '--install without --project/--user prints the entry (24h by default) and writes nothing; --user writes under HOME',
   withTimeout(60_000, async () => {
     const home = tempDir('runplan-gate-home-');

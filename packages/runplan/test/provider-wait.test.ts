@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parseJsonLines, readLedger, runBin, tempDir } from '@runplan/test-fixtures';
 import type { JournalRecord } from '@runplan/journal';
 import { Progress, SafeOutput } from '../src/observe/progress.js';
+import { render } from './chromium.js';
 import { RUNPLAN, records, runplan, waitForEvent, waitUntil, withPlan } from './support.js';
 
 // The UTC clock of an ISO time, as progress and status print it (the same day).
@@ -44,6 +45,13 @@ test(
     const first = data.attempts.find((a) => a.attempt === 1)!;
     assert.ok(first.waitUntil !== null && first.waitUntil >= first.end, JSON.stringify(first));
     assert.is(data.attempts.find((a) => a.attempt === 2)!.waitUntil, null);
+    // The HTML draws the wait as a bar of class "wait", and its legend names that swatch.
+    const out = join(f.repo.path, 'wait.html');
+    assert.is((await runplan(['report', 'rate-limit', '--out', out], f)).exitCode, 0);
+    const shown = await render(out);
+    assert.match(shown.dom, /<g class="attempt-bar[^"]*"[^>]*>(?:(?!<\/g>).)*<rect [^>]*class="wait"/s, 'the wait bar is drawn');
+    const legend = /<div class="legend">(.*?)<\/div>/s.exec(shown.dom)?.[1] ?? '';
+    assert.match(legend, /<rect [^>]*class="wait"[^>]*>(?:<\/rect>)?<\/svg>provider wait<\/span>/, legend);
   }),
 );
 

@@ -140,4 +140,35 @@ test(
   }),
 );
 
+test(
+  'a run whose journal is corrupt after an attempt started: status shows no current task (human and --json), says corrupt with the offset',
+  withPlan('single', {}, async (f) => {
+    const run = await runplan(['run', f.plan], f);
+    assert.is(run.exitCode, 0, run.stderr);
+    const [runId] = runIds(f.repo, 'single');
+    const journal = join(slugDir(f.repo, 'single'), runId!, 'journal.jsonl');
+    // The record after attempt-started fails its checksum: the valid prefix has the attempt open.
+    const lines = readFileSync(journal, 'utf8').split('\n');
+    const settled = lines.findIndex((l) => l.includes('"type":"command-settled"'));
+    assert.ok(settled > 0, 'the run settled its command');
+    lines[settled] = lines[settled]!.replace('"type":"command-settled"', '"type":"command-settleX"');
+    writeFileSync(journal, lines.join('\n'));
+    const json = await runplan(['status', 'single', '--json'], f);
+    assert.is(json.exitCode, 0, json.stderr);
+    const row = JSON.parse(json.stdout.trim()) as Record<string, unknown>;
+    assert.is(row.state, 'corrupt');
+    assert.equal(row.current, [], 'no current task in a corrupt run');
+    assert.match(String(row.corruption), /^offset \d+, seq \d+: crc_mismatch/);
+    assert.match(json.stderr, /^runplan: corrupt: .*journal\.jsonl: offset \d+, seq \d+: crc_mismatch$/m);
+    const human = await runplan(['status', 'single'], f);
+    assert.is(human.exitCode, 0, human.stderr);
+    const [header, body] = human.stdout.trim().split('\n');
+    const cells = body!.trim().split(/\s+/);
+    const heads = header!.trim().split(/\s+/);
+    assert.is(cells[heads.indexOf('STATE')], 'corrupt');
+    assert.is(cells[heads.indexOf('CURRENT')], '-', 'the CURRENT cell is empty');
+    assert.match(human.stderr, /^runplan: corrupt: .*offset \d+, seq \d+: crc_mismatch$/m);
+  }),
+);
+
 test.run();

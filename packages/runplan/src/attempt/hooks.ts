@@ -53,6 +53,7 @@ export async function postRun(
 }
 
 // Runs one hook tier through run-hook in the worktree, owned by the attempt; its output is evidence.
+// A hook past hooks.timeout gets the task's `grace` between TERM and KILL, as its command does.
 async function runTier(
   a: Attempt,
   h: { tier: 'pre_run' | 'post_run'; argv: readonly string[]; vars: TemplateVars; tree: string },
@@ -62,6 +63,7 @@ async function runTier(
     vars: h.vars,
     cwd: h.tree,
     timeoutMs: a.ctx.plan.hooks.timeoutMs,
+    graceMs: a.task.graceMs,
     baseEnv: process.env,
     signal: a.ctx.signal,
     ownerTag: a.ownerTag,

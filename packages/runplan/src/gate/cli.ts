@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseDuration } from '@runplan/common';
+import { formatDuration, parseDuration } from '@runplan/common';
 import { notADirectory } from '../host/dir-check.js';
 import { decide } from './decide.js';
 import { parseHookInput } from './input.js';
@@ -88,6 +88,10 @@ async function install(o: GateOptions, io: GateIo): Promise<number> {
     io.say(`runplan gate: settings_unreadable: ${end.file}: ${end.message}; left untouched`);
     return 2;
   }
+  for (const k of end.kept)
+    io.say(
+      `runplan gate: kept: ${end.file}: ${k.key} = ${k.ms} (${formatDuration(k.ms)}), larger than --bash-timeout ${formatDuration(ms)}; not lowered`,
+    );
   io.say(`runplan gate: ${end.changed ? 'installed' : 'already installed'}: ${end.file}`);
   return 0;
 }

@@ -16,7 +16,12 @@ export interface GateSettings {
   bashTimeoutMs: number;
 }
 
-export type InstallEnd = { kind: 'written'; file: string; changed: boolean } | { kind: 'unreadable'; file: string; message: string };
+/** The Bash timeouts `--install` sets: it never lowers one the user set larger (those are `kept`). */
+export const BASH_TIMEOUT_KEYS = ['BASH_DEFAULT_TIMEOUT_MS', 'BASH_MAX_TIMEOUT_MS'] as const;
+
+export type InstallEnd =
+  | { kind: 'written'; file: string; changed: boolean; kept: Array<{ key: string; ms: number }> }
+  | { kind: 'unreadable'; file: string; message: string };
 
 // The hook command for a node binary and runplan bin, quoted for the shell Claude Code runs it with.
 export function gateCommand(node: string, bin: string): string {
@@ -75,14 +80,23 @@ export async function installGate(file: string, s: GateSettings): Promise<Instal
     (entry) =>
       !(isPlainObject(entry) && Array.isArray(entry.hooks) && entry.hooks.some((h) => isPlainObject(h) && isGateCommand(h.command))),
   );
-  const merged = {
-    ...settings,
-    hooks: { ...hooks, PreToolUse: [...others, hookEntry(s)] },
-    env: { ...env, BASH_DEFAULT_TIMEOUT_MS: String(s.bashTimeoutMs), BASH_MAX_TIMEOUT_MS: String(s.bashTimeoutMs) },
-  };
+  const timeouts: Record<string, string> = {};
+  const kept: Array<{ key: string; ms: number }> = [];
+  for (const key of BASH_TIMEOUT_KEYS) {
+    const ms = timeoutMs(env[key]);
+    if (ms !== undefined && ms > s.bashTimeoutMs) kept.push({ key, ms });
+    else timeouts[key] = String(s.bashTimeoutMs);
+  }
+  const merged = { ...settings, hooks: { ...hooks, PreToolUse: [...others, hookEntry(s)] }, env: { ...env, ...timeouts } };
   const next = JSON.stringify(merged, null, 2) + '\n';
-  if (next === text) return { kind: 'written', file, changed: false };
+  if (next === text) return { kind: 'written', file, changed: false, kept };
   await mkdir(dirname(file), { recursive: true });
   await writeFileAtomic(file, next);
-  return { kind: 'written', file, changed: true };
+  return { kind: 'written', file, changed: true, kept };
+}
+
+// A settings env timeout as Claude Code reads it (milliseconds, a string or a number), or undefined.
+function timeoutMs(value: unknown): number | undefined {
+  const ms = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
+  return typeof ms === 'number' && Number.isSafeInteger(ms) && ms > 0 ? ms : undefined;
 }

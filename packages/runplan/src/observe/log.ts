@@ -24,12 +24,14 @@ export interface LogRow {
   journal: string;
 }
 
-// Every run of `slug` (or of every slug), in start order; undefined when the slug has no runs.
+// Every run of `slug` (or of every slug), oldest first; undefined when the slug has no runs.
 export async function collectLog(stateRoot: string, slug?: string): Promise<LogRow[] | undefined> {
-  const rows: LogRow[] = [];
+  const slugs: LogRow[][] = [];
   for (const name of slug !== undefined ? [slug] : await listSlugs(stateRoot)) {
     const runs = await inspectRuns(slugPaths(stateRoot, name));
     if (runs.length === 0 && slug !== undefined) return undefined;
+    const rows: LogRow[] = [];
+    slugs.push(rows);
     for (const run of runs) {
       const view = run.journal;
       const start = view.startedTs ?? view.createdAt ?? null;
@@ -51,7 +53,27 @@ export async function collectLog(stateRoot: string, slug?: string): Promise<LogR
       });
     }
   }
-  return rows;
+  return oldestFirst(slugs);
+}
+
+// Each slug's runs (in its own start order) merged into one list by when each run started, so
+// the runs of every slug read as they happened; a run with no start time comes first, as it
+// does in its slug's order. A slug's own order is kept even if the clock went back between runs.
+function oldestFirst(slugs: LogRow[][]): LogRow[] {
+  const merged: LogRow[] = [];
+  const next = slugs.map(() => 0);
+  for (;;) {
+    let pick: number | undefined;
+    slugs.forEach((rows, i) => {
+      const row = rows[next[i]!];
+      if (row === undefined) return;
+      const best = pick === undefined ? undefined : slugs[pick]![next[pick]!]!;
+      if (best === undefined || (row.startedAt ?? '') < (best.startedAt ?? '')) pick = i;
+    });
+    if (pick === undefined) return merged;
+    merged.push(slugs[pick]![next[pick]!]!);
+    next[pick]! += 1;
+  }
 }
 
 // The human table of `runplan log`.

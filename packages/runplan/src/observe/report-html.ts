@@ -177,7 +177,8 @@ export function reportHtml(data: ReportData): string {
   const nonce = randomBytes(16).toString('base64');
   const legend = ['pre_run', 'command', 'gates', 'post_run', 'integrate', 'checkpoint']
     .map((p) => `<span><svg class="sw" width="10" height="10"><rect width="10" height="10" class="ph-${p}"/></svg>${p}</span>`)
-    .join('');
+    .join('')
+    .concat('<span><svg class="sw" width="10" height="10"><rect width="10" height="10" class="wait"/></svg>provider wait</span>');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data:">

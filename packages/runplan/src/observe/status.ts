@@ -164,7 +164,8 @@ async function slugStatus(slug: SlugPaths, dirs: string[], opts: StatusOptions):
   if (terminal === undefined && !driven && mayHaveJobs([...view.open.values()])) row.jobs = await queuedRunJobs(runId);
   // Only a driven, unfinished run is waiting for anything.
   if (!driven || terminal !== undefined) row.providerWaits = [];
-  if (row.state === 'corrupt') return row;
+  // A corrupt journal's valid prefix is no account of what runs now: no current task.
+  if (row.state === 'corrupt') return { ...row, current: [], providerWaits: [] };
   if (terminal !== undefined) {
     row.state = terminal.type === 'run-complete' ? 'complete' : 'failed';
     const cls = view.failedReceipt?.class;
