@@ -107,6 +107,8 @@ const BACKGROUND: string[] = [
   '`command -v runplan` run plan.toml &',
   'find . -name plan.toml -exec runplan run {} \\; &',
   'find . -name plan.toml -exec nohup runplan run {} +',
+  "bash <(echo 'runplan run plan.toml &')",
+  "sh < <(printf 'nohup runplan run %s\\n' plan.toml)",
 ];
 
 test(
@@ -178,6 +180,8 @@ const ALLOWED: string[] = [
   "find . -name '*.toml' -exec cat {} \\; &",
   '$EDITOR notes.txt &',
   "printf '%s\\n' 'runplan run plan.toml &'",
+  "bash <(echo 'runplan run plan.toml')",
+  "diff <(echo 'runplan run plan.toml &') plan.toml",
 ];
 
 test(

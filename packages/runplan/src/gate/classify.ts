@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import { assignments, findActions, pipedScript, resolveWord, SHELLS, type Variables } from './indirect.js';
+import { assignments, findActions, pipedScript, resolveWord, SHELLS, substitutedScripts, type Variables } from './indirect.js';
 import { parseScript, type SimpleCommand } from './shell.js';
 
 /** A `runplan …` the script would start, however it is spelled and wrapped. */
@@ -95,8 +95,11 @@ function collect(commands: SimpleCommand[], inherited: string | undefined, found
     const detachedAs = background ?? (program === 'at' || program === 'batch' ? program : undefined);
     for (const body of command.heredocs)
       if (program !== undefined && (WRAPPERS.has(program) || DETACHERS.has(program))) collect(parseScript(body), detachedAs, found, vars);
-    const piped = program !== undefined && (SHELLS.has(program) || DETACHERS.has(program)) ? pipedScript(command, words, vars) : undefined;
-    if (piped !== undefined) collect(parseScript(piped), detachedAs, found, vars);
+    if (program !== undefined && (SHELLS.has(program) || DETACHERS.has(program))) {
+      const piped = pipedScript(command, words, vars);
+      for (const script of [...(piped !== undefined ? [piped] : []), ...substitutedScripts(command, words, vars)])
+        collect(parseScript(script), detachedAs, found, vars);
+    }
     // A read is checked as written and as resolved (`cat $J` after `J=.git/runplan/…`).
     const resolved = words.filter((w) => !command.words.includes(w));
     if (!unwrap(words, background, found, vars)) found.others.push({ ...command, words: [...command.words, ...resolved] });

@@ -67,6 +67,31 @@ function lookedUp(words: string[]): string | undefined {
 export function pipedScript(command: SimpleCommand, words: string[], vars: Variables): string | undefined {
   const producer = command.stdin;
   if (producer === undefined || words.slice(1).some((w) => !w.startsWith('-') || w === '-c')) return undefined;
+  return outputOf(producer, vars);
+}
+
+// The scripts a shell command reads from process substitutions: `bash <(echo '…')` and
+// `sh < <(printf '…')`, when the substitution is one command whose output it says.
+export function substitutedScripts(command: SimpleCommand, words: string[], vars: Variables): string[] {
+  const scripts: string[] = [];
+  for (const word of [...words.slice(1), ...command.targets]) {
+    const sub = /^<\((.*)\)$/s.exec(word);
+    if (sub === null) continue;
+    let commands: SimpleCommand[];
+    try {
+      commands = parseScript(sub[1]!);
+    } catch {
+      continue;
+    }
+    const text = commands.length === 1 ? outputOf(commands[0]!, vars) : undefined;
+    if (text !== undefined) scripts.push(text);
+  }
+  return scripts;
+}
+
+// What a command writes when the command itself says it: `echo …`, `printf …`, or a
+// here-document / here-string it reads (`cat <<EOF`). Undefined for anything else.
+function outputOf(producer: SimpleCommand, vars: Variables): string | undefined {
   const said = producer.words.map((w) => resolveWord(w, vars));
   const program = said[0] !== undefined ? basename(said[0]) : undefined;
   if (program === 'echo') {
