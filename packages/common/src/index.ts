@@ -4,7 +4,16 @@ export type { Result } from './result.js';
 export { formatDuration, maxDurationMs, parseCommandLineDuration, parseDuration } from './duration.js';
 export { longTimeout, maxTimerMs, sleepFor } from './timer.js';
 export type { LongTimer } from './timer.js';
-export { asTyped, dashLedValues, kebabSwitches, operandsAfterDashes, typedValue, typedValues, usageAsTyped } from './options.js';
+export {
+  asTyped,
+  dashLedValues,
+  kebabSwitches,
+  operandsAfterDashes,
+  prepareArgv,
+  typedValue,
+  typedValues,
+  usageAsTyped,
+} from './options.js';
 export { isPlainObject } from './plain-object.js';
 export { TailBuffer, textTail, utf8Tail } from './tail.js';
 export { BreakableDestination } from './breakable.js';

@@ -177,3 +177,13 @@ function attachedValue(word: string, takesValue: ReadonlySet<string>, switches: 
   }
   return [word];
 }
+
+/**
+ * What every CLI does once its options are declared and before `cli.parse`: two-word switches
+ * known to the parser (kebabSwitches), then the command line's dash-led values joined to their
+ * options (dashLedValues), rewritten in place so every later reader of argv sees the same words.
+ */
+export function prepareArgv(cli: SwitchOwner, argv: string[]): void {
+  kebabSwitches(cli);
+  argv.splice(0, argv.length, ...dashLedValues(cli, argv));
+}

@@ -1,5 +1,5 @@
 import { cac } from 'cac';
-import { dashLedValues, kebabSwitches, operandsAfterDashes, packageVersion, usageAsTyped } from '@runplan/common';
+import { prepareArgv, operandsAfterDashes, packageVersion, usageAsTyped } from '@runplan/common';
 import { JournalFailure } from './errors.js';
 import { init, append, cat, validate, repair, holder } from './cli-commands.js';
 import { EXIT_CODES, DEFAULT_WAIT, say, fail, UsageError, fileArg } from './cli-support.js';
@@ -54,9 +54,7 @@ export async function main(argv: string[]): Promise<number> {
     sections.push({ title: 'Example', body: '  journal cat run.jsonl --type checkpoint | jq -r .data.taskId' });
   });
   try {
-    kebabSwitches(cli);
-    // `--jobs -1`, `--out -`: a dash-led value is the option's (rewritten in place: every reader of argv sees it so).
-    argv.splice(0, argv.length, ...dashLedValues(cli, argv));
+    prepareArgv(cli, argv);
     const parsed = cli.parse(['node', 'journal', ...argv], { run: false });
     if (parsed.options['help']) return 0;
     // `--version` anywhere among journal's own arguments (never after `--`), as settle reads it; `--help` outranks it.

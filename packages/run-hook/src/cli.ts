@@ -1,14 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { cac } from 'cac';
-import {
-  asTyped,
-  dashLedValues,
-  kebabSwitches,
-  packageVersion,
-  parseCommandLineDuration,
-  unreachable,
-  usageAsTyped,
-} from '@runplan/common';
+import { asTyped, prepareArgv, packageVersion, parseCommandLineDuration, unreachable, usageAsTyped } from '@runplan/common';
 import { exitCodeFor } from '@runplan/settle';
 import type { TemplateVars } from '@runplan/workdir';
 import type { HookOutcome, HookTier } from './outcome.js';
@@ -74,9 +66,7 @@ export async function main(argv: string[]): Promise<number> {
     { title: 'Exit codes', body: EXIT_CODES },
   ]);
   try {
-    kebabSwitches(cli);
-    // `--jobs -1`, `--out -`: a dash-led value is the option's (rewritten in place: every reader of argv sees it so).
-    argv.splice(0, argv.length, ...dashLedValues(cli, argv));
+    prepareArgv(cli, argv);
     const parsed = cli.parse(['node', 'run-hook', ...argv], { run: false });
     if (parsed.options.help) return 0;
     // `--version` anywhere among run-hook's own arguments (never after `--`), as settle reads it; `--help` outranks it.

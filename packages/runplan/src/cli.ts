@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { cac } from 'cac';
-import { asTyped, dashLedValues, kebabSwitches, operandsAfterDashes, packageVersion, parseDuration, usageAsTyped } from '@runplan/common';
+import { asTyped, prepareArgv, operandsAfterDashes, packageVersion, parseDuration, usageAsTyped } from '@runplan/common';
 import { SafeOutput } from './observe/progress.js';
 import { gateMain } from './gate/cli.js';
 import { noRunsLine, printProblems, refuseRepeated, runOptions, STRING_OPTIONS, stateRoot, UsageError } from './cli-support.js';
@@ -209,9 +209,7 @@ export async function main(argv: string[]): Promise<number> {
   });
 
   try {
-    kebabSwitches(cli);
-    // `--jobs -1`, `--out -`: a dash-led value is the option's (rewritten in place: every reader of argv sees it so).
-    argv.splice(0, argv.length, ...dashLedValues(cli, argv));
+    prepareArgv(cli, argv);
     const parsed = cli.parse(['node', 'runplan', ...argv], { run: false });
     if (parsed.options.help === true || parsed.options.h === true) return 0;
     // `--version` anywhere among runplan's own arguments (never after `--`), as settle reads it; `--help` outranks it.

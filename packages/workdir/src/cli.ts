@@ -1,5 +1,5 @@
 import { cac } from 'cac';
-import { dashLedValues, kebabSwitches, operandsAfterDashes, packageVersion, usageAsTyped } from '@runplan/common';
+import { prepareArgv, operandsAfterDashes, packageVersion, usageAsTyped } from '@runplan/common';
 import { UsageError } from './cli-args.js';
 import { type Io, runCreate, runDataDir, runHolding, runPrune, runRender } from './cli-commands.js';
 import { EXIT_CODES } from './cli-failure.js';
@@ -66,9 +66,7 @@ export async function main(argv: string[]): Promise<number> {
     { title: 'Exit codes', body: EXIT_CODES },
   ]);
   try {
-    kebabSwitches(cli);
-    // `--jobs -1`, `--out -`: a dash-led value is the option's (rewritten in place: every reader of argv sees it so).
-    argv.splice(0, argv.length, ...dashLedValues(cli, argv));
+    prepareArgv(cli, argv);
     cli.parse(['node', 'workdir', ...argv], { run: false });
     if (cli.options.help) return 0;
     // `--version` anywhere among workdir's own arguments (never after `--`), as settle reads it; `--help` outranks it.
