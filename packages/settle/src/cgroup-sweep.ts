@@ -1,4 +1,4 @@
-import { readdir, stat } from 'node:fs/promises';
+import { readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { removeCgroup } from './cgroup.js';
 import { namePrefix } from './cgroup-types.js';
@@ -6,7 +6,8 @@ import { namePrefix } from './cgroup-types.js';
 /**
  * The empty cgroups a settle that was killed (SIGKILL, OOM) left in a parent: it removes its
  * child's cgroup itself, so one that outlives it stays until someone removes it. Each process
- * sweeps a parent once, after its first spawn there, in the background. A cgroup is removed
+ * sweeps a parent once, just after its first spawn there (on the next turn of the event loop,
+ * with synchronous calls: a few directory reads, and no thread pool started for them). A cgroup is removed
  * only when all of this holds: its name is a settle cgroup's; the process that made it (the
  * pid in its tag) no longer exists; it was made over a minute ago (a settle in another pid
  * namespace, whose pid we cannot see, joins its cgroup within milliseconds of making it); and
@@ -16,24 +17,30 @@ export const STALE_AFTER_MS = 60_000;
 
 const swept = new Set<string>();
 
-// Starts the sweep of the parent of `cgroup` once per process; never throws, never waits.
+// Sweeps the parent of `cgroup` once per process, on the next turn of the event loop; never throws.
 export function sweepAfterSpawn(cgroup: string): void {
   const parent = dirname(cgroup);
   if (swept.has(parent)) return;
   swept.add(parent);
-  sweepStaleCgroups(parent).catch(() => undefined);
+  setImmediate(() => {
+    try {
+      sweepStaleCgroups(parent);
+    } catch {
+      // An unreadable parent: nothing to sweep.
+    }
+  });
 }
 
 // Removes the stale settle cgroups directly under `parent`; returns their names.
-export async function sweepStaleCgroups(parent: string, now = Date.now()): Promise<string[]> {
+export function sweepStaleCgroups(parent: string, now = Date.now()): string[] {
   const removed: string[] = [];
-  for (const entry of await readdir(parent, { withFileTypes: true })) {
+  for (const entry of readdirSync(parent, { withFileTypes: true })) {
     if (!entry.isDirectory() || !entry.name.startsWith(namePrefix)) continue;
     const creator = creatorPid(entry.name);
     if (creator === undefined || exists(creator)) continue;
     const path = join(parent, entry.name);
     try {
-      if (now - (await stat(path)).mtimeMs < STALE_AFTER_MS) continue;
+      if (now - statSync(path).mtimeMs < STALE_AFTER_MS) continue;
     } catch {
       continue;
     }
