@@ -11,8 +11,13 @@ import { Progress, SafeOutput } from '../src/observe/progress.js';
 import { render } from './chromium.js';
 import { RUNPLAN, records, runplan, waitForEvent, waitUntil, withPlan } from './support.js';
 
-// The UTC clock of an ISO time, as progress and status print it (the same day).
-const clock = (ms: number): string => `${new Date(ms).toISOString().slice(11, 19)} UTC`;
+// The UTC clock of a time as progress and status print it: with its date when that is not
+// today's (a reset an hour ahead, asked after 23:00 UTC, is tomorrow).
+const clock = (ms: number): string => {
+  const at = new Date(ms).toISOString();
+  const day = at.slice(0, 10) === new Date().toISOString().slice(0, 10) ? '' : `${at.slice(0, 10)} `;
+  return `${day}${at.slice(11, 19)} UTC`;
+};
 
 test(
   'a backoff after a 429: provider-wait after repair-decided, before the retry; the progress line and the report show it',
