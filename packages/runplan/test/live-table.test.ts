@@ -72,14 +72,7 @@ function checkScreen(screen: string, columns: number): void {
   // The table is redrawn, so a wrapped row would leave broken copies; the summary (paths to copy whole) may wrap.
   const wide = lines.slice(0, summary).filter((l) => l.length > columns);
   assert.equal(wide, [], `no line is wider than the window (${columns}):\n${wide.join('\n')}`);
-  const headers = lines.filter((l) => /^TASK\s+STATE/.test('a wait that ends on another UTC day is shown with its date; one that ends today is not', () => {
-  const now = Date.parse('2026-12-01T23:30:00Z');
-  assert.is(clockOf('2026-12-01T23:59:59Z', now), '23:59:59 UTC');
-  assert.is(clockOf('2026-12-02T00:30:00Z', now), '2026-12-02 00:30:00 UTC');
-  assert.is(clockOf('not a time', now), 'not a time');
-});
-
-test(l)).length;
+  const headers = lines.filter((l) => /^TASK\s+STATE/.test(l)).length;
   assert.ok(headers >= 1 && headers <= 2, `the header appears ${headers} times:\n${screen}`);
   const lastHeader = lines.findLastIndex((l) => /^TASK\s+STATE/.test(l));
   assert.ok(lastHeader < summary, `the final table comes before the summary, not after it:\n${screen}`);
@@ -140,6 +133,13 @@ for (const size of [
     }),
   );
 }
+
+test('a wait that ends on another UTC day is shown with its date; one that ends today is not', () => {
+  const now = Date.parse('2026-12-01T23:30:00Z');
+  assert.is(clockOf('2026-12-01T23:59:59Z', now), '23:59:59 UTC');
+  assert.is(clockOf('2026-12-02T00:30:00Z', now), '2026-12-02 00:30:00 UTC');
+  assert.is(clockOf('not a time', now), 'not a time');
+});
 
 test(
   'in tmux: a run resumed after a crash counts the tasks done before it as done, not queued',
