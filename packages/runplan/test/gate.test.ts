@@ -72,6 +72,12 @@ const BACKGROUND: string[] = [
   'batch <<EOF\nrunplan run plan.toml\nEOF',
   'npx -y runplan run plan.toml &',
   'npx runplan demo &',
+  'npm exec runplan -- run plan.toml &',
+  'npm exec -- runplan run plan.toml &',
+  'npm x -y runplan run plan.toml &',
+  'pnpm exec runplan run plan.toml &',
+  'pnpm dlx runplan run plan.toml &',
+  'yarn dlx runplan run plan.toml &',
   'node /opt/runplan/packages/runplan/bin/runplan.js run plan.toml &',
   '/opt/runplan/bin/runplan run plan.toml &',
   "sh -c 'runplan run plan.toml &'",
@@ -245,6 +251,11 @@ test(
         { command: 'cat .git/*/single/*/journal.jsonl', cwd },
         { command: 'J=.git/runplan; tail $J/single/x', cwd },
         { command: 'cd .git; cd runplan; cat single/*/journal.jsonl', cwd },
+        { command: 'D=.git; ls $D/runplan', cwd },
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, for bash
+        { command: 'G=.git/; tail "${G}runplan/single/x"', cwd },
+        { command: 'ls .git/**', cwd },
+        { tool: 'Glob', toolInput: { pattern: 'runplan/**/journal.jsonl', path: join(cwd, '.git') }, cwd },
         { tool: 'Read', toolInput: { file_path: journal }, cwd },
         { tool: 'Grep', toolInput: { pattern: 'failed', path: state }, cwd },
         { tool: 'Glob', toolInput: { pattern: `${state}/**/evidence/*` }, cwd },
@@ -261,6 +272,10 @@ test(
         { command: 'cat .git/HEAD', cwd },
         { command: 'ls .git/refs/* *.md', cwd },
         { command: 'cd .git && cat HEAD', cwd },
+        // bash's `**` (globstar) does not descend into a hidden directory, as `*` does not match one.
+        { command: 'grep -l TODO **/*.md', cwd },
+        { command: 'shopt -s globstar; ls src/**/*.ts **/README.md', cwd },
+        { command: 'D=.git; cat $D/HEAD', cwd },
         { command: 'runplan status', cwd: other.path },
       ])
         await expectAllow(call);

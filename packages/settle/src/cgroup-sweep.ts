@@ -1,6 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { removeCgroup } from './cgroup.js';
+import { cgroupPopulated, removeCgroup } from './cgroup.js';
 import { namePrefix } from './cgroup-types.js';
 
 /**
@@ -11,7 +11,9 @@ import { namePrefix } from './cgroup-types.js';
  * only when all of this holds: its name is a settle cgroup's; the process that made it (the
  * pid in its tag) no longer exists; it was made over a minute ago (a settle in another pid
  * namespace, whose pid we cannot see, joins its cgroup within milliseconds of making it); and
- * it is empty (rmdir refuses a populated cgroup, so a live tree is never touched).
+ * it is empty, with no process below it either (`populated 0`: removing a cgroup removes its
+ * empty sub-cgroups first, and one inside a live tree may be a nested settle's, about to be
+ * joined; rmdir refuses a populated cgroup itself).
  */
 export const STALE_AFTER_MS = 60_000;
 
@@ -44,7 +46,7 @@ export function sweepStaleCgroups(parent: string, now = Date.now()): string[] {
     } catch {
       continue;
     }
-    if (removeCgroup(path)) removed.push(entry.name);
+    if (!cgroupPopulated(path) && removeCgroup(path)) removed.push(entry.name);
   }
   return removed;
 }
@@ -52,7 +54,9 @@ export function sweepStaleCgroups(parent: string, now = Date.now()): string[] {
 // The pid of the process that made a cgroup `settle-[<ownerTag>-]<tag>`: the tag's first field, base 36.
 export function creatorPid(name: string): number | undefined {
   const tag = name.slice(name.lastIndexOf('-') + 1);
-  const field = tag.slice(0, tag.indexOf('_'));
+  const end = tag.indexOf('_');
+  if (end === -1) return undefined;
+  const field = tag.slice(0, end);
   if (!/^[0-9a-z]+$/.test(field)) return undefined;
   const pid = Number.parseInt(field, 36);
   return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;

@@ -1,6 +1,7 @@
 // The empty cgroups a killed settle leaves behind are removed by the next settle that spawns
-// in the same parent — only those: a live maker's, a fresh one, a populated one and anything
-// not named like settle's stay. Through the real bin, in a private parent cgroup.
+// in the same parent — only those: a live maker's, a fresh one, a populated one (with the empty
+// cgroups inside it) and anything not named like settle's stay. Through the real bin, in a
+// private parent cgroup.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,6 +20,8 @@ test('creatorPid reads the maker pid from the tag, with or without an ownerTag',
   assert.is(creatorPid(`settle-run_20261201_q1-${(77).toString(36)}_1x_1_ab`), 77);
   assert.is(creatorPid('settle-'), undefined);
   assert.is(creatorPid('settle-x-NOTBASE36_1'), undefined);
+  // A tag always has `_` after the pid: a name without one is not a settle cgroup's.
+  assert.is(creatorPid('settle-cache'), undefined);
 });
 
 test(
@@ -43,6 +46,9 @@ test(
     try {
       for (const name of Object.values(names)) mkdirSync(join(parent, name));
       mkdirSync(join(parent, names.staleNested, `settle-${dead}_8_1_h`));
+      // An empty cgroup inside a populated one is part of a live tree (a nested settle's, about to be joined).
+      const liveSub = join(parent, names.populated, `settle-${dead}_9_1_i`);
+      mkdirSync(liveSub);
       writeFileSync(join(parent, names.populated, 'cgroup.procs'), String(sleeper.pid));
       for (const [key, name] of Object.entries(names)) if (key !== 'fresh') utimesSync(join(parent, name), old, old);
 
@@ -51,6 +57,7 @@ test(
       const left = readdirSync(parent).filter((n) => n.startsWith('settle-') || n.startsWith('other-'));
       assert.equal(left.sort(), [names.fresh, names.liveMaker, names.populated, names.notOurs].sort());
       assert.ok(existsSync(join(parent, names.populated, 'cgroup.procs')), 'the populated one is untouched');
+      assert.ok(existsSync(liveSub), 'so is the empty cgroup inside it');
     } finally {
       killQuietly(sleeper.pid);
       await new Promise((done) => (sleeper.exitCode !== null ? done(undefined) : sleeper.once('exit', done)));

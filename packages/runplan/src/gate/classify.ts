@@ -148,14 +148,19 @@ function sudoBackground(program: string, words: string[]): string | undefined {
   return undefined;
 }
 
+/** The subcommands of npm, pnpm and yarn that run a package's bin. */
+const PACKAGE_RUNNERS = new Set(['exec', 'x', 'dlx']);
+
 // Where runplan's own arguments start when words[i] begins a runplan invocation.
 function runplanArgs(words: string[], i: number): number | undefined {
   const word = words[i];
   if (word === undefined) return undefined;
   const name = basename(word);
   if (name === 'runplan' || name === 'runplan.js') return i + 1;
-  if (name === 'npx' || name === 'pnpx' || name === 'bunx') {
-    let j = i + 1;
+  // `npm exec` / `npm x`, `pnpm exec` / `pnpm dlx`, `yarn exec` / `yarn dlx` run a package's bin as npx does.
+  const runsPackage = (name === 'npm' || name === 'pnpm' || name === 'yarn') && PACKAGE_RUNNERS.has(words[i + 1] ?? '');
+  if (name === 'npx' || name === 'pnpx' || name === 'bunx' || runsPackage) {
+    let j = i + (runsPackage ? 2 : 1);
     while (words[j]?.startsWith('-')) j += words[j] === '-p' || words[j] === '--package' ? 2 : 1;
     const pkg = words[j];
     return pkg === 'runplan' || pkg === '@runplan/runplan' || pkg?.startsWith('runplan@') ? j + 1 : undefined;

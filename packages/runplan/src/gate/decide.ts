@@ -46,12 +46,15 @@ export async function decide(input: HookInput): Promise<Decision> {
   const liveRoots = [...new Set(live.map((l) => l.stateRoot))];
   const probe = invocations.find((inv) => inv.sub !== undefined && FORENSIC.has(inv.sub));
   if (probe !== undefined) return denyLive(live, `\`runplan ${probe.sub}\``);
-  const reads = [
-    ...input.paths,
-    ...(found?.others ?? []).flatMap((c) => [...c.words.slice(1), ...c.targets, ...(c.words[0] !== undefined ? [c.words[0]] : [])]),
-  ];
+  const words = (found?.others ?? []).flatMap((c) => [
+    ...c.words.slice(1),
+    ...c.targets,
+    ...(c.words[0] !== undefined ? [c.words[0]] : []),
+  ]);
   const cwds = directoriesOf(found?.others ?? [], input.cwd);
-  const read = reads.find((word) => touchesRoot(word, cwds, liveRoots));
+  const read =
+    input.paths.find((path) => touchesRoot(path, cwds, liveRoots, 'glob_tool')) ??
+    words.find((word) => touchesRoot(word, cwds, liveRoots, 'bash'));
   if (read !== undefined) return denyLive(live, `reading ${read}`);
   return { kind: 'allow' };
 }

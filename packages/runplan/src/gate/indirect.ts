@@ -31,7 +31,7 @@ export function assignments(commands: SimpleCommand[]): Variables {
 }
 
 // A word as the script would have it once its variables and lookups are read: `$RP`, `${RP}`,
-// `$(which runplan)`, `` `command -v runplan` `` and `$(type -P runplan)` name their program.
+// `$D/runplan`, `$(which runplan)`, `` `command -v runplan` `` and `$(type -P runplan)` name their program.
 export function resolveWord(word: string, vars: Variables, depth = 0): string {
   if (depth > 4) return word;
   const variable = /^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})$/.exec(word);
@@ -39,6 +39,9 @@ export function resolveWord(word: string, vars: Variables, depth = 0): string {
     const value = vars.get(variable[1] ?? variable[2]!);
     return value === undefined ? word : resolveWord(value, vars, depth + 1);
   }
+  // A variable inside a word (`$D/runplan`, `"${G}runplan"`) stands for its value there too.
+  const inside = word.replace(/\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})/g, (m, a, b) => vars.get(a ?? b) ?? m);
+  if (inside !== word) return resolveWord(inside, vars, depth + 1);
   const sub = /^\$\((.*)\)$/s.exec(word) ?? /^`(.*)`$/s.exec(word);
   if (sub === null) return word;
   let commands: SimpleCommand[];

@@ -1,3 +1,4 @@
+import { isAbsolute, join } from 'node:path';
 import { isPlainObject } from '@runplan/common';
 
 /** The parts of a Claude Code PreToolUse hook input the gate decides on. */
@@ -31,9 +32,13 @@ export function parseHookInput(text: string, fallbackCwd: string): InputResult {
   const tool = (toolInput ?? {}) as Record<string, unknown>;
   const command = tool.command;
   if (toolName === 'Bash' && typeof command !== 'string') return { ok: false, message: 'hook input: tool_input.command is not a string' };
-  // Glob's pattern is a path too (`/repo/.git/runplan/**`); Grep's is a regular expression.
-  const keys = ['file_path', 'path', 'notebook_path', ...(toolName === 'Glob' ? ['pattern'] : [])];
+  // Glob's pattern is a path too (`/repo/.git/runplan/**`), read under its `path` when it has
+  // one (`runplan/**` in `/repo/.git`); Grep's is a regular expression.
+  const keys = ['file_path', 'path', 'notebook_path'];
   const paths = keys.map((k) => tool[k]).filter((p): p is string => typeof p === 'string');
+  const { pattern, path } = tool;
+  if (toolName === 'Glob' && typeof pattern === 'string')
+    paths.push(typeof path === 'string' && !isAbsolute(pattern) ? join(path, pattern) : pattern);
   return {
     ok: true,
     value: {

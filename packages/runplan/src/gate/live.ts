@@ -45,9 +45,16 @@ export async function liveRuns(roots: string[]): Promise<LiveRun[]> {
   return live;
 }
 
+/**
+ * Whose globs a path is read by: bash's `**` (globstar), like its `*`, never enters a hidden
+ * directory; the Glob tool's `**` is taken to enter any (its dot handling has varied by
+ * release), so it may only deny more.
+ */
+export type GlobReader = 'bash' | 'glob_tool';
+
 // Whether a word the command names (a path, `--flag=path`, a glob) lies in or is a state
 // root, read from any of the directories the command runs in (`cd .git && ls runplan`).
-export function touchesRoot(word: string, cwds: string[], roots: string[]): boolean {
+export function touchesRoot(word: string, cwds: string[], roots: string[], reader: GlobReader): boolean {
   const home = process.env.HOME;
   const candidates = [word, ...(word.includes('=') ? [word.slice(word.indexOf('=') + 1)] : [])];
   for (const raw of candidates) {
@@ -56,26 +63,31 @@ export function touchesRoot(word: string, cwds: string[], roots: string[]): bool
     for (const cwd of cwds) {
       const path = resolve(cwd, expanded);
       for (const root of roots)
-        for (const r of spellings(root)) if (path === r || path.startsWith(r + '/') || globReaches(path, r)) return true;
+        for (const r of spellings(root))
+          if (path === r || path.startsWith(r + '/') || (/[*?[]/.test(path) && globReaches(path.split('/'), 0, r.split('/'), 0, reader)))
+            return true;
     }
   }
   return false;
 }
 
-// Whether a glob (`.git/run*`, `.git/*/single`) could name the root or a path inside it.
-function globReaches(pattern: string, root: string): boolean {
-  if (!/[*?[]/.test(pattern)) return false;
-  const parts = pattern.split('/');
-  const rootParts = root.split('/');
-  for (let i = 0; i < rootParts.length; i++) {
-    const part = parts[i];
-    if (part === undefined) return false;
-    if (part === '**') return true;
-    // `*` and `?` do not match a leading dot (bash without dotglob).
-    if (rootParts[i]!.startsWith('.') && !part.startsWith('.') && part !== rootParts[i]) return false;
-    if (!globPart(part).test(rootParts[i]!)) return false;
+// Whether glob components from parts[i] could name the root's components from rootParts[j]
+// on, or a path inside them (`.git/run*`, `.git/*/single`, `**/runplan`).
+function globReaches(parts: string[], i: number, rootParts: string[], j: number, reader: GlobReader): boolean {
+  if (j === rootParts.length) return true;
+  const part = parts[i];
+  if (part === undefined) return false;
+  const component = rootParts[j]!;
+  if (part === '**') {
+    if (reader === 'glob_tool') return true;
+    // Zero directories, or one more that is not hidden.
+    return (
+      globReaches(parts, i + 1, rootParts, j, reader) || (!component.startsWith('.') && globReaches(parts, i, rootParts, j + 1, reader))
+    );
   }
-  return true;
+  // `*` and `?` do not match a leading dot (bash without dotglob).
+  if (component.startsWith('.') && !part.startsWith('.') && part !== component) return false;
+  return globPart(part).test(component) && globReaches(parts, i + 1, rootParts, j + 1, reader);
 }
 
 // One path component of a glob as a regular expression: `*`, `?` and `[…]` as the shell reads them.
