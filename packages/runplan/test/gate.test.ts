@@ -114,6 +114,9 @@ const BACKGROUND: string[] = [
   'find . -name plan.toml -exec runplan run {} \\; &',
   'find . -name plan.toml -exec nohup runplan run {} +',
   "bash <(echo 'runplan run plan.toml &')",
+  "printf -- 'runplan run plan.toml &' | bash",
+  "echo 'runplan run plan.toml &' | sudo bash",
+  "echo 'runplan run plan.toml &' | env FOO=1 bash -s",
   "sh < <(printf 'nohup runplan run %s\\n' plan.toml)",
 ];
 
@@ -181,6 +184,7 @@ const ALLOWED: string[] = [
   'echo "runplan run plan.toml &" | cat',
   "echo 'runplan run plan.toml &' | bash -c 'wc -l'",
   "echo 'runplan run plan.toml' | bash",
+  "echo 'runplan run plan.toml' | sudo bash",
   '$(which runplan) run plan.toml',
   'RP=runplan; $RP status &',
   "find . -name '*.toml' -exec cat {} \\; &",

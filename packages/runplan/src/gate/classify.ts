@@ -95,9 +95,13 @@ function collect(commands: SimpleCommand[], inherited: string | undefined, found
     const detachedAs = background ?? (program === 'at' || program === 'batch' ? program : undefined);
     for (const body of command.heredocs)
       if (program !== undefined && (WRAPPERS.has(program) || DETACHERS.has(program))) collect(parseScript(body), detachedAs, found, vars);
-    if (program !== undefined && (SHELLS.has(program) || DETACHERS.has(program))) {
-      const piped = pipedScript(command, words, vars);
-      for (const script of [...(piped !== undefined ? [piped] : []), ...substitutedScripts(command, words, vars)])
+    // The shell, also behind a wrapper (`… | sudo bash`, `… | env bash`), and what it is fed.
+    const shellAt = program !== undefined && WRAPPERS.has(program) ? words.findIndex((w) => SHELLS.has(basename(w))) : -1;
+    const shell =
+      program !== undefined && (SHELLS.has(program) || DETACHERS.has(program)) ? words : shellAt > 0 ? words.slice(shellAt) : undefined;
+    if (shell !== undefined) {
+      const piped = pipedScript(command, shell, vars);
+      for (const script of [...(piped !== undefined ? [piped] : []), ...substitutedScripts(command, shell, vars)])
         collect(parseScript(script), detachedAs, found, vars);
     }
     // A read is checked as written and as resolved (`cat $J` after `J=.git/runplan/…`).

@@ -104,7 +104,7 @@ function outputOf(producer: SimpleCommand, vars: Variables): string | undefined 
     return said.slice(1, i).some((f) => f.includes('e')) ? decodeAnsiC(text) : text;
   }
   if (program === 'printf') {
-    const [format = '', ...args] = said.slice(1);
+    const [format = '', ...args] = said[1] === '--' ? said.slice(2) : said.slice(1);
     let next = 0;
     return decodeAnsiC(format.replace(/%[sb]/g, () => args[next++] ?? ''));
   }
