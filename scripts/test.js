@@ -20,13 +20,17 @@ const startedSlurm = canStart && spawnSync(slurm, ['status'], { stdio: 'ignore' 
 // Every test run on this host that may use the cluster says so with a file named for its pid
 // (another clone's `npm test` or `.ci/run` beside this one): the run that started the cluster
 // stops it only when no other live run is using it. It stopped it under another run's Slurm
-// tests, which then failed with "Unable to contact slurm controller".
+// tests, which then failed with "Unable to contact slurm controller". The run that starts it
+// leaves a `started` mark there, so whichever run ends last stops it (when the starter ended
+// first, the cluster had stayed up after every test run was gone).
 const users = join(tmpdir(), 'runplan-slurm-users');
+const startedMark = join(users, 'started');
 if (canStart) {
   mkdirSync(users, { recursive: true });
   writeFileSync(join(users, String(process.pid)), '');
 }
 if (startedSlurm) {
+  writeFileSync(startedMark, String(process.pid));
   process.stdout.write('npm test: starting a single-node Slurm for the Slurm tests (scripts/slurm-local.sh up)\n');
   spawnSync(slurm, ['up'], { stdio: 'inherit' });
 }
@@ -39,12 +43,16 @@ const turbo = spawnSync('npx', ['turbo', 'run', 'test', '--concurrency=1', '--co
 if (canStart) {
   rmSync(join(users, String(process.pid)), { force: true });
   const others = readdirSync(users).filter((name) => {
+    if (name === 'started') return false;
     if (running(Number(name))) return true;
     rmSync(join(users, name), { force: true }); // a run that died without saying so
     return false;
   });
-  if (startedSlurm && others.length === 0) spawnSync(slurm, ['down'], { stdio: 'inherit' });
-  else if (startedSlurm)
+  const startedByATestRun = startedSlurm || existsSync(startedMark);
+  if (startedByATestRun && others.length === 0) {
+    rmSync(startedMark, { force: true });
+    spawnSync(slurm, ['down'], { stdio: 'inherit' });
+  } else if (startedByATestRun)
     process.stdout.write(`npm test: left Slurm up for ${others.length} other test run(s) (pid ${others.join(', ')})\n`);
 }
 
