@@ -1,6 +1,6 @@
 import { classify, FORENSIC, flagValues, launches, type Classified } from './classify.js';
 import type { HookInput } from './input.js';
-import { liveRuns, stateRoots, touchesRoot, type LiveRun } from './live.js';
+import { expandHome, liveRuns, stateRoots, touchesRoot, type LiveRun } from './live.js';
 import { resolve } from 'node:path';
 import { ShellSyntaxError, type SimpleCommand } from './shell.js';
 
@@ -66,10 +66,7 @@ function directoriesOf(commands: SimpleCommand[], cwd: string): string[] {
   for (const c of commands) {
     const [program, ...args] = c.words;
     const target = args.find((a) => !a.startsWith('-'));
-    const home = process.env.HOME;
-    const path =
-      target !== undefined && home !== undefined && (target === '~' || target.startsWith('~/')) ? home + target.slice(1) : target;
-    if ((program === 'cd' || program === 'pushd') && path !== undefined) dirs.push(resolve(dirs[dirs.length - 1]!, path));
+    if ((program === 'cd' || program === 'pushd') && target !== undefined) dirs.push(resolve(dirs[dirs.length - 1]!, expandHome(target)));
   }
   return dirs;
 }

@@ -52,14 +52,19 @@ export async function liveRuns(roots: string[]): Promise<LiveRun[]> {
  */
 export type GlobReader = 'bash' | 'glob_tool';
 
+// A path as the shell reads a leading `~` or `~/` (HOME); anything else as it is.
+export function expandHome(word: string): string {
+  const home = process.env.HOME;
+  return home !== undefined && (word === '~' || word.startsWith('~/')) ? home + word.slice(1) : word;
+}
+
 // Whether a word the command names (a path, `--flag=path`, a glob) lies in or is a state
 // root, read from any of the directories the command runs in (`cd .git && ls runplan`).
 export function touchesRoot(word: string, cwds: string[], roots: string[], reader: GlobReader): boolean {
-  const home = process.env.HOME;
   const candidates = [word, ...(word.includes('=') ? [word.slice(word.indexOf('=') + 1)] : [])];
   for (const raw of candidates) {
     if (raw === '') continue;
-    const expanded = home !== undefined && (raw === '~' || raw.startsWith('~/')) ? home + raw.slice(1) : raw;
+    const expanded = expandHome(raw);
     for (const cwd of cwds) {
       const path = resolve(cwd, expanded);
       for (const root of roots)
