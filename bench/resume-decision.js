@@ -14,6 +14,7 @@
 // journal with every checkpoint id recomputed and chained, and the cat-file check — and
 // the report says so.
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -178,8 +179,28 @@ export async function forgeJournal(path, plan, digests, repo, stateRoot, base, c
     head = result;
   });
   mkdirSync(join(stateRoot, SLUG, RUN_ID), { recursive: true, mode: 0o700 });
-  writeFileSync(path, Buffer.concat(out), { mode: 0o600 });
-  return { records: seq, digest, runStartedBytes };
+  const bytes = Buffer.concat(out);
+  writeFileSync(path, bytes, { mode: 0o600 });
+  const snapshot = await forgeSnapshot(path, out);
+  return { records: seq, digest, runStartedBytes, snapshot };
+}
+
+// The fold snapshot the coordinator would have left: its last one, at the size its policy
+// (snapshotSizes) reached last, made of the fold of exactly the records before it.
+async function forgeSnapshot(path, lines) {
+  const { readRun, snapshotSizes, writeFoldSnapshot } = await import('@runplan/runplan');
+  let end = 0;
+  const last = snapshotSizes(lines.map((l) => (end += l.length))).at(-1);
+  if (last === undefined) return undefined;
+  const prefix = Buffer.concat(lines.slice(0, last.index + 1));
+  const temp = `${path}.prefix`;
+  writeFileSync(temp, prefix, { mode: 0o600 });
+  const { view, status } = await readRun(temp);
+  rmSync(temp);
+  if (status.kind !== 'clean') throw new Error(`forged prefix: ${status.kind}`);
+  const at = { lastSeq: last.index, size: last.size, sha256: createHash('sha256').update(prefix).digest('hex') };
+  if (!writeFoldSnapshot(path, view, at)) throw new Error('forged fold snapshot: not written');
+  return at;
 }
 
 // Baseline: one cat-file --batch-check over the commits; every one must exist.
@@ -305,6 +326,11 @@ export async function measure({ quick, log }) {
       `${n} checkpoints${quick ? ' (--quick; the target is for 10 000)' : ''}; journal ${(readFileSync(journal).length / 2 ** 20).toFixed(1)} MiB, ${forged.records} records; commits made with git fast-import`,
     ];
     notes.push(`run-started is ${forged.runStartedBytes} bytes for ${n} tasks (task count + task list digest)`);
+    notes.push(
+      forged.snapshot !== undefined
+        ? `fold snapshot as the coordinator leaves it: the fold of the first ${(forged.snapshot.size / 2 ** 20).toFixed(1)} MiB (seq ${forged.snapshot.lastSeq}); the records after it are parsed and folded, every line is checked`
+        : 'no fold snapshot (the journal is under the size of the first one): the whole journal is parsed and folded',
+    );
 
     // The coordinator, first: can it resume at all, and within the time this bench allows?
     log?.(`resume-decision: runplan run over ${n} checkpoints (stopped after ${limitMs / 1000} s)`);

@@ -9,7 +9,7 @@ export type { JournalHeader, JournalRecord } from './format.js';
 export { openWriter } from './open.js';
 export type { OpenWriterOptions } from './open.js';
 export { identityPathFor, newRunId } from './writer.js';
-export type { JournalEvent, JournalWriter } from './writer.js';
+export type { JournalEvent, JournalPosition, JournalWriter } from './writer.js';
 export { repairJournal } from './repair.js';
 export type { RepairOptions, TailRepair } from './repair.js';
 export { acquireLock, describeHolder, isLockHeld, lockSocketName, lockTarget, readLockHolder } from './lock.js';

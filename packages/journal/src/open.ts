@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { link, open, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -8,7 +8,7 @@ import { encodeRecord, GENESIS_PREV, HEADER_KEYS, HEADER_TYPE, isIdentifier, isP
 import { fsyncDirectory, nodeJournalFs, writeAll, type JournalFs } from './fs.js';
 import { acquireLock } from './lock.js';
 import { truncateTornTail, type TailRepair } from './torn-tail.js';
-import { scanJournal, type ScanResult } from './scan.js';
+import { hashStateOf, scanJournal, type ScanResult } from './scan.js';
 import { describeStatus } from './status.js';
 import { pathProblem } from './input-check.js';
 import { headerData, identityPathFor, newRunId, resumeWriter, type JournalEvent, type JournalWriter } from './writer.js';
@@ -48,6 +48,11 @@ export interface OpenWriterOptions {
    * or digest, a scan that was not clean or has no digest) and it scans in full as usual.
    */
   scanned?: ScanResult;
+  /**
+   * Keep a running sha256 of the file, so the writer's position() says what its durable
+   * bytes hash to (the journal is then hashed once as it is opened). Default false.
+   */
+  digest?: boolean;
 }
 
 // Creates the journal holding just its header: written to a temp file, synced, then
@@ -119,23 +124,25 @@ export async function openWriter(path: string, options: OpenWriterOptions = {}):
 const VERIFY_CHUNK_BYTES = 1024 * 1024;
 
 // Whether the file at `path` is exactly the bytes a clean, digested scan checked: same
-// size, same sha256 (read back in bounded chunks). False for anything else, so the caller
-// scans in full; throws only as scanJournal would (ENOENT…).
-async function holdsScannedBytes(path: string, scanned: ScanResult): Promise<boolean> {
-  if (scanned.status.kind !== 'clean' || scanned.sha256 === undefined || scanned.validEnd !== scanned.size) return false;
+// size, same sha256 (read back in bounded chunks). It is when this returns the sha256 state
+// of those bytes; undefined for anything else, so the caller scans in full; throws only as
+// scanJournal would (ENOENT…).
+async function holdsScannedBytes(path: string, scanned: ScanResult): Promise<Hash | undefined> {
+  if (scanned.status.kind !== 'clean' || scanned.sha256 === undefined || scanned.validEnd !== scanned.size) return undefined;
   const handle = await open(path, 'r');
   try {
-    if ((await handle.stat()).size !== scanned.size) return false;
+    if ((await handle.stat()).size !== scanned.size) return undefined;
     const hash = createHash('sha256');
     const buffer = Buffer.allocUnsafe(Math.min(VERIFY_CHUNK_BYTES, Math.max(1, scanned.size)));
     let offset = 0;
     while (offset < scanned.size) {
       const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, scanned.size - offset), offset);
-      if (bytesRead === 0) return false;
+      if (bytesRead === 0) return undefined;
       hash.update(buffer.subarray(0, bytesRead));
       offset += bytesRead;
     }
-    return hash.digest('hex') === scanned.sha256;
+    const state = hash.copy();
+    return hash.digest('hex') === scanned.sha256 ? state : undefined;
   } finally {
     await handle.close();
   }
@@ -151,9 +158,15 @@ async function openLocked(path: string, lock: HeldLock, options: OpenWriterOptio
     return err({ reason: 'bad_record', path, message: `headerFields may not set "${reserved}": the journal writes it` });
   let created = false;
   let scan: ScanResult;
+  let hash: Hash | undefined;
   for (;;) {
     try {
-      scan = options.scanned !== undefined && (await holdsScannedBytes(path, options.scanned)) ? options.scanned : await scanJournal(path);
+      hash = options.scanned !== undefined ? await holdsScannedBytes(path, options.scanned) : undefined;
+      scan =
+        hash !== undefined && options.scanned !== undefined
+          ? options.scanned
+          : await scanJournal(path, { digest: options.digest === true });
+      if (hash === undefined && options.digest === true) hash = hashStateOf(scan);
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
@@ -176,7 +189,7 @@ async function openLocked(path: string, lock: HeldLock, options: OpenWriterOptio
   if (scan.count === 0 && !options.create) {
     return err({ reason: 'missing', path, message: `${path} has no header (empty, or torn before its header was written)` });
   }
-  const writer = await resumeWriter(path, lock, scan, journalFs);
+  const writer = await resumeWriter(path, lock, scan, journalFs, options.digest === true ? hash : undefined);
   writer.repaired = repair;
   try {
     if (scan.count === 0) await writer.writeHeader(runId, fields);

@@ -50,7 +50,7 @@ export async function repairJournal(
           return err({ reason: 'missing', path, message: `${path} is empty: it has no header, so there is nothing to repair` });
         const repair = await truncateTornTail(path, scan.validEnd, scan.size, journalFs);
         if (scan.count > 0 && !scan.terminal) {
-          const writer = await resumeWriter(path, lock.value, scan, journalFs);
+          const writer = await resumeWriter(path, lock.value, scan, journalFs, undefined);
           handedOver = true;
           try {
             await writer.append(REPAIRED_TYPE, { ...repair });

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
 import { MAX_LINE_BYTES, type JournalHeader, type JournalRecord } from './format.js';
 import { LineChecker, type Problem } from './line-check.js';
@@ -30,6 +30,8 @@ export interface ScanResult {
    * file still holds exactly these bytes.
    */
   sha256?: string;
+  /** With `from`: sha256 (hex) of the first `from` bytes, when the file is at least that long. */
+  prefixSha256?: string;
 }
 
 export interface ScanOptions {
@@ -48,6 +50,22 @@ export interface ScanOptions {
   parseTypes?: ReadonlySet<string>;
   /** Also hash the bytes scanned (`sha256` on a clean result). */
   digest?: boolean;
+  /**
+   * Lines that start before this byte offset are checked as validateJournal checks them
+   * (checksum, seq, chain, terminal rule) but neither parsed nor handed to onRecord (the
+   * header still sets `header`), and `prefixSha256` is the sha256 of the bytes before it:
+   * for a reader that holds what those records say already (a fold snapshot), which it
+   * may trust only if that digest is the one it recorded with them.
+   */
+  from?: number;
+}
+
+/** The running sha256 of a clean, digested scan, for a writer that goes on from it (hashStateOf). */
+const hashStates = new WeakMap<ScanResult, Hash>();
+
+// A copy of the sha256 state at the end of a clean scan made with `digest` (undefined for any other).
+export function hashStateOf(scan: ScanResult): Hash | undefined {
+  return hashStates.get(scan)?.copy();
 }
 
 /** One read of the file: a fresh buffer (never reused, so a line handed out stays intact). */
@@ -108,6 +126,24 @@ export async function scanJournal(path: string, options: ScanOptions = {}): Prom
     const types = options.parseTypes;
     const parse = types ?? options.parse ?? options.onRecord !== undefined;
     const onRecord = options.onRecord;
+    const hash = options.digest ? createHash('sha256') : undefined;
+    const from = options.from ?? -1;
+    // The prefix's digest: the whole file's hash copied where the prefix ends, or, without
+    // one, a hash of its own (undefined once taken, or with no `from`).
+    let prefix: Hash | undefined = options.from !== undefined ? (hash ?? createHash('sha256')) : undefined;
+    let prefixSha256: string | undefined;
+    const hashChunk = (bytes: Buffer, offset: number): void => {
+      if (prefix !== undefined && offset + bytes.length >= from) {
+        const cut = from - offset;
+        prefix.update(bytes.subarray(0, cut));
+        prefixSha256 = (prefix === hash ? prefix.copy() : prefix).digest('hex');
+        prefix = undefined;
+        hash?.update(bytes.subarray(cut));
+        return;
+      }
+      if (prefix !== undefined && prefix !== hash) prefix.update(bytes);
+      hash?.update(bytes);
+    };
     const result = (status: JournalStatus, validEnd: number): ScanResult => ({
       status,
       count: checker.count,
@@ -117,6 +153,7 @@ export async function scanJournal(path: string, options: ScanOptions = {}): Prom
       ...(checker.header ? { header: checker.header } : {}),
       validEnd,
       size,
+      ...(prefixSha256 !== undefined ? { prefixSha256 } : {}),
     });
     // What is wrong from byte `at` on: a torn tail, or corruption.
     const judgeTail = async (at: number, problem: Problem | undefined): Promise<ScanResult> => {
@@ -130,7 +167,8 @@ export async function scanJournal(path: string, options: ScanOptions = {}): Prom
     // Checks the line buf[start..end) found at file offset `offset`: undefined when it is a
     // valid record, else the scan's end (a line holding zero bytes may be a torn tail).
     const checkLine = (buf: Buffer, start: number, end: number, offset: number): Promise<ScanResult> | undefined => {
-      const checked = checker.check(buf, start, end, parse);
+      const before = offset < from;
+      const checked = checker.check(buf, start, end, before ? false : parse);
       if ('reason' in checked) {
         // Zero bytes mean blocks that never reached the disk: maybe a torn tail.
         if (buf.subarray(start, end).indexOf(NUL) >= 0) return judgeTail(offset, checked);
@@ -142,12 +180,11 @@ export async function scanJournal(path: string, options: ScanOptions = {}): Prom
         );
       }
       const record = checked.record;
-      if (record !== undefined && onRecord !== undefined && (types === undefined || record.seq === 0 || types.has(record.type)))
+      if (record !== undefined && onRecord !== undefined && !before && (types === undefined || record.seq === 0 || types.has(record.type)))
         onRecord(record, checked.json!, offset);
       return undefined;
     };
 
-    const hash = options.digest ? createHash('sha256') : undefined;
     reader = new ChunkReader(handle, size);
     // The unfinished line at the end of the chunks read so far (lines are checked where they
     // lie in their chunk; only one that spans chunks is copied into a buffer of its own).
@@ -156,7 +193,7 @@ export async function scanJournal(path: string, options: ScanOptions = {}): Prom
     let scanned = 0;
     for (let chunk = await reader.next(); chunk !== undefined; chunk = await reader.next()) {
       const bytes = chunk.bytes;
-      hash?.update(bytes);
+      hashChunk(bytes, chunk.offset);
       scanned = chunk.offset + bytes.length;
       let start = 0;
       if (carry.length > 0) {
@@ -182,7 +219,12 @@ export async function scanJournal(path: string, options: ScanOptions = {}): Prom
     }
     if (carry.length > 0) return await judgeTail(carryOffset, undefined);
     if (checker.count === 0) return result({ kind: 'torn_tail', offset: 0, detail: 'empty' }, 0);
-    if (hash !== undefined && scanned === size) return { ...result({ kind: 'clean' }, size), sha256: hash.digest('hex') };
+    if (hash !== undefined && scanned === size) {
+      const state = hash.copy();
+      const clean = { ...result({ kind: 'clean' }, size), sha256: hash.digest('hex') };
+      hashStates.set(clean, state);
+      return clean;
+    }
     return result({ kind: 'clean' }, size);
   } finally {
     await reader?.drain();

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, type Hash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { ioError, JournalFailure, type JournalError } from './errors.js';
 import { encodeRecord, FORMAT_VERSION, GENESIS_PREV, HEADER_TYPE, MAX_LINE_BYTES, type JournalRecord } from './format.js';
@@ -22,8 +22,23 @@ export interface JournalWriter {
   readonly lastSeq: number;
   /** What opening repaired, if the journal had a torn tail. */
   readonly repaired: TailRepair | undefined;
+  /**
+   * Where the durable records end and what the file's bytes up to there hash to: opened
+   * with `digest`, from a clean scan; undefined otherwise, and once a write failed.
+   */
+  position(): JournalPosition | undefined;
   /** Waits for queued appends, closes the file and releases the writer lock. */
   close(): Promise<void>;
+}
+
+/** The file as its writer knows it after its last durable record. */
+export interface JournalPosition {
+  /** seq of the last durable record. */
+  lastSeq: number;
+  /** Bytes in the file up to the end of that record's line. */
+  size: number;
+  /** sha256 (hex) of those bytes. */
+  sha256: string;
 }
 
 export type JournalEvent =
@@ -76,8 +91,11 @@ class Writer implements JournalWriter {
   private prevCrc: string;
   private terminalQueued: boolean;
   private durableSeq: number;
+  /** The running sha256 of the durable bytes (with `digest`), and how many there are. */
+  private readonly hash: Hash | undefined;
+  private durableSize: number;
 
-  constructor(path: string, fd: number, journalFs: JournalFs, lock: HeldLock, scan: ScanResult) {
+  constructor(path: string, fd: number, journalFs: JournalFs, lock: HeldLock, scan: ScanResult, hash: Hash | undefined) {
     this.path = path;
     this.fd = fd;
     this.journalFs = journalFs;
@@ -87,6 +105,13 @@ class Writer implements JournalWriter {
     this.prevCrc = scan.count > 0 ? scan.lastCrc : GENESIS_PREV;
     this.terminalQueued = scan.terminal;
     this.durableSeq = scan.lastSeq;
+    this.hash = hash;
+    this.durableSize = scan.validEnd;
+  }
+
+  position(): JournalPosition | undefined {
+    if (this.hash === undefined || this.failure !== undefined) return undefined;
+    return { lastSeq: this.durableSeq, size: this.durableSize, sha256: this.hash.copy().digest('hex') };
   }
 
   get terminal(): boolean {
@@ -175,9 +200,12 @@ class Writer implements JournalWriter {
       const batch = this.queue.splice(0);
       if (!this.failure) {
         try {
-          await writeAll(this.journalFs, this.fd, batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((p) => p.bytes)));
+          const bytes = batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((p) => p.bytes));
+          await writeAll(this.journalFs, this.fd, bytes);
           await this.journalFs.fdatasync(this.fd);
           this.durableSeq = batch[batch.length - 1]!.record.seq;
+          this.hash?.update(bytes);
+          this.durableSize += bytes.length;
           for (const pending of batch) pending.resolve(pending.record);
           continue;
         } catch (e) {
@@ -200,10 +228,17 @@ class Writer implements JournalWriter {
   }
 }
 
-// A writer continuing a journal whose valid prefix `scan` describes. The caller holds the lock.
-export async function resumeWriter(path: string, lock: HeldLock, scan: ScanResult, journalFs: JournalFs): Promise<Writer> {
+// A writer continuing a journal whose valid prefix `scan` describes (`hash`: the running
+// sha256 of exactly those bytes, for position()). The caller holds the lock.
+export async function resumeWriter(
+  path: string,
+  lock: HeldLock,
+  scan: ScanResult,
+  journalFs: JournalFs,
+  hash: Hash | undefined,
+): Promise<Writer> {
   const fd = await journalFs.open(path, constants.O_WRONLY | constants.O_APPEND);
-  return new Writer(path, fd, journalFs, lock, scan);
+  return new Writer(path, fd, journalFs, lock, scan, hash);
 }
 
 // The data of a new header: the journal's own fields, then the application's.

@@ -24,8 +24,10 @@ export {
 } from './host/state.js';
 export type { RunPaths, RunStart, SlugPaths } from './host/state.js';
 export type * from './events/types.js';
-export { inspectRuns } from './resume/inspect.js';
-export type { PriorKind, PriorRun } from './resume/inspect.js';
+export { inspectRuns, readRun } from './resume/inspect.js';
+export type { PriorKind, PriorRun, ReadRunOptions, RunRead } from './resume/inspect.js';
+export { snapshotPath as foldSnapshotPath, writeSnapshot as writeFoldSnapshot } from './events/fold-snapshot.js';
+export { snapshotSizes } from './coordinator/fold-snapshots.js';
 export { recoverRun } from './resume/recover.js';
 export type { RecoveredRun } from './resume/recover.js';
 export type { Refusal } from './resume/refusal.js';

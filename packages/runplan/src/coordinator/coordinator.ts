@@ -29,6 +29,7 @@ import { RunRounds } from '../attempt/round-refs.js';
 import type { RefFailedData } from '../events/types.js';
 import { keepResult, pruneFailedResults } from './result-ref.js';
 import { RunFold } from './run-fold.js';
+import { FoldSnapshots } from './fold-snapshots.js';
 import type { RunView } from '../events/view.js';
 import { planCopyFacts, type PlanCopyFacts } from '../observe/report-data.js';
 
@@ -52,6 +53,7 @@ export class Coordinator {
     const { plan, run, writer, secrets, req } = init;
     this.integration = new Integration(init.baseCommit, `refs/heads/runplan/${plan.slug}`);
     this.rounds = new RunRounds(init.repo, plan.slug);
+    const snapshots = new FoldSnapshots(run.journal, writer);
     this.journal = new RunJournal({
       writer,
       secrets,
@@ -60,6 +62,7 @@ export class Coordinator {
       journalPath: run.journal,
       onRecord: (record) => {
         this.fold?.add(record);
+        snapshots.after(this.fold?.whole(record.seq), record.seq);
         req.onRecord?.(record);
       },
     });

@@ -220,8 +220,8 @@ async function startRun(inputs: StartInputs): Promise<RunEnd> {
     const opened = await openWriter(
       run.journal,
       start.mode === 'resume'
-        ? { create: false, ...fs, ...(start.scanned ? { scanned: start.scanned } : {}) }
-        : { create: true, runId: run.runId, headerFields: { [START_ORDER_FIELD]: start.startOrder }, ...fs },
+        ? { create: false, digest: true, ...fs, ...(start.scanned ? { scanned: start.scanned } : {}) }
+        : { create: true, digest: true, runId: run.runId, headerFields: { [START_ORDER_FIELD]: start.startOrder }, ...fs },
     );
     if (!opened.ok) {
       if (start.mode === 'resume')

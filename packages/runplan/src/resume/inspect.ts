@@ -1,4 +1,5 @@
-import { scanJournal, type JournalStatus, type ScanResult } from '@runplan/journal';
+import { scanJournal, type JournalStatus, type ScanOptions, type ScanResult } from '@runplan/journal';
+import { readSnapshot } from '../events/fold-snapshot.js';
 import { RunView } from '../events/view.js';
 import { compareRunStarts, headerStartOrder, runDirNames, runPaths, type RunPaths, type RunStart, type SlugPaths } from '../host/state.js';
 
@@ -34,22 +35,48 @@ export interface RunRead {
   /** Undefined when the journal could not be read at all (`error` says why). */
   scan: ScanResult | undefined;
   error: string | undefined;
+  /** With `snapshot`: the bytes of the journal its fold snapshot covered (0: none was taken). */
+  snapshotBytes: number;
+}
+
+export interface ReadRunOptions {
+  /** Also hash it, for a resume's writer. */
+  digest?: boolean;
+  /**
+   * Parse and fold only the records of these types (the view then holds only what follows
+   * from them; every other line is checked as validateJournal checks it).
+   */
+  only?: ReadonlySet<string>;
+  /**
+   * Start from the journal's fold snapshot (events/fold-snapshot.ts) when it is one of
+   * this code's whose journal bytes are unchanged: only the records after it are parsed
+   * and folded; every line is checked all the same. Not with `only`.
+   */
+  snapshot?: boolean;
 }
 
 // Reads a journal in one streaming pass into its RunView (readJournal's checks, no record
 // kept). An unreadable file is a corrupt status at offset 0 with an empty view.
-// `digest`: also hash it, for a resume's writer. `only`: parse and fold only the records of
-// these types (the view then holds only what follows from them; every other line is checked
-// as validateJournal checks it).
-export async function readRun(journal: string, opts: { digest?: boolean; only?: ReadonlySet<string> } = {}): Promise<RunRead> {
-  const view = new RunView();
+export async function readRun(journal: string, opts: ReadRunOptions = {}): Promise<RunRead> {
+  const snap = opts.snapshot === true && opts.only === undefined ? readSnapshot(journal) : undefined;
+  if (snap !== undefined) {
+    const read = await scanInto(snap.view, journal, { digest: opts.digest === true, from: snap.meta.size });
+    const scan = read.scan;
+    // The snapshot holds the fold of exactly the bytes the writer hashed: taken only if the journal still begins with them.
+    if (scan?.prefixSha256 === snap.meta.sha256 && scan.validEnd >= snap.meta.size && scan.lastSeq >= snap.meta.lastSeq)
+      return { ...read, snapshotBytes: snap.meta.size };
+  }
+  return scanInto(new RunView(), journal, {
+    digest: opts.digest === true,
+    ...(opts.only !== undefined ? { parseTypes: opts.only } : {}),
+  });
+}
+
+// One scan of the journal folded into `view` (the records after `from` only, with it).
+async function scanInto(view: RunView, journal: string, options: ScanOptions): Promise<RunRead> {
   try {
-    const scan = await scanJournal(journal, {
-      onRecord: (record, _json, offset) => view.add(record, offset),
-      digest: opts.digest === true,
-      ...(opts.only !== undefined ? { parseTypes: opts.only } : {}),
-    });
-    return { view, status: scan.status, scan, error: undefined };
+    const scan = await scanJournal(journal, { ...options, onRecord: (record, _json, offset) => view.add(record, offset) });
+    return { view, status: scan.status, scan, error: undefined, snapshotBytes: 0 };
   } catch (e) {
     const reason = e instanceof Error ? e.message : String(e);
     return {
@@ -57,6 +84,7 @@ export async function readRun(journal: string, opts: { digest?: boolean; only?: 
       status: { kind: 'corrupt', offset: 0, seq: null, reason } as JournalStatus,
       scan: undefined,
       error: reason,
+      snapshotBytes: 0,
     };
   }
 }
@@ -67,7 +95,7 @@ export async function inspectRuns(slug: SlugPaths): Promise<PriorRun[]> {
   const runs: PriorRun[] = [];
   for (const id of await runDirNames(slug)) {
     const paths = runPaths(slug, id);
-    const { view, status, scan } = await readRun(paths.journal, { digest: true });
+    const { view, status, scan } = await readRun(paths.journal, { digest: true, snapshot: true });
     const terminal = view.terminal;
     const kind: PriorKind =
       status.kind === 'corrupt'
