@@ -7,7 +7,8 @@ import type { RunView } from '../events/view.js';
  * is RUNPLAN_FOLD_SNAPSHOT_BYTES long (default 1 MiB, ~300 trivial tasks; `0` turns them
  * off), then each time it has grown by half since the last one, so the snapshots of a run
  * cost about twice one snapshot of its whole fold, and a resume parses at most the last
- * third of the journal. A resumed run goes on from the size of the snapshot it found.
+ * third of the journal. A resumed run goes on from the size of the snapshot it found, or
+ * of its journal when it found none.
  * Never after the receipt: a run with one is continued, and its journal is read in full.
  */
 const GROWTH = 1.5;
@@ -44,8 +45,11 @@ export class FoldSnapshots {
     env: NodeJS.ProcessEnv = process.env,
   ) {
     const min = minBytes(env);
-    const found = min !== undefined ? readSnapshotMeta(journal) : undefined;
-    this.#next = min === undefined ? undefined : Math.max(min, found !== undefined ? Math.ceil(found.size * GROWTH) : 0);
+    // Half again the size of the last snapshot, or of the journal as it is opened when it has
+    // none (a journal an older runplan wrote, or one whose snapshot did not hold): a resume
+    // that ends soon after it starts writes none.
+    const last = min !== undefined ? (readSnapshotMeta(journal)?.size ?? writer.position()?.size ?? 0) : 0;
+    this.#next = min === undefined ? undefined : Math.max(min, Math.ceil(last * GROWTH));
   }
 
   // After the durable record `seq` was folded into `view` (undefined: the fold missed one):
