@@ -1,7 +1,7 @@
 // When the coordinator writes its fold snapshot (coordinator/fold-snapshots.ts): from the
 // first size on, then each time the journal has grown by half; a resumed run from the size
 // of the snapshot it found, or of its journal when it found none; never after the receipt.
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -10,6 +10,7 @@ import { tempDir } from '@runplan/test-fixtures';
 import { FoldSnapshots, snapshotSizes } from '../src/coordinator/fold-snapshots.js';
 import { snapshotPath, writeSnapshot } from '../src/events/fold-snapshot.js';
 import { RunView } from '../src/events/view.js';
+import { smallFs } from './small-fs.js';
 
 const dir = tempDir('fold-snapshots-');
 test.after(() => dir.cleanup());
@@ -78,6 +79,19 @@ test('a resumed run: half again the snapshot it found, or the journal it opened 
   position.value = at(0);
   const off = new FoldSnapshots(journal, writerAt(position), { RUNPLAN_FOLD_SNAPSHOT_BYTES: '0' });
   assert.is(step(off, 1e9), undefined);
+});
+
+test('no snapshot on a file system with less room than twice its size plus 64 MiB: the journal keeps it', () => {
+  const small = smallFs(32 * 1024 * 1024);
+  try {
+    const journal = join(small.path, 'journal.jsonl');
+    assert.not.ok(writeSnapshot(journal, new RunView(), at(100)));
+    assert.not.ok(existsSync(snapshotPath(journal)));
+    assert.equal(readdirSync(small.path), [], 'no temp file left');
+    assert.ok(writeSnapshot(join(dir.path, 'roomy.jsonl'), new RunView(), at(100)), 'where there is room, it is written');
+  } finally {
+    small.cleanup();
+  }
 });
 
 test('snapshotSizes: where a run whose lines end at these offsets writes them (the bench forges the last)', () => {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, renameSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { JournalPosition } from '@runplan/journal';
 import { emptyHistory, recordFailure } from '../repair/index.js';
@@ -144,15 +145,22 @@ export function encodeSnapshot(view: RunView, at: JournalPosition): Buffer | und
   return Buffer.concat([Buffer.from(`${JSON.stringify(meta)}\n`, 'utf8'), payload]);
 }
 
+/** Room a snapshot leaves on its file system besides twice its size: a cache never takes the journal's. */
+const SPARE_BYTES = 64 * 1024 * 1024;
+
 // Writes the snapshot of `view` at `at` beside the journal, whole or not at all (a temp file
 // renamed over it; not synced: a torn one fails its checksum and is not read). False when
-// none was written: it is a cache, and a run goes on without it.
+// none was written: it is a cache, and a run goes on without it — also when the file system
+// has less room than twice the snapshot plus 64 MiB, so that a snapshot never fills the disk
+// a journal append needs.
 export function writeSnapshot(journal: string, view: RunView, at: JournalPosition): boolean {
   const path = snapshotPath(journal);
   const temp = `${path}.${process.pid}.tmp`;
   try {
     const bytes = encodeSnapshot(view, at);
     if (bytes === undefined) return false;
+    const fs = statfsSync(dirname(path));
+    if (fs.bavail * fs.bsize < 2 * bytes.length + SPARE_BYTES) return false;
     writeFileSync(temp, bytes, { mode: 0o600 });
     renameSync(temp, path);
     return true;
