@@ -104,6 +104,9 @@ function collect(commands: SimpleCommand[], inherited: string | undefined, found
       for (const script of [...(piped !== undefined ? [piped] : []), ...substitutedScripts(command, shell, vars)])
         collect(parseScript(script), detachedAs, found, vars);
     }
+    // `source <(…)` / `. <(…)`: the current shell runs what the substitution writes.
+    if (program === 'source' || program === '.')
+      for (const script of substitutedScripts(command, words, vars)) collect(parseScript(script), detachedAs, found, vars);
     // A read is checked as written and as resolved (`cat $J` after `J=.git/runplan/…`).
     const resolved = words.filter((w) => !command.words.includes(w));
     if (!unwrap(words, background, found, vars)) found.others.push({ ...command, words: [...command.words, ...resolved] });

@@ -68,9 +68,18 @@ function lookedUp(words: string[]): string | undefined {
 // `echo …`, `printf …` or a here-document / here-string (`cat <<EOF`). Undefined otherwise,
 // and when the shell is given a script of its own (`bash -c '…'`, `sh file.sh`).
 export function pipedScript(command: SimpleCommand, words: string[], vars: Variables): string | undefined {
-  const producer = command.stdin;
+  let producer = command.stdin;
   if (producer === undefined || words.slice(1).some((w) => !w.startsWith('-') || w === '-c')) return undefined;
+  // Stages that pass their input through unchanged (`| cat |`, `| cat - |`, `| tee log |`) are looked through.
+  while (producer.stdin !== undefined && passesThrough(producer.words.map((w) => resolveWord(w, vars)))) producer = producer.stdin;
   return outputOf(producer, vars);
+}
+
+// Whether a pipe stage writes what it reads, unchanged: `cat` with no operand but `-` (and `-u`), or `tee`.
+function passesThrough(words: string[]): boolean {
+  const program = words[0] !== undefined ? basename(words[0]) : undefined;
+  if (program === 'cat') return words.slice(1).every((w) => w === '-' || w === '-u' || w === '--');
+  return program === 'tee';
 }
 
 // The scripts a shell command reads from process substitutions: `bash <(echo '…')` and
