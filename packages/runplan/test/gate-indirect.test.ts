@@ -51,6 +51,16 @@ const BACKGROUND: string[] = [
   "printf 'runplan run %s &\\n' plan.toml | tee log.txt | sh",
   "echo 'runplan run plan.toml &' | cat - | bash",
   "echo 'nohup runplan run plan.toml' | tee -a log.txt | cat | bash -s",
+  // A shell function the command defines runs its body where it is called.
+  'f() { runplan run plan.toml; }; f &',
+  'function f { runplan run plan.toml; }; f &',
+  'function f() { runplan run plan.toml; }\nf &',
+  'f() { runplan run plan.toml & }; f',
+  'f() (runplan demo); nohup true; f & wait',
+  'g() { runplan run "$1"; }; f() { g plan.toml; }; { f; } &',
+  // An unquoted variable splits into words: the first is the program.
+  'RP="runplan run"; $RP plan.toml &',
+  'export RP="nohup runplan"; $RP run plan.toml',
 ];
 
 const ALLOWED: string[] = [
@@ -64,6 +74,13 @@ const ALLOWED: string[] = [
   "echo 'runplan run plan.toml &' | grep x | bash",
   "echo 'runplan run plan.toml &' | cat -n | bash",
   "echo 'runplan run plan.toml &' | cat other.sh | bash",
+  'f() { runplan run plan.toml; }; f',
+  'f() { runplan status; }; f &',
+  'function f { runplan run plan.toml; }; g &',
+  'f() { f; }; f',
+  'RP="runplan run"; $RP plan.toml',
+  'RP="runplan status"; $RP &',
+  'X="a b"; echo $X &',
 ];
 
 test(

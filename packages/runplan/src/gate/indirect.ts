@@ -1,6 +1,7 @@
 // What a command runs when it does not spell it out: a program named through a variable the
-// script set (`RP=runplan; $RP run P`) or a lookup (`$(which runplan)`), the script a shell
-// reads from a pipe (`echo 'runplan run P &' | bash`), and the commands `find -exec` runs.
+// script set (`RP=runplan; $RP run P`, `RP="runplan run"; $RP P`) or a lookup (`$(which runplan)`),
+// the script a shell reads from a pipe (`echo 'runplan run P &' | cat | bash`), and the commands
+// `find -exec` runs.
 // Only what the script itself says is read: an unset variable or a file fed to a shell stays
 // unknown, and nothing is run to learn it.
 import { basename } from 'node:path';
@@ -52,6 +53,14 @@ export function resolveWord(word: string, vars: Variables, depth = 0): string {
   }
   const looked = commands.length === 1 ? lookedUp(commands[0]!.words.map((w) => resolveWord(w, vars, depth + 1))) : undefined;
   return looked ?? word;
+}
+
+// A word as resolveWord reads it, then split at blanks when it is a variable alone: `RP="runplan run"; $RP P`
+// runs `runplan` with `run P` (the lexer drops quotes, so a quoted "$RP" is split too; it may only deny more).
+export function splitWord(word: string, vars: Variables): string[] {
+  const value = resolveWord(word, vars);
+  if (value === word || !/^\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})$/.test(word)) return [value];
+  return value.split(/[ \t\n]+/).filter((w) => w !== '');
 }
 
 // The program a lookup names: `which X`, `command -v X`, `type -P X` / `type -p X`.
