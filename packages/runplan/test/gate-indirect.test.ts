@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runBin, tempDir, withCleanup } from '@runplan/test-fixtures';
-import { RUNPLAN } from './support.js';
+import { alive, RUNPLAN, waitForHolding, waitUntil, withPlan } from './support.js';
 
 // The PreToolUse input Claude Code sends for a Bash call.
 function hookJson(command: string, cwd: string): string {
@@ -61,6 +61,8 @@ const BACKGROUND: string[] = [
   // An unquoted variable splits into words: the first is the program.
   'RP="runplan run"; $RP plan.toml &',
   'export RP="nohup runplan"; $RP run plan.toml',
+  // Brace expansion makes the words (an empty one is dropped).
+  'nohup {runplan,} run plan.toml',
 ];
 
 const ALLOWED: string[] = [
@@ -81,6 +83,7 @@ const ALLOWED: string[] = [
   'RP="runplan run"; $RP plan.toml',
   'RP="runplan status"; $RP &',
   'X="a b"; echo $X &',
+  "echo '{runplan,} run plan.toml &'",
 ];
 
 test(
@@ -93,6 +96,45 @@ test(
       for (const command of ALLOWED) await expectAllow(command, dir.path);
     },
   ),
+);
+
+test(
+  'while a coordinator is live, a read of its state through brace expansion is denied; quoted braces are not expanded',
+  withPlan('single', { env: { MOCK_HOLD: 'only', MOCK_HOLD_SECONDS: '120' }, timeoutMs: 150_000 }, async (f) => {
+    const cwd = f.repo.path;
+    let coordinator = 0;
+    const run = runBin(RUNPLAN, ['run', f.plan], { env: f.env, cwd, timeoutMs: 140_000, onSpawn: (pid) => (coordinator = pid) });
+    try {
+      await waitForHolding(f.repo, 'single', 'only');
+      const reads = [
+        'ls .git/{runplan,refs}',
+        'cat .git/runplan/{a,b}/journal.jsonl',
+        'tail .git/run{plan,x}/single/x',
+        'ls .git/{HEAD,{refs,runplan}}',
+        'ls .git/runpla{m..o}',
+        'wc -l < .git/{runplan,x}/single/x',
+        "ls .git/{'runplan',refs}",
+      ];
+      for (const command of reads)
+        await expectDeny(command, cwd, /^runplan gate: coordinator_live: reading .* while a coordinator is live: single \(pid \d+/);
+      for (const command of [
+        "ls '.git/{runplan,refs}'",
+        'ls ".git/{runplan,refs}"',
+        'ls .git/\\{runplan,refs\\}',
+        'ls .git/{runplan}',
+        'ls .git/{HEAD,refs}',
+        'ls .git/runpla{a..c}',
+      ])
+        await expectAllow(command, cwd);
+      process.kill(coordinator, 'SIGKILL');
+      await run.catch(() => undefined);
+      await waitUntil('the coordinator is gone', () => !alive(coordinator));
+      for (const command of reads) await expectAllow(command, cwd);
+    } finally {
+      if (coordinator > 0 && alive(coordinator)) process.kill(coordinator, 'SIGKILL');
+      await run.catch(() => undefined);
+    }
+  }),
 );
 
 test.run();

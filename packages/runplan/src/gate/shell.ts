@@ -2,8 +2,8 @@
 // command in a Bash tool call and whether it runs as a background job. Quotes, escapes,
 // `&&`, `||`, `;`, `|`, `&`, `coproc`, `( … )`, `{ … }`, `$( … )`, backquotes, process substitution,
 // here-documents and here-strings, function definitions (`f() { … }`, `function f { … }`),
-// redirections (`2>&1` and `&>` are not backgrounds) and comments are understood; nothing is
-// expanded or run. Text it cannot read (an open quote) throws.
+// redirections (`2>&1` and `&>` are not backgrounds) and comments are understood; nothing but
+// brace expansion (`.git/{a,b}`, in the lexer) is expanded, and nothing is run. Text it cannot read (an open quote) throws.
 
 import { HEREDOC_MARK, tokenize, type Token } from './tokens.js';
 
@@ -127,7 +127,7 @@ class Reader {
           if (target.value.startsWith(HEREDOC_MARK)) current.heredocs.push(target.value.slice(HEREDOC_MARK.length));
           else {
             if (t.value === '<<<') current.heredocs.push(target.value);
-            current.targets.push(target.value);
+            current.targets.push(...(target.alts ?? [target.value]));
             this.substitutions(target.subs);
           }
         }
@@ -172,7 +172,7 @@ class Reader {
         continue;
       }
       current ??= start();
-      current.words.push(t.value);
+      current.words.push(...(t.alts ?? [t.value]));
       this.substitutions(t.subs);
     }
   }
