@@ -83,6 +83,7 @@ const ALLOWED: string[] = [
   'RP="runplan run"; $RP plan.toml',
   'RP="runplan status"; $RP &',
   'X="a b"; echo $X &',
+  'arr=(); runplan run plan.toml',
   "echo '{runplan,} run plan.toml &'",
 ];
 

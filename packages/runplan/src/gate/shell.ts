@@ -98,7 +98,13 @@ class Reader {
         }
         // `NAME ( ) BODY`: a function definition; its body runs where NAME is called.
         const paren = this.tokens[this.at + 1];
-        if (t.value === '(' && current?.words.length === 1 && paren?.kind === 'op' && paren.value === ')') {
+        if (
+          t.value === '(' &&
+          current?.words.length === 1 &&
+          !current.words[0]!.includes('=') &&
+          paren?.kind === 'op' &&
+          paren.value === ')'
+        ) {
           this.out.splice(this.out.indexOf(current), 1);
           this.at += 2;
           this.functionBody(current.words[0]!);
