@@ -7,7 +7,7 @@ const LIMIT = 256;
 
 // The words a word as written expands to: itself alone when it holds no brace expansion.
 export function expandBraces(raw: string): string[] {
-  if (!raw.includes('{')) return [raw];
+  if (!raw.includes('{') || !(raw.includes(',') || raw.includes('..'))) return [raw];
   const done: string[] = [];
   const pending = [raw];
   while (pending.length > 0 && done.length + pending.length <= LIMIT) {
