@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import { assignments, findActions, pipedScript, resolveWord, SHELLS, substitutedScripts, type Variables } from './indirect.js';
+import { assignments, findActions, pipedScript, SHELLS, splitWord, substitutedScripts, type Variables } from './indirect.js';
 import { parseScript, type SimpleCommand } from './shell.js';
 
 /** A `runplan …` the script would start, however it is spelled and wrapped. */
@@ -79,46 +79,62 @@ const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 export function classify(script: string): Classified {
   const found: Classified = { invocations: [], others: [], detacher: undefined };
   const commands = parseScript(script);
-  collect(commands, undefined, found, assignments(commands));
+  const functions = new Map<string, SimpleCommand[]>();
+  for (const command of commands) if (command.fn !== undefined) functions.set(command.fn, [...(functions.get(command.fn) ?? []), command]);
+  collect(commands, undefined, found, { vars: assignments(commands), functions, calls: 0 });
   return found;
 }
 
-function collect(commands: SimpleCommand[], inherited: string | undefined, found: Classified, vars: Variables): void {
+/** What the script defines that its commands may use: variables, and the bodies of its shell functions by name. */
+interface Scope {
+  vars: Variables;
+  functions: Map<string, SimpleCommand[]>;
+  /** How deep in function calls the reading is (a function that calls itself is read a few times, not forever). */
+  calls: number;
+}
+
+function collect(commands: SimpleCommand[], inherited: string | undefined, found: Classified, scope: Scope): void {
   for (const command of commands) {
     const background = inherited ?? BACKGROUND_REASONS[command.background ?? 'none'];
     const words = command.words
       .filter((_, i, all) => !all.slice(0, i + 1).every((w) => ASSIGNMENT.test(w)))
-      .map((w) => resolveWord(w, vars));
+      .flatMap((w) => splitWord(w, scope.vars));
     const program = words[0] !== undefined ? basename(words[0]) : undefined;
     if (program !== undefined && DETACHERS.has(program)) found.detacher ??= program;
+    // A call of a function the script defines runs its body, detached as the call is (`f() { runplan run P; }; f &`).
+    const body = program !== undefined ? scope.functions.get(program) : undefined;
+    if (body !== undefined && scope.calls < 4) collect(body, background, found, { ...scope, calls: scope.calls + 1 });
     // A here-document is a script when a shell or `at` reads it; so is what a pipe feeds a shell.
     const detachedAs = background ?? (program === 'at' || program === 'batch' ? program : undefined);
     for (const body of command.heredocs)
-      if (program !== undefined && (WRAPPERS.has(program) || DETACHERS.has(program))) collect(parseScript(body), detachedAs, found, vars);
+      if (program !== undefined && (WRAPPERS.has(program) || DETACHERS.has(program))) collect(parseScript(body), detachedAs, found, scope);
     // The shell, also behind a wrapper (`… | sudo bash`, `… | env bash`), and what it is fed.
     const shellAt = program !== undefined && WRAPPERS.has(program) ? words.findIndex((w) => SHELLS.has(basename(w))) : -1;
     const shell =
       program !== undefined && (SHELLS.has(program) || DETACHERS.has(program)) ? words : shellAt > 0 ? words.slice(shellAt) : undefined;
     if (shell !== undefined) {
-      const piped = pipedScript(command, shell, vars);
-      for (const script of [...(piped !== undefined ? [piped] : []), ...substitutedScripts(command, shell, vars)])
-        collect(parseScript(script), detachedAs, found, vars);
+      const piped = pipedScript(command, shell, scope.vars);
+      for (const script of [...(piped !== undefined ? [piped] : []), ...substitutedScripts(command, shell, scope.vars)])
+        collect(parseScript(script), detachedAs, found, scope);
     }
+    // `source <(…)` / `. <(…)`: the current shell runs what the substitution writes.
+    if (program === 'source' || program === '.')
+      for (const script of substitutedScripts(command, words, scope.vars)) collect(parseScript(script), detachedAs, found, scope);
     // A read is checked as written and as resolved (`cat $J` after `J=.git/runplan/…`).
     const resolved = words.filter((w) => !command.words.includes(w));
-    if (!unwrap(words, background, found, vars)) found.others.push({ ...command, words: [...command.words, ...resolved] });
+    if (!unwrap(words, background, found, scope)) found.others.push({ ...command, words: [...command.words, ...resolved] });
   }
 }
 
 // Finds the runplan invocation a command starts, through its wrappers; false when there is none.
-function unwrap(words: string[], background: string | undefined, found: Classified, vars: Variables): boolean {
+function unwrap(words: string[], background: string | undefined, found: Classified, scope: Scope): boolean {
   const start = runplanArgs(words, 0);
   if (start !== undefined) {
     found.invocations.push(invocation(words.slice(start), background));
     return true;
   }
   const program = words[0] !== undefined ? basename(words[0]) : undefined;
-  if (program === 'find') return findActions(words).filter((action) => unwrap(action, background, found, vars)).length > 0;
+  if (program === 'find') return findActions(words).filter((action) => unwrap(action, background, found, scope)).length > 0;
   if (program === undefined || !WRAPPERS.has(program)) return false;
   const detaches = WRAPPERS.get(program) ?? sudoBackground(program, words) ?? background;
   const before = found.invocations.length;
@@ -129,10 +145,10 @@ function unwrap(words: string[], background: string | undefined, found: Classifi
       return true;
     }
     const next = basename(words[i]!);
-    if ((WRAPPERS.has(next) || next === 'find') && !words[i]!.startsWith('-')) return unwrap(words.slice(i), detaches, found, vars);
+    if ((WRAPPERS.has(next) || next === 'find') && !words[i]!.startsWith('-')) return unwrap(words.slice(i), detaches, found, scope);
     // A word with blanks or shell syntax in it is a script the wrapper hands to a shell
     // (`sh -c '…'`, `tmux new -d '…'`, `su -c '…'`, `eval "…"`).
-    if (/[\s;&|()`$]/.test(words[i]!)) collect(parseScript(words[i]!), detaches, found, vars);
+    if (/[\s;&|()`$]/.test(words[i]!)) collect(parseScript(words[i]!), detaches, found, scope);
   }
   return found.invocations.length > before;
 }

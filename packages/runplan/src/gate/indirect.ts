@@ -1,6 +1,7 @@
 // What a command runs when it does not spell it out: a program named through a variable the
-// script set (`RP=runplan; $RP run P`) or a lookup (`$(which runplan)`), the script a shell
-// reads from a pipe (`echo 'runplan run P &' | bash`), and the commands `find -exec` runs.
+// script set (`RP=runplan; $RP run P`, `RP="runplan run"; $RP P`) or a lookup (`$(which runplan)`),
+// the script a shell reads from a pipe (`echo 'runplan run P &' | cat | bash`), and the commands
+// `find -exec` runs.
 // Only what the script itself says is read: an unset variable or a file fed to a shell stays
 // unknown, and nothing is run to learn it.
 import { basename } from 'node:path';
@@ -54,6 +55,14 @@ export function resolveWord(word: string, vars: Variables, depth = 0): string {
   return looked ?? word;
 }
 
+// A word as resolveWord reads it, then split at blanks when it is a variable alone: `RP="runplan run"; $RP P`
+// runs `runplan` with `run P` (the lexer drops quotes, so a quoted "$RP" is split too; it may only deny more).
+export function splitWord(word: string, vars: Variables): string[] {
+  const value = resolveWord(word, vars);
+  if (value === word || !/^\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})$/.test(word)) return [value];
+  return value.split(/[ \t\n]+/).filter((w) => w !== '');
+}
+
 // The program a lookup names: `which X`, `command -v X`, `type -P X` / `type -p X`.
 function lookedUp(words: string[]): string | undefined {
   const [program, ...args] = words;
@@ -68,9 +77,18 @@ function lookedUp(words: string[]): string | undefined {
 // `echo …`, `printf …` or a here-document / here-string (`cat <<EOF`). Undefined otherwise,
 // and when the shell is given a script of its own (`bash -c '…'`, `sh file.sh`).
 export function pipedScript(command: SimpleCommand, words: string[], vars: Variables): string | undefined {
-  const producer = command.stdin;
+  let producer = command.stdin;
   if (producer === undefined || words.slice(1).some((w) => !w.startsWith('-') || w === '-c')) return undefined;
+  // Stages that pass their input through unchanged (`| cat |`, `| cat - |`, `| tee log |`) are looked through.
+  while (producer.stdin !== undefined && passesThrough(producer.words.map((w) => resolveWord(w, vars)))) producer = producer.stdin;
   return outputOf(producer, vars);
+}
+
+// Whether a pipe stage writes what it reads, unchanged: `cat` with no operand but `-` (and `-u`), or `tee`.
+function passesThrough(words: string[]): boolean {
+  const program = words[0] !== undefined ? basename(words[0]) : undefined;
+  if (program === 'cat') return words.slice(1).every((w) => w === '-' || w === '-u' || w === '--');
+  return program === 'tee';
 }
 
 // The scripts a shell command reads from process substitutions: `bash <(echo '…')` and

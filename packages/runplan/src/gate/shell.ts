@@ -1,8 +1,9 @@
 // A small POSIX shell reader for the gate: enough of the grammar to find every simple
 // command in a Bash tool call and whether it runs as a background job. Quotes, escapes,
 // `&&`, `||`, `;`, `|`, `&`, `coproc`, `( … )`, `{ … }`, `$( … )`, backquotes, process substitution,
-// here-documents and here-strings, redirections (`2>&1` and `&>` are not backgrounds) and comments are
-// understood; nothing is expanded or run. Text it cannot read (an open quote) throws.
+// here-documents and here-strings, function definitions (`f() { … }`, `function f { … }`),
+// redirections (`2>&1` and `&>` are not backgrounds) and comments are understood; nothing but
+// brace expansion (`.git/{a,b}`, in the lexer) is expanded, and nothing is run. Text it cannot read (an open quote) throws.
 
 import { HEREDOC_MARK, tokenize, type Token } from './tokens.js';
 
@@ -20,6 +21,8 @@ export interface SimpleCommand {
   background: '&' | 'coproc' | undefined;
   /** The simple command whose output this one reads, when it is the next stage of a pipe (`echo … | sh`). */
   stdin?: SimpleCommand;
+  /** The shell function whose body holds this command, when the script defines one (`f() { … }`, `function f { … }`). */
+  fn?: string;
 }
 
 // Every simple command in a script, in order, with commands of substitutions after their own.
@@ -93,6 +96,21 @@ class Reader {
           current = undefined;
           continue;
         }
+        // `NAME ( ) BODY`: a function definition; its body runs where NAME is called.
+        const paren = this.tokens[this.at + 1];
+        if (
+          t.value === '(' &&
+          current?.words.length === 1 &&
+          !current.words[0]!.includes('=') &&
+          paren?.kind === 'op' &&
+          paren.value === ')'
+        ) {
+          this.out.splice(this.out.indexOf(current), 1);
+          this.at += 2;
+          this.functionBody(current.words[0]!);
+          current = undefined;
+          continue;
+        }
         if (t.value === '(') {
           this.at++;
           this.list(')');
@@ -115,7 +133,7 @@ class Reader {
           if (target.value.startsWith(HEREDOC_MARK)) current.heredocs.push(target.value.slice(HEREDOC_MARK.length));
           else {
             if (t.value === '<<<') current.heredocs.push(target.value);
-            current.targets.push(target.value);
+            current.targets.push(...(target.alts ?? [target.value]));
             this.substitutions(target.subs);
           }
         }
@@ -141,6 +159,14 @@ class Reader {
         continue;
       }
       if (current === undefined && RESERVED_OPENERS.has(t.value)) continue;
+      // `function NAME [( )] BODY`.
+      const name = this.tokens[this.at];
+      if (current === undefined && t.value === 'function' && name?.kind === 'word') {
+        this.at++;
+        if (this.tokens[this.at]?.value === '(' && this.tokens[this.at + 1]?.value === ')') this.at += 2;
+        this.functionBody(name.value);
+        continue;
+      }
       // `coproc [NAME] COMMAND`: what follows, to the end of the and-or list, runs asynchronously.
       if (current === undefined && t.value === 'coproc') {
         const top = this.coprocs.length - 1;
@@ -152,9 +178,20 @@ class Reader {
         continue;
       }
       current ??= start();
-      current.words.push(t.value);
+      current.words.push(...(t.alts ?? [t.value]));
       this.substitutions(t.subs);
     }
+  }
+
+  // A function's body (a `{ … }` group or a `( … )` subshell, after any newlines): its commands are marked with its name.
+  private functionBody(name: string): void {
+    while (this.tokens[this.at]?.value === '\n') this.at++;
+    const from = this.out.length;
+    const body = this.tokens[this.at];
+    if (body?.value !== '{' && body?.value !== '(') return;
+    this.at++;
+    this.list(body.value === '{' ? '}' : ')');
+    for (let k = from; k < this.out.length; k++) this.out[k]!.fn ??= name;
   }
 
   private push(): SimpleCommand {

@@ -1,15 +1,21 @@
 // The gate's shell lexer: a Bash tool command as words (quotes and escapes removed, the
 // scripts of their command substitutions kept) and operators. Here-document bodies are read
-// whole; nothing is expanded or run. Text it cannot read (an open quote) throws.
+// whole; a word's unquoted braces are expanded as bash would (`.git/{a,b}` is two words),
+// nothing else is expanded or run. Text it cannot read (an open quote) throws.
 
 import { decodeAnsiC } from './ansi-c.js';
+import { expandBraces } from './braces.js';
 
 /** Raised for text the reader cannot take apart; the gate decides what that means. */
 export class ShellSyntaxError extends Error {
   override readonly name = 'ShellSyntaxError';
 }
 
-export type Token = { kind: 'word'; value: string; subs: string[] } | { kind: 'op'; value: string } | { kind: 'redir'; value: string };
+/** A word token; `alts` are the words its brace expansion makes (`.git/{a,b}`), when it makes more than one. */
+export type Token =
+  | { kind: 'word'; value: string; subs: string[]; alts?: string[] }
+  | { kind: 'op'; value: string }
+  | { kind: 'redir'; value: string };
 
 const OPERATORS = [
   '&&',
@@ -78,7 +84,9 @@ export function tokenize(text: string): Token[] {
       continue;
     }
     const word = readWord(text, i);
-    tokens.push({ kind: 'word', value: word.value, subs: word.subs });
+    const braces = expandBraces(text.slice(i, word.end));
+    const alts = braces.length > 1 ? braces.map((w) => readWord(w, 0).value).filter((w) => w !== '') : undefined;
+    tokens.push({ kind: 'word', value: word.value, subs: word.subs, ...(alts !== undefined ? { alts } : {}) });
     i = word.end;
   }
   if (heredocs.length > 0) readHeredocs(text, text.length, heredocs);
