@@ -10,10 +10,12 @@ export {
   kebabSwitches,
   operandsAfterDashes,
   prepareArgv,
+  repeatedValueOption,
   typedValue,
   typedValues,
   usageAsTyped,
 } from './options.js';
+export type { DeclaredOption } from './options.js';
 export { isPlainObject } from './plain-object.js';
 export { TailBuffer, textTail, utf8Tail } from './tail.js';
 export { BreakableDestination } from './breakable.js';

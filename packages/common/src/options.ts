@@ -98,17 +98,20 @@ interface SwitchOwner {
   commands: { options: DeclaredOption[] }[];
 }
 
-interface DeclaredOption {
+export interface DeclaredOption {
   rawName: string;
   names: string[];
   isBoolean?: boolean;
   negated: boolean;
 }
 
+// An option's flags as typed (`-k, --kill-after <d>` → `-k`, `--kill-after`).
+const flagsOf = (option: DeclaredOption): string[] => option.rawName.split(',').map((part) => part.trim().split(/[\s=]/)[0]!);
+
 // Every option declared on the CLI, global and per command, with its flags as typed (`-k`, `--kill-after`).
 function* declaredOptions(cli: SwitchOwner): Generator<{ option: DeclaredOption; flags: string[] }> {
   for (const command of [cli.globalCommand, ...cli.commands])
-    for (const option of command.options) yield { option, flags: option.rawName.split(',').map((part) => part.trim().split(/[\s=]/)[0]!) };
+    for (const option of command.options) yield { option, flags: flagsOf(option) };
 }
 
 // Whether an option takes a value (`--jobs <n>`, `--out [file]`) rather than being a switch.
@@ -186,4 +189,25 @@ function attachedValue(word: string, takesValue: ReadonlySet<string>, switches: 
 export function prepareArgv(cli: SwitchOwner, argv: string[]): void {
   kebabSwitches(cli);
   argv.splice(0, argv.length, ...dashLedValues(cli, argv));
+}
+
+/**
+ * The first of `options` that takes a value and is given more than once among the words
+ * before `--` (`--jobs 2 --jobs 3`, `--repo=A --repo B`), named by its last flag; undefined
+ * when none is. Flags in `repeatable` may be given any number of times.
+ */
+export function repeatedValueOption(
+  options: readonly DeclaredOption[],
+  argv: readonly string[],
+  repeatable: ReadonlySet<string>,
+): { flag: string; times: number } | undefined {
+  const end = argv.indexOf('--');
+  const words = end === -1 ? argv : argv.slice(0, end);
+  for (const option of options) {
+    const flags = flagsOf(option);
+    if (!takesAValue(option) || flags.some((flag) => repeatable.has(flag))) continue;
+    const times = words.filter((w) => flags.some((flag) => w === flag || w.startsWith(`${flag}=`))).length;
+    if (times > 1) return { flag: flags.at(-1)!, times };
+  }
+  return undefined;
 }

@@ -161,12 +161,10 @@ async function openLocked(path: string, lock: HeldLock, options: OpenWriterOptio
   let hash: Hash | undefined;
   for (;;) {
     try {
-      hash = options.scanned !== undefined ? await holdsScannedBytes(path, options.scanned) : undefined;
-      scan =
-        hash !== undefined && options.scanned !== undefined
-          ? options.scanned
-          : await scanJournal(path, { digest: options.digest === true });
-      if (hash === undefined && options.digest === true) hash = hashStateOf(scan);
+      const scanned = options.scanned;
+      hash = scanned !== undefined ? await holdsScannedBytes(path, scanned) : undefined;
+      scan = hash !== undefined && scanned !== undefined ? scanned : await scanJournal(path, { digest: options.digest === true });
+      hash ??= options.digest === true ? hashStateOf(scan) : undefined;
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;

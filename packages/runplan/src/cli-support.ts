@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { repeatedValueOption, type DeclaredOption } from '@runplan/common';
 import { resolve } from 'node:path';
 import { notADirectory } from './host/dir-check.js';
 import { commonDir, toplevel } from './host/git.js';
@@ -85,14 +86,7 @@ export const REPEATABLE_OPTIONS: ReadonlySet<string> = new Set(['--retry']);
 // A value option given more than once (`--jobs 2 --jobs 3`) is a usage error naming it, as in
 // settle, run-hook and journal: cac hands over an array, and which value won was anybody's
 // guess (`--repo A --repo B` fell back to the current directory). Words after `--` are operands.
-export function refuseRepeated(options: readonly { rawName: string }[], argv: readonly string[]): void {
-  const end = argv.indexOf('--');
-  const words = end === -1 ? argv : argv.slice(0, end);
-  for (const option of options) {
-    if (!/[<[]/.test(option.rawName)) continue;
-    const flags = option.rawName.split(',').map((part) => part.trim().split(/[\s=]/)[0]!);
-    if (flags.some((flag) => REPEATABLE_OPTIONS.has(flag))) continue;
-    const given = words.filter((w) => flags.some((flag) => w === flag || w.startsWith(`${flag}=`)));
-    if (given.length > 1) throw new UsageError(`${flags.at(-1)} given ${given.length} times; give it once`);
-  }
+export function refuseRepeated(options: readonly DeclaredOption[], argv: readonly string[]): void {
+  const repeated = repeatedValueOption(options, argv, REPEATABLE_OPTIONS);
+  if (repeated !== undefined) throw new UsageError(`${repeated.flag} given ${repeated.times} times; give it once`);
 }

@@ -1,14 +1,15 @@
 // When the coordinator writes its fold snapshot (coordinator/fold-snapshots.ts): from the
 // first size on, then each time the journal has grown by half; a resumed run from the size
 // of the snapshot it found, or of its journal when it found none; never after the receipt.
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { JournalPosition, JournalWriter } from '@runplan/journal';
 import { tempDir } from '@runplan/test-fixtures';
 import { FoldSnapshots, snapshotSizes } from '../src/coordinator/fold-snapshots.js';
-import { snapshotPath, writeSnapshot } from '../src/events/fold-snapshot.js';
+import { readSnapshot, snapshotPath, writeSnapshot } from '../src/events/fold-snapshot.js';
 import { RunView } from '../src/events/view.js';
 import { smallFs } from './small-fs.js';
 
@@ -92,6 +93,32 @@ test('no snapshot on a file system with less room than twice its size plus 64 Mi
   } finally {
     small.cleanup();
   }
+});
+
+test('a fold holding what JSON would not give back (NaN, a Map inside a value, a class) is not written; one of another shape is not read', () => {
+  const journal = join(dir.path, 'odd.jsonl');
+  const cases: Array<[string, (view: RunView) => void]> = [
+    ['NaN', (view) => (view.attemptsTotal = Number.NaN)],
+    ['a Map inside a value', (view) => view.crashes.set('t', new Map() as unknown as number)],
+    ['a class instance', (view) => (view.lastSeen = new Date() as unknown as string)],
+  ];
+  for (const [what, spoil] of cases) {
+    const view = new RunView();
+    spoil(view);
+    assert.not.ok(writeSnapshot(journal, view, at(100)), what);
+    assert.not.ok(existsSync(snapshotPath(journal)), what);
+  }
+  // The same code's snapshot with one field more (its checksum made to hold) is another shape of fold.
+  assert.ok(writeSnapshot(journal, new RunView(), at(100)));
+  assert.ok(readSnapshot(journal), 'as written, it is read');
+  const bytes = readFileSync(snapshotPath(journal));
+  const nl = bytes.indexOf(10);
+  const payload = JSON.parse(bytes.subarray(nl + 1).toString('utf8')) as { fields: Record<string, unknown> };
+  payload.fields.extra = ['value', 1];
+  const changed = Buffer.from(JSON.stringify(payload));
+  const meta = { ...JSON.parse(bytes.subarray(0, nl).toString('utf8')), payloadCrc: crc32(changed), payloadBytes: changed.length };
+  writeFileSync(snapshotPath(journal), Buffer.concat([Buffer.from(`${JSON.stringify(meta)}\n`), changed]));
+  assert.is(readSnapshot(journal), undefined);
 });
 
 test('snapshotSizes: where a run whose lines end at these offsets writes them (the bench forges the last)', () => {

@@ -57,23 +57,25 @@ let code: string | undefined;
 // A digest of the source of everything the fold runs: a snapshot made by other fold code
 // (another runplan version or build) could hold what this code would not have made.
 export function foldCode(): string {
-  const sources = [
-    RunView,
-    ...PARTS,
-    nextStep,
-    openAttemptOf,
-    markSettled,
-    recordFailure,
-    emptyHistory,
-    threadTotalsOf,
-    readEvent,
-    taskCountOf,
-    addUsage,
-  ];
-  code ??= createHash('sha256')
-    .update(`${FORMAT}\0${sources.map(String).join('\0')}`)
-    .digest('hex')
-    .slice(0, 32);
+  if (code === undefined) {
+    const sources = [
+      RunView,
+      ...PARTS,
+      nextStep,
+      openAttemptOf,
+      markSettled,
+      recordFailure,
+      emptyHistory,
+      threadTotalsOf,
+      readEvent,
+      taskCountOf,
+      addUsage,
+    ];
+    code = createHash('sha256')
+      .update(`${FORMAT}\0${sources.map(String).join('\0')}`)
+      .digest('hex')
+      .slice(0, 32);
+  }
   return code;
 }
 

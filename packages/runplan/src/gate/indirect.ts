@@ -9,6 +9,11 @@ import { decodeAnsiC } from './ansi-c.js';
 import { parseScript, type SimpleCommand } from './shell.js';
 
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s;
+/** A variable reference, `$NAME` or `${NAME}` (the name in group 1 or 2)… */
+const REFERENCE = String.raw`\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})`;
+/** …as a whole word, and anywhere in one. */
+const VARIABLE_WORD = new RegExp(`^${REFERENCE}$`);
+const VARIABLE_IN_WORD = new RegExp(REFERENCE, 'g');
 /** Builtins whose `NAME=value` words set a variable (`export RP=runplan`). */
 const DECLARERS = new Set(['export', 'declare', 'typeset', 'local', 'readonly']);
 /** Shells that read their script from stdin when no script is named. */
@@ -35,13 +40,13 @@ export function assignments(commands: SimpleCommand[]): Variables {
 // `$D/runplan`, `$(which runplan)`, `` `command -v runplan` `` and `$(type -P runplan)` name their program.
 export function resolveWord(word: string, vars: Variables, depth = 0): string {
   if (depth > 4) return word;
-  const variable = /^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})$/.exec(word);
+  const variable = VARIABLE_WORD.exec(word);
   if (variable !== null) {
     const value = vars.get(variable[1] ?? variable[2]!);
     return value === undefined ? word : resolveWord(value, vars, depth + 1);
   }
   // A variable inside a word (`$D/runplan`, `"${G}runplan"`) stands for its value there too.
-  const inside = word.replace(/\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})/g, (m, a, b) => vars.get(a ?? b) ?? m);
+  const inside = word.replace(VARIABLE_IN_WORD, (m, a, b) => vars.get(a ?? b) ?? m);
   if (inside !== word) return resolveWord(inside, vars, depth + 1);
   const sub = /^\$\((.*)\)$/s.exec(word) ?? /^`(.*)`$/s.exec(word);
   if (sub === null) return word;
@@ -59,7 +64,7 @@ export function resolveWord(word: string, vars: Variables, depth = 0): string {
 // runs `runplan` with `run P` (the lexer drops quotes, so a quoted "$RP" is split too; it may only deny more).
 export function splitWord(word: string, vars: Variables): string[] {
   const value = resolveWord(word, vars);
-  if (value === word || !/^\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})$/.test(word)) return [value];
+  if (value === word || !VARIABLE_WORD.test(word)) return [value];
   return value.split(/[ \t\n]+/).filter((w) => w !== '');
 }
 
