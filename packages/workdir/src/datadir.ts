@@ -1,4 +1,4 @@
-import { chmod, lstat, mkdir, stat } from 'node:fs/promises';
+import { chmodSync, lstatSync, mkdirSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { err, ok, type Result } from '@runplan/common';
 import { errorCode, type WorkdirError } from './errors.js';
@@ -55,7 +55,7 @@ export async function createDataDir(
     return err({ reason: 'not_absolute', path: workdir, message: `workdir ${JSON.stringify(workdir)} is not an absolute path` });
   }
   try {
-    if (!(await stat(workdir)).isDirectory()) {
+    if (!statSync(workdir).isDirectory()) {
       return err({ reason: 'workdir_missing', path: workdir, message: `workdir ${workdir} is not a directory` });
     }
   } catch (error) {
@@ -93,7 +93,7 @@ export async function createDataDir(
 // `.harness-run` must be a real directory of ours: a symlink there could aim removals elsewhere.
 async function ensureDataDirParent(parent: string, workdir: string): Promise<Result<void, WorkdirError>> {
   try {
-    const info = await lstat(parent);
+    const info = lstatSync(parent);
     if (info.isSymbolicLink() || !info.isDirectory()) {
       return err({
         reason: 'exists_not_directory',
@@ -107,8 +107,8 @@ async function ensureDataDirParent(parent: string, workdir: string): Promise<Res
       return err({ reason: 'read_failed', path: parent, message: `cannot inspect ${parent}: ${errorCode(error)}` });
   }
   try {
-    await mkdir(parent, { mode: 0o700 });
-    await chmod(parent, 0o700);
+    mkdirSync(parent, { mode: 0o700 });
+    chmodSync(parent, 0o700);
     await fsyncDir(workdir);
     return ok(undefined);
   } catch (error) {

@@ -1,6 +1,6 @@
-import { lstat, open, readFile } from 'node:fs/promises';
+import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileDurable } from '@runplan/common';
+import { fsyncDirectory, writeFileDurable } from '@runplan/common';
 import { processIdentity, type ProcessIdentity } from '@runplan/settle';
 
 /** The mark's file name inside a run directory or datadir. */
@@ -28,10 +28,10 @@ export type MarkRead = { state: 'marked'; mark: RunDirMark } | { state: 'unmarke
 export async function readMark(dir: string): Promise<MarkRead> {
   const path = join(dir, MARK_FILE);
   try {
-    const info = await lstat(path);
+    const info = lstatSync(path);
     if (!info.isFile()) return { state: 'bad_mark', message: `${path} is not a regular file` };
     if (info.size > 64 * 1024) return { state: 'bad_mark', message: `${path} is too large to be a mark` };
-    const mark = parseMark(await readFile(path, 'utf8'));
+    const mark = parseMark(readFileSync(path, 'utf8'));
     return mark ? { state: 'marked', mark } : { state: 'bad_mark', message: `${path} is not a run-dir mark` };
   } catch (error) {
     if (isCode(error, 'ENOENT')) return { state: 'unmarked' };
@@ -78,15 +78,9 @@ export async function writeMark(dir: string, mark: RunDirMark): Promise<void> {
   await fsyncDir(dir);
 }
 
-// fsync a directory so a created or renamed entry in it survives a crash.
-export async function fsyncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
+// fsync a directory so a created or renamed entry in it survives a crash (the fsync on the
+// thread pool, the open and close synchronous: common's fsyncDirectory).
+export const fsyncDir = fsyncDirectory;
 
 export function isCode(error: unknown, code: string): boolean {
   return !!error && typeof error === 'object' && 'code' in error && error.code === code;

@@ -1,4 +1,4 @@
-import { chmod, lstat, mkdir, rmdir } from 'node:fs/promises';
+import { chmodSync, lstatSync, mkdirSync, rmdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { err, ok, type Result } from '@runplan/common';
 import { errorCode, type WorkdirError } from './errors.js';
@@ -67,19 +67,21 @@ export async function createMarkedDir(leaf: string, mark: RunDirMark): Promise<R
     const parent = await ensureDirectory(dirname(leaf));
     if (!parent.ok) return parent;
     try {
-      await mkdir(leaf, { mode: 0o700 });
+      mkdirSync(leaf, { mode: 0o700 });
     } catch (error) {
       // Someone made it between our look and our mkdir: judge what is there now.
       if (isCode(error, 'EEXIST')) continue;
       return err({ reason: 'mkdir_failed', path: leaf, message: `cannot create ${leaf}: ${errorCode(error)}` });
     }
     try {
-      await chmod(leaf, 0o700);
+      chmodSync(leaf, 0o700);
       await writeMark(leaf, mark);
       await fsyncDir(dirname(leaf));
     } catch (error) {
       // Leave nothing behind: an unmarked leaf would block this run id until removed by hand.
-      await rmdir(leaf).catch(() => {});
+      try {
+        rmdirSync(leaf);
+      } catch {}
       return err({ reason: 'mark_failed', path: leaf, message: `cannot mark ${leaf}: ${errorCode(error)}` });
     }
     return ok({ path: leaf, reused: false });
@@ -94,7 +96,7 @@ async function inspectExisting(
 ): Promise<'absent' | Result<{ path: string; reused: boolean }, WorkdirError>> {
   let info;
   try {
-    info = await lstat(leaf);
+    info = lstatSync(leaf);
   } catch (error) {
     // ENOTDIR: a parent is a file; mkdir names it as the failure.
     if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return 'absent';
@@ -144,7 +146,7 @@ async function inspectExisting(
     });
   }
   try {
-    await chmod(leaf, 0o700);
+    chmodSync(leaf, 0o700);
   } catch (error) {
     return err({ reason: 'mkdir_failed', path: leaf, message: `cannot set mode 0700 on ${leaf}: ${errorCode(error)}` });
   }
@@ -158,17 +160,17 @@ async function inspectExisting(
 export async function ensureDirectory(path: string): Promise<Result<boolean, WorkdirError>> {
   let first: string | undefined;
   try {
-    first = await mkdir(path, { recursive: true, mode: 0o700 });
+    first = mkdirSync(path, { recursive: true, mode: 0o700 });
     if (first !== undefined) {
       // Each directory we created, from the outermost down to `path`.
       let dir = first;
       const rest = relative(first, path)
         .split('/')
         .filter((piece) => piece !== '');
-      await chmod(dir, 0o700);
+      chmodSync(dir, 0o700);
       for (const piece of rest) {
         dir = join(dir, piece);
-        await chmod(dir, 0o700);
+        chmodSync(dir, 0o700);
       }
       await fsyncDir(dirname(first));
     }

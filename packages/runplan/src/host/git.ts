@@ -133,8 +133,7 @@ export async function updateRef(cwd: string, ref: string, next: string, old: str
 
 // Whether a commit identity is configured; when not, runplan's own commits use a fallback.
 export async function identityEnv(repo: string): Promise<Record<string, string>> {
-  const out = await git(repo, ['var', 'GIT_COMMITTER_IDENT']);
-  const author = await git(repo, ['var', 'GIT_AUTHOR_IDENT']);
+  const [out, author] = await Promise.all([git(repo, ['var', 'GIT_COMMITTER_IDENT']), git(repo, ['var', 'GIT_AUTHOR_IDENT'])]);
   if (out.code === 0 && author.code === 0) return {};
   return {
     GIT_AUTHOR_NAME: 'runplan',

@@ -1,5 +1,5 @@
-import { lstatSync, readdirSync } from 'node:fs';
-import { chmod, mkdir, readdir, stat } from 'node:fs/promises';
+import { chmodSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { newRunId, readHeader } from '@runplan/journal';
 import { nearestExisting } from './dir-check.js';
@@ -64,9 +64,11 @@ export function compactUtc(date: Date): string {
 }
 
 // Creates a directory (and parents) and makes the leaf mode 0700 whatever the umask.
+// Synchronous calls (microseconds each, no fsync): each through the thread pool cost a
+// round trip of the event loop, and an attempt's evidence directory is made per attempt.
 export async function ensurePrivateDir(path: string): Promise<void> {
   await mkdirs(path, 0o700);
-  await chmod(path, 0o700);
+  chmodSync(path, 0o700);
 }
 
 // mkdir -p that throws the real cause: Node's recursive mkdir says ENOENT whenever a missing
@@ -74,14 +76,14 @@ export async function ensurePrivateDir(path: string): Promise<void> {
 // the outermost missing directory is made alone, which fails with the real errno.
 async function mkdirs(path: string, mode: number): Promise<void> {
   try {
-    await mkdir(path, { recursive: true, mode });
+    mkdirSync(path, { recursive: true, mode });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     const found = await nearestExisting(path);
     if ('error' in found || found.missing === undefined) throw e;
-    await mkdir(found.missing, { mode });
+    mkdirSync(found.missing, { mode });
     // Made after all (a parent came back meanwhile): once more, and its error is the answer.
-    await mkdir(path, { recursive: true, mode });
+    mkdirSync(path, { recursive: true, mode });
   }
 }
 
