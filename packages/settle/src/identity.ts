@@ -79,9 +79,22 @@ export function readProcStat(pid: number): ProcStat | undefined {
 
 // The identity of a live process, or undefined when it does not exist (or is a zombie).
 export function processIdentity(pid: number): ProcessIdentity | undefined {
+  if (pid === process.pid) {
+    const startTime = ownStartTime();
+    return startTime === undefined ? undefined : { pid, startTime, bootId: bootId(), host: hostname() };
+  }
   const stat = readProcStat(pid);
   if (!stat || stat.state === 'Z' || stat.state === 'X') return undefined;
   return { pid, startTime: stat.startTime, bootId: bootId(), host: hostname() };
+}
+
+let cachedStartTime: number | undefined;
+
+// This process's start time (field 22 of /proc/self/stat), read once: it never changes while
+// the process lives, and marks, locks and attempts ask for it several times a task.
+function ownStartTime(): number | undefined {
+  cachedStartTime ??= readProcStat(process.pid)?.startTime;
+  return cachedStartTime;
 }
 
 /**

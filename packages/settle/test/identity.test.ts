@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isAlive, parseProcStat, processIdentity } from '../src/index.js';
@@ -18,6 +19,13 @@ test('processIdentity of this process is alive; a changed start time is not', ()
   assert.ok(isAlive(me));
   assert.not.ok(isAlive({ ...me, startTime: me.startTime + 1 }));
   assert.not.ok(isAlive({ ...me, bootId: 'another-boot' }));
+});
+
+test('processIdentity of this process (its start time read once) is the start time /proc/self/stat gives, every time', () => {
+  const direct = Number(readFileSync('/proc/self/stat', 'utf8').split(') ').at(-1)!.split(' ')[19]);
+  for (let i = 0; i < 3; i++) assert.is(processIdentity(process.pid)?.startTime, direct);
+  assert.is(processIdentity(process.pid)?.host, processIdentity(process.ppid)?.host);
+  assert.is.not(processIdentity(process.ppid)?.startTime, undefined);
 });
 
 test('a zombie is dead even though its pid exists', () => {
