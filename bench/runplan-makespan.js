@@ -1,8 +1,11 @@
 // Makespan of 32 tasks of `sleep 1` with `jobs = 8` (an ideal of 4 s) against
 // bench/runplan-parallel-baseline.sh doing the same work 8 at a time in POSIX sh (the same
 // git commands per task, attempt dirs, mark files, fsyncs and journal fdatasyncs; what it
-// leaves out is in its header). `jobs = 32` is reported too, without a target. Each round
-// uses a fresh repository; the order alternates round by round.
+// leaves out is in its header). `jobs = 32` is reported too, without a target. A second
+// baseline, bench/runplan-parallel-node-floor.js, does the shell's work from one Node process
+// (plain spawn, the fsyncs on the thread pool): the floor any Node coordinator starts from,
+// since Node forks every child on its one JavaScript thread. Each round uses a fresh
+// repository; the order alternates round by round.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +16,7 @@ export const title = 'makespan of 32 × `sleep 1`, jobs 8 (and 32), vs a shell d
 
 const runplanBin = join(root, 'packages/runplan/bin/runplan.js');
 const baseline = join(root, 'bench/runplan-parallel-baseline.sh');
+const nodeFloor = join(root, 'bench/runplan-parallel-node-floor.js');
 
 // A plan of n independent tasks that each sleep a second and change nothing.
 export function sleepPlan(slug, n, jobs) {
@@ -30,6 +34,8 @@ function round(side, n, jobs) {
     if (side === 'runplan') {
       writeFileSync(join(dir.path, 'plan.toml'), sleepPlan('bench', n, jobs));
       argv = [process.execPath, runplanBin, 'run', join(dir.path, 'plan.toml'), '--repo', repo];
+    } else if (side === 'node') {
+      argv = [process.execPath, nodeFloor, repo, join(repo, '.git', 'runplan'), String(n), String(jobs)];
     } else {
       argv = ['sh', baseline, repo, join(repo, '.git', 'runplan'), String(n), String(jobs)];
     }
@@ -52,6 +58,7 @@ export async function measure({ quick }) {
     [
       { key: 'runplan8', run: () => round('runplan', n, 8) },
       { key: 'shell8', run: () => round('shell', n, 8) },
+      { key: 'node8', run: () => round('node', n, 8) },
       { key: 'runplan32', run: () => round('runplan', n, 32) },
       { key: 'shell32', run: () => round('shell', n, 32) },
     ],
@@ -60,6 +67,7 @@ export async function measure({ quick }) {
   const rows = [
     row(`runplan run, ${n} × sleep 1, jobs 8`, 'ms', v.runplan8),
     row(`shell, ${n} × sleep 1, 8 at a time`, 'ms', v.shell8),
+    row(`node floor: the shell's work from node, 8 at a time`, 'ms', v.node8),
     row(`runplan run, ${n} × sleep 1, jobs 32`, 'ms', v.runplan32),
     row(`shell, ${n} × sleep 1, 32 at a time`, 'ms', v.shell32),
   ];
@@ -73,10 +81,16 @@ export async function measure({ quick }) {
         better: 'lower',
         meaning: 'makespan of the whole run relative to the same work done 8 at a time in sh',
       }),
+      context(
+        'jobs 8: node floor / shell',
+        pairedRatio(v.node8, v.shell8),
+        'the same work from one node process: the floor of a node coordinator',
+      ),
+      context('jobs 8: runplan / node floor', pairedRatio(v.runplan8, v.node8), 'what runplan adds over that floor'),
       context('jobs 8: runplan / ideal', rows[0].median / ((n / 8) * 1000), 'makespan over 4 s, the sleeps alone'),
       context('jobs 8: shell / ideal', rows[1].median / ((n / 8) * 1000), 'the baseline over the same ideal'),
       context('jobs 32: runplan / shell', pairedRatio(v.runplan32, v.shell32), 'the same with every task at once (no target)'),
-      context('jobs 32: runplan / ideal', rows[2].median / 1000, 'makespan over 1 s, the sleeps alone'),
+      context('jobs 32: runplan / ideal', rows[3].median / 1000, 'makespan over 1 s, the sleeps alone'),
     ],
     notes: [`tasks: ["/bin/sleep", "1"], expect none, format text; each round a fresh repo`],
   };
