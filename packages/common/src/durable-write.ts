@@ -18,6 +18,7 @@ let made = 0;
  * `path`. A reader sees the old file or the new one, never part of either; a failed write
  * removes its temporary file; after a crash (or a kill) at most that file is left, and `path`
  * is untouched. The caller fsyncs the directory when the new entry itself must survive a crash.
+ * Only the fsync waits on the thread pool (fsyncFd); the other calls are synchronous.
  *
  * What it does not do that write-file-atomic does, on purpose: it replaces a symlink at `path`
  * instead of writing through it, keeps no file's owner, and hooks no signal handlers to remove
@@ -54,9 +55,14 @@ export async function writeFileDurable(path: string, data: string | Uint8Array, 
   }
 }
 
-// Every byte of data at fd's offset; writeSync may write less than asked.
+// Every byte of data at fd's offset; writeSync may write less than asked (at a size limit the
+// next call fails, EFBIG), and one that writes nothing is an I/O error, never a loop.
 function writeWhole(fd: number, data: Uint8Array): void {
-  for (let at = 0; at < data.length; ) at += writeSync(fd, data, at, data.length - at);
+  for (let at = 0; at < data.length; ) {
+    const written = writeSync(fd, data, at, data.length - at);
+    if (written <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
+    at += written;
+  }
 }
 
 /**
