@@ -8,9 +8,9 @@
 // digests, CRCs, settle's ownership (cgroups, identity reads), templates, progress.
 //
 // usage: node runplan-node-floor.js REPO STATE_DIR N
-import { spawn } from 'node:child_process';
 import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { run1 as spawnOne } from './floor-spawn.js';
 
 const [repo, state, count] = process.argv.slice(2);
 const n = Number(count);
@@ -20,19 +20,7 @@ const rundir = join(state, 'bench', run);
 const ref = 'refs/heads/runplan/bench';
 const zero = '0'.repeat(40);
 
-// One child, stdout collected; rejects on a nonzero exit unless `allow` lists the code.
-function run1(file, args, { cwd = repo, allow = [] } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (c) => (out += c));
-    child.stderr.resume();
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0 || allow.includes(code) ? resolve({ code, out }) : reject(new Error(`${file} ${args[0]}: exit ${code}`)),
-    );
-  });
-}
+const run1 = (file, args, { cwd = repo, allow = [] } = {}) => spawnOne(file, args, { cwd, allow });
 const git = (args, opts) => run1('git', args, opts);
 
 // fsync a file or directory by path.
