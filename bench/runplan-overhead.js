@@ -3,7 +3,7 @@
 // bench/runplan-baseline.sh doing the same git commands and the same fsyncs per task in
 // POSIX sh. Each round uses a fresh repository; both must end with 50 new commits.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { context, git, gitEnv, interleave, makeRepo, now, pairedRatio, ratio, reapedCpuMs, root, row, scratch, skipped } from './lib.js';
 
@@ -33,6 +33,10 @@ function unavailable() {
 // CPU time (user + sys, ms) of each round's whole process tree — runplan or sh and every git,
 // touch and sync under it — by side: unlike wall time, not inflated by other load.
 const cpu = { runplan: [], shell: [], node: [] };
+// The coordinator process alone (runplan, or the node floor's one process): its CPU time and
+// voluntary context switches, from bench/self-usage.cjs.
+const self = { runplan: [], node: [] };
+const selfUsage = join(root, 'bench/self-usage.cjs');
 
 // One round: a fresh repo, the tool or the baseline, checked to have made n commits. Returns ms.
 function round(side, n) {
@@ -48,14 +52,22 @@ function round(side, n) {
     } else {
       argv = ['sh', baseline, repo, join(repo, '.git', 'runplan'), String(n)];
     }
+    const usage = join(dir.path, 'usage.json');
+    const env = gitEnv();
+    if (side !== 'shell') {
+      env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${selfUsage}`.trim();
+      env.BENCH_SELF_USAGE = usage;
+      env.BENCH_SELF_USAGE_PARENT = String(process.pid);
+    }
     const cpuBefore = reapedCpuMs();
     const start = now();
-    const r = spawnSync(argv[0], argv.slice(1), { cwd: repo, env: gitEnv(), encoding: 'utf8', maxBuffer: 1 << 26 });
+    const r = spawnSync(argv[0], argv.slice(1), { cwd: repo, env, encoding: 'utf8', maxBuffer: 1 << 26 });
     const ms = now() - start;
     cpu[side].push(reapedCpuMs() - cpuBefore);
     if (r.status !== 0) throw new Error(`${side} exited ${r.status ?? r.signal}: ${r.stderr.trim().split('\n').slice(-2).join(' | ')}`);
     const commits = Number(git(repo, ['rev-list', '--count', 'main..refs/heads/runplan/bench']));
     if (commits !== n) throw new Error(`${side} left ${commits} commits on runplan/bench, expected ${n}`);
+    if (side !== 'shell') self[side].push(JSON.parse(readFileSync(usage, 'utf8')));
     return ms;
   } finally {
     dir.cleanup();
@@ -89,6 +101,14 @@ export async function measure({ quick }) {
     row(`cpu: node floor, ${n} tasks`, 'ms', cpuOf('node')),
   ];
   rows.push(...cpuRows);
+  const selfOf = (side, key) => self[side].slice(-v[side].length).map((u) => u[key]);
+  const selfRows = [
+    row('coordinator process alone, cpu: runplan', 'ms', selfOf('runplan', 'cpuMs')),
+    row('coordinator process alone, cpu: node floor', 'ms', selfOf('node', 'cpuMs')),
+    row('coordinator process alone, voluntary context switches: runplan', 'switches', selfOf('runplan', 'voluntary')),
+    row('coordinator process alone, voluntary context switches: node floor', 'switches', selfOf('node', 'voluntary')),
+  ];
+  rows.push(...selfRows);
   return {
     name,
     title,
@@ -120,6 +140,9 @@ export async function measure({ quick }) {
         'ms',
       ),
     ],
-    notes: [`tasks: ["/usr/bin/touch", "{{task.id}}.txt"], format text, jobs 1; each round a fresh repo`],
+    notes: [
+      `tasks: ["/usr/bin/touch", "{{task.id}}.txt"], format text, jobs 1; each round a fresh repo`,
+      `the coordinator alone (getrusage of its one process, no children): runplan ${((selfRows[0].median - selfRows[1].median) / n).toFixed(1)} ms of CPU and ${((selfRows[2].median - selfRows[3].median) / n).toFixed(0)} context switches a task beyond the node floor`,
+    ],
   };
 }
