@@ -4,7 +4,7 @@ import { readJournal } from '@runplan/journal';
 import { runPlan } from './coordinator/run-plan.js';
 import type { RunEnd } from './coordinator/types.js';
 import { Progress, type SafeOutput } from './observe/progress.js';
-import { receiptSummary } from './events/receipt.js';
+import { interruptedExitCode, receiptSummary } from './events/receipt.js';
 import { showControls } from './observe/terminal-text.js';
 import { writeRunReport } from './observe/report.js';
 
@@ -17,8 +17,12 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
   const controller = new AbortController();
   const onSigint = () => controller.abort('SIGINT');
   const onSigterm = () => controller.abort('SIGTERM');
+  // The terminal closed (a hung-up ssh session, a closed tmux pane): torn down and a receipt
+  // like SIGTERM, never Node's default of dying at once with the attempts left running.
+  const onSighup = () => controller.abort('SIGHUP');
   process.on('SIGINT', onSigint);
   process.on('SIGTERM', onSigterm);
+  process.on('SIGHUP', onSighup);
   const progress = new Progress({
     stderr,
     stdout,
@@ -53,6 +57,7 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
     progress.close();
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigterm);
+    process.off('SIGHUP', onSighup);
   }
 }
 
@@ -95,7 +100,7 @@ export function exitCodeOf(end: RunEnd): number {
       return 0;
     case 'failed':
       if (end.receipt.class !== 'interrupted') return 1;
-      return end.receipt.signal === 'SIGINT' ? 130 : 143;
+      return interruptedExitCode(end.receipt.signal);
     case 'invalid_plan':
       return 2;
     case 'refused':

@@ -17,8 +17,9 @@ const EXIT_CODES = `Exit codes:
   run, demo              0 complete; 1 failed (class on stderr); 2 usage or invalid plan;
                          3 refused to start; 4 slug locked by a live coordinator;
                          5 the journal itself failed (run left incomplete);
-                         130/143 interrupted (SIGINT/SIGTERM).
-                         Receipts are written for 0, 1, 130, 143 only.
+                         129/130/143 interrupted (SIGHUP: the terminal closed /
+                         SIGINT / SIGTERM). Receipts are written for 0, 1, 129, 130,
+                         143 only.
   run --dry-run          0 would dispatch or is up to date; 2 usage or invalid plan;
                          3 would refuse (reason and hint as run);
                          4 slug held by a live coordinator. Writes nothing.

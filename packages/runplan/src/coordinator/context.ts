@@ -52,7 +52,7 @@ export interface RunContext {
   secrets: readonly string[];
   /** Commit identity fallback for repositories without one configured. */
   gitIdentity: Record<string, string>;
-  /** Aborted on SIGINT/SIGTERM or a journal failure: every child of every attempt is torn down. */
+  /** Aborted on SIGHUP/SIGINT/SIGTERM or a journal failure: every child of every attempt is torn down. */
   signal: AbortSignal;
   emit: Emit;
   /** A write the file system refused: the run stops (every attempt torn down) and ends disk_full / io_error. */

@@ -26,7 +26,7 @@ export interface RunRequest {
   keepGoing?: boolean;
   /** `--allow-background`: start even as a background job of an interactive shell (journaled in run-started). */
   allowBackground?: boolean;
-  /** Aborted by the CLI on SIGINT/SIGTERM; its `reason` is the signal name. */
+  /** Aborted by the CLI on SIGHUP/SIGINT/SIGTERM; its `reason` is the signal name. */
   signal: AbortSignal;
   /** Every journal record, once it is durable (progress, `--json`). Must not throw. */
   onRecord?: (record: JournalRecord) => void;

@@ -63,3 +63,12 @@ function refWarnings(d: RunCompleteData | RunFailedData): string[] {
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)}s`;
 }
+
+/**
+ * The exit code of a run interrupted by a signal, 128 + its number: SIGHUP (the terminal
+ * closed) 129, SIGINT 130, SIGTERM (and any other) 143.
+ */
+export function interruptedExitCode(signal: string | null | undefined): number {
+  if (signal === 'SIGHUP') return 129;
+  return signal === 'SIGINT' ? 130 : 143;
+}

@@ -194,7 +194,7 @@ export interface RunFailedData {
   task: string | null;
   phase: Phase | null;
   evidence: string[];
-  /** The signal that interrupted the run (SIGINT/SIGTERM), for the exit code. */
+  /** The signal that interrupted the run (SIGHUP/SIGINT/SIGTERM), for the exit code. */
   signal: string | null;
   /** disk_full / io_error: the errno and the path the file system refused. */
   detail?: { errno: string | null; path: string };

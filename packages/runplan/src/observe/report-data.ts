@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { isPlainObject } from '@runplan/common';
+import { interruptedExitCode } from '../events/receipt.js';
 import { shownCost } from '../events/types.js';
 import type { Plan } from '../plan/types.js';
 import type { RunView } from '../events/view.js';
@@ -153,15 +154,7 @@ export async function reportData(
     journal: o.journal,
     outcome: o.corrupt !== undefined ? 'corrupt' : outcomeOf(view),
     exitCode:
-      terminal === undefined
-        ? null
-        : complete !== undefined
-          ? 0
-          : failed?.class !== 'interrupted'
-            ? 1
-            : failed.signal === 'SIGINT'
-              ? 130
-              : 143,
+      terminal === undefined ? null : complete !== undefined ? 0 : failed?.class !== 'interrupted' ? 1 : interruptedExitCode(failed.signal),
     class: failed?.class ?? null,
     reason: failed?.reason ?? null,
     message: o.corrupt ?? failed?.message ?? null,
