@@ -64,7 +64,10 @@ export async function dryRun(req: Omit<RunRequest, 'signal'>): Promise<DryRunEnd
   const chosen = await chooseRun({ slug, plan, repo, req: request, runId: newRunId(), baseCommit, digests, readOnly: true });
   if (!chosen.ok) {
     const end = chosen.end;
-    if (end.kind === 'up_to_date') return { kind: 'dry_run', steps: await upToDateSteps(plan, end) };
+    if (end.kind === 'up_to_date') {
+      const closing = (chosen.abandoned ?? []).map((run): DryStep => ({ action: 'abandon', run }));
+      return { kind: 'dry_run', steps: [...(await upToDateSteps(plan, end)), ...closing] };
+    }
     if (end.kind === 'refused') return { kind: 'dry_run', steps: [{ action: 'refuse', ...end }] };
     return end as DryRunEnd;
   }

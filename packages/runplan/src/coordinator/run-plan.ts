@@ -64,6 +64,7 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
   try {
     const contracts = taskContractDigests(plan);
     const chosen = await chooseRun({ slug, plan, repo, req, runId, baseCommit, digests: contracts });
+    for (const line of chosen.notices) req.onNotice?.(line);
     if (!chosen.ok) return chosen.end;
     if (plan.land !== undefined) {
       const start = chosen.value;
@@ -71,7 +72,6 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
       const refusal = await landPrecheck(repo, plan.land, line, plan.file);
       if (refusal !== undefined) return { kind: 'refused', ...refusal };
     }
-    for (const line of chosen.notices) req.onNotice?.(line);
     const shared = await checkWorkdir(plan, slug, { runId: chosen.value.run.runId, signal: req.signal });
     for (const line of shared.notices) req.onNotice?.(line);
     if (shared.refusal !== undefined) return { kind: 'refused', ...shared.refusal };

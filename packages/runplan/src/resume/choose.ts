@@ -50,9 +50,11 @@ export async function chooseRun({
     digests,
     readOnly,
   });
-  if (!decided.ok) return decided;
+  // Up to date is a decision, not a refusal: the never-started runs are closed then too.
+  if (!decided.ok && decided.end.kind !== 'up_to_date') return { ...decided, notices: [] };
   const closed = readOnly ? { ok: true as const, abandoned: never.map((p) => p.paths.runId), notices: [] } : await closeNeverStarted(never);
-  if (!closed.ok) return closed;
+  if (!closed.ok) return { ...closed, notices: [] };
+  if (!decided.ok) return { ...decided, notices: closed.notices, abandoned: closed.abandoned };
   const start = decided.value;
   if (start.mode !== 'resume') start.abandoned.push(...closed.abandoned);
   const attemptFloor = new Map<string, number>();

@@ -60,5 +60,8 @@ export interface DecideInput extends Required<Omit<ChooseInput, 'readOnly'>> {
 /** A start decided (with lines for people, when it has any), or the end a refusal or an up-to-date run makes. */
 export type Decided = { ok: true; value: StartMode; notices?: string[] } | { ok: false; end: RunEnd };
 
-/** The chosen start, and one line for people per never-started run closed on the way. */
-export type Chosen = { ok: true; value: Start; notices: string[] } | { ok: false; end: RunEnd };
+/**
+ * The chosen start, and one line for people per never-started run closed on the way (also
+ * when the run ends there up to date: `abandoned` names them, for the dry run).
+ */
+export type Chosen = { ok: true; value: Start; notices: string[] } | { ok: false; end: RunEnd; notices: string[]; abandoned?: string[] };
