@@ -20,7 +20,7 @@ export async function main(argv: string[]): Promise<number> {
     .action(run((file: unknown) => init(argv, fileArg(file))));
   cli
     .command('append <file>', 'Append a record (--data), or one record per JSON line on stdin; prints each seq once durable')
-    .option('--type <type>', 'Record type, kebab-case (required)')
+    .option('--type <type>', 'Record type: letters, digits, ".", "_", ":", "-" (required)')
     .option('--data <json>', 'Record data, a JSON object (without it: one record per stdin line)')
     .option('--terminal', 'Make the (last) record the terminal receipt; nothing may follow it')
     .option('--wait <duration>', 'Wait this long for a live writer before exit 4', { default: DEFAULT_WAIT })

@@ -105,7 +105,7 @@ export function isIdentifier(text: string): boolean {
   return identifier.test(text) && text !== '.' && text !== '..';
 }
 
-// Event types are kebab-case-ish names; control characters and spaces are refused.
+// An event type: a letter or digit, then letters, digits, `.`, `_`, `:`, `-` (runplan's are kebab-case).
 export function typeProblem(type: unknown): string | undefined {
   if (typeof type !== 'string' || type === '') return 'the record type must be a non-empty string';
   if (type.length > 200) return 'the record type is longer than 200 characters';

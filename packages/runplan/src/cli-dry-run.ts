@@ -12,6 +12,11 @@ export async function dryRunCommand(planFile: string, o: Record<string, unknown>
   const end = await dryRun({ planFile, ...runOptions(o) });
   const say = (line: string) => stderr.write(line + '\n');
   if (end.kind === 'invalid_plan' || end.kind === 'locked') {
+    // A script reading the JSON Lines gets one object for these too (people read stderr).
+    if (o.json === true) {
+      const { kind, ...fields } = end;
+      stdout.write(`${JSON.stringify({ action: kind, ...fields })}\n`);
+    }
     for (const line of describeEnd(end)) say(line);
     return end.kind === 'invalid_plan' ? 2 : 4;
   }

@@ -72,7 +72,7 @@ export function describeEnd(end: RunEnd): string[] {
     case 'refused':
       return [`runplan: ${end.reason}: ${end.message}`, ...(end.hint !== undefined ? [`  hint: ${end.hint}`] : [])];
     case 'locked':
-      return [`runplan: lock_held: ${end.message}`, '  hint: runplan status; runplan stop SLUG'];
+      return [`runplan: lock_held: ${end.message}`, `  hint: runplan status ${end.slug}; runplan stop ${end.slug}`];
     case 'journal_failed':
       return [
         `runplan: journal_failed: ${end.message}`,

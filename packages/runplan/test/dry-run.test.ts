@@ -168,6 +168,11 @@ test(
       assert.is(r.exitCode, 4, r.stderr);
       assert.is(r.stdout, '');
       assert.match(r.stderr, new RegExp(`^runplan: lock_held: slug single is being run by pid ${coordinator} `, 'm'));
+      assert.match(r.stderr, /^ {2}hint: runplan status single; runplan stop single$/m);
+      const json = await runplan(['run', f.plan, '--dry-run', '--json'], f);
+      assert.is(json.exitCode, 4, json.stderr);
+      const locked = JSON.parse(json.stdout) as { action: string; slug: string; holder: { pid: number } };
+      assert.equal([locked.action, locked.slug, locked.holder.pid], ['locked', 'single', coordinator]);
       assert.ok(existsSync(slugDir(f.repo, 'single')));
     } finally {
       if (coordinator > 0) process.kill(coordinator, 'SIGKILL');
@@ -241,6 +246,11 @@ test(
       const r = await dry(f, ['--state-dir', stateDir]);
       assert.equal([r.exitCode, r.lines, r.stderr], [3, ['refuse state_unwritable'], real.stderr], stateDir);
     }
+    writeFileSync(f.plan, `${readFileSync(f.plan, 'utf8')}\nno_such_key = 1\n`);
+    const invalid = await runplan(['run', f.plan, '--dry-run', '--json'], f);
+    assert.is(invalid.exitCode, 2, invalid.stderr);
+    const problem = JSON.parse(invalid.stdout) as { action: string; file: string; problems: unknown[] };
+    assert.equal([problem.action, problem.file, problem.problems.length > 0], ['invalid_plan', f.plan, true]);
   }),
 );
 

@@ -52,6 +52,8 @@ test(
         assert.is(r.exitCode, args[0] === 'run' ? 3 : 2, `${args.join(' ')}: ${r.stderr}`);
         assert.match(r.stderr, `runplan: not_a_repository: ${said}`, args.join(' '));
         assert.not.match(r.stderr, 'git work tree', args.join(' '));
+        // --repo was given: the hint says to change it, not to pass it.
+        if (args[0] === 'run') assert.match(r.stderr, /^ {2}hint: give --repo a directory of a git repository$/m, args.join(' '));
       }
     },
   ),

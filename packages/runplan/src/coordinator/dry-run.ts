@@ -56,6 +56,7 @@ export async function dryRun(req: Omit<RunRequest, 'signal'>): Promise<DryRunEnd
     return {
       kind: 'locked',
       holder: live,
+      slug: plan.slug,
       message: `slug ${plan.slug} is ${doing} pid ${live.pid} (start time ${live.startTime}, since ${live.acquiredAt}): ${slug.dir}`,
     };
   }
@@ -66,7 +67,8 @@ export async function dryRun(req: Omit<RunRequest, 'signal'>): Promise<DryRunEnd
     const end = chosen.end;
     if (end.kind === 'up_to_date') {
       const closing = (chosen.abandoned ?? []).map((run): DryStep => ({ action: 'abandon', run }));
-      return { kind: 'dry_run', steps: [...(await upToDateSteps(plan, end)), ...closing] };
+      const [upToDate, ...skips] = await upToDateSteps(plan, end);
+      return { kind: 'dry_run', steps: [upToDate!, ...closing, ...skips] };
     }
     if (end.kind === 'refused') return { kind: 'dry_run', steps: [{ action: 'refuse', ...end }] };
     return end as DryRunEnd;

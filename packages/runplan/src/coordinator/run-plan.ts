@@ -50,7 +50,7 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
       const h = lock.error.holder;
       const who = h !== undefined ? `pid ${h.pid} (start time ${h.startTime}, since ${h.acquiredAt})` : 'another process';
       const doing = isStopHolder(h) ? 'being stopped by `runplan stop`,' : 'being run by';
-      return { kind: 'locked', holder: h, message: `slug ${plan.slug} is ${doing} ${who}: ${slug.dir}` };
+      return { kind: 'locked', holder: h, slug: plan.slug, message: `slug ${plan.slug} is ${doing} ${who}: ${slug.dir}` };
     }
     const fault = diskFaultOf({ error: lock.error });
     if (fault !== undefined) return refusedForDisk(fault, 'the slug lock was not taken; nothing was started');
@@ -115,7 +115,7 @@ export async function locate(req: Pick<RunRequest, 'planFile' | 'repo' | 'stateD
       kind: 'refused',
       reason: 'not_a_repository',
       message: (await notADirectory(at)) ?? `${at} is not inside a git work tree`,
-      hint: 'pass --repo DIR',
+      hint: req.repo === undefined ? 'pass --repo DIR' : 'give --repo a directory of a git repository',
     };
   }
   if (common === undefined) return { kind: 'refused', reason: 'not_a_repository', message: `no git dir for ${repo}` };

@@ -73,7 +73,7 @@ export interface StartInfo {
 export type RunEnd =
   | { kind: 'invalid_plan'; file: string; problems: PlanProblem[] }
   | { kind: 'refused'; reason: RefusalReason; message: string; hint?: string }
-  | { kind: 'locked'; message: string; holder?: LockHolder }
+  | { kind: 'locked'; message: string; holder?: LockHolder; slug: string }
   | { kind: 'journal_failed'; message: string; journal: string }
   | { kind: 'complete'; receipt: RunCompleteData; journal: string; view?: RunView | undefined; planCopy?: PlanCopyFacts | undefined }
   | { kind: 'up_to_date'; runId: string; resultCommit: string; journal: string }
