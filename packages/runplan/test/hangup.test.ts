@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readLedger, runBin, withTimeout } from '@runplan/test-fixtures';
-import { alive, ofType, records, RUNPLAN, runplan, setup, waitForEvent } from './support.js';
+import { alive, ofType, records, RUNPLAN, runplan, setup, waitForHolding } from './support.js';
 
 const HOLD = { MOCK_HOLD: 'only', MOCK_HOLD_SECONDS: '120' };
 
@@ -14,7 +14,8 @@ test(
     try {
       let pid = 0;
       const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
-      await waitForEvent(f.repo, 'single', 'attempt-started');
+      // The agent is running (its first line is in the transcript), so there is one to tear down.
+      await waitForHolding(f.repo, 'single', 'only');
       process.kill(pid, 'SIGHUP');
       const r = await running;
       assert.is(r.exitCode, 129, r.stderr);
