@@ -1,8 +1,8 @@
 import { chmodSync, lstatSync, mkdirSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { err, ok, type Result } from '@runplan/common';
+import { err, fsyncDirectory, ok, type Result } from '@runplan/common';
 import { errorCode, type WorkdirError } from './errors.js';
-import { fsyncDir, isCode, newMark } from './mark.js';
+import { isCode, newMark } from './mark.js';
 import { canonicalTemplate } from './path-template.js';
 import { applyRetention, isRetainCount } from './retention.js';
 import { createMarkedDir, runIdOf } from './run-dir.js';
@@ -109,7 +109,7 @@ async function ensureDataDirParent(parent: string, workdir: string): Promise<Res
   try {
     mkdirSync(parent, { mode: 0o700 });
     chmodSync(parent, 0o700);
-    await fsyncDir(workdir);
+    await fsyncDirectory(workdir);
     return ok(undefined);
   } catch (error) {
     if (isCode(error, 'EEXIST')) return ensureDataDirParent(parent, workdir);

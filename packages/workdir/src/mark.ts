@@ -75,12 +75,8 @@ export function newMark(template: string, runId: string, kind: 'run' | 'datadir'
 // Writes the mark whole or not at all, then makes its directory entry durable.
 export async function writeMark(dir: string, mark: RunDirMark): Promise<void> {
   await writeFileDurable(join(dir, MARK_FILE), `${JSON.stringify(mark)}\n`, { mode: 0o600 });
-  await fsyncDir(dir);
+  await fsyncDirectory(dir);
 }
-
-// fsync a directory so a created or renamed entry in it survives a crash (the fsync on the
-// thread pool, the open and close synchronous: common's fsyncDirectory).
-export const fsyncDir = fsyncDirectory;
 
 export function isCode(error: unknown, code: string): boolean {
   return !!error && typeof error === 'object' && 'code' in error && error.code === code;

@@ -1,8 +1,8 @@
 import { chmodSync, lstatSync, mkdirSync, rmdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { err, ok, type Result } from '@runplan/common';
+import { err, fsyncDirectory, ok, type Result } from '@runplan/common';
 import { errorCode, type WorkdirError } from './errors.js';
-import { fsyncDir, isCode, MARK_FILE, newMark, readMark, writeMark, type RunDirMark } from './mark.js';
+import { isCode, MARK_FILE, newMark, readMark, writeMark, type RunDirMark } from './mark.js';
 import { canonicalTemplate, parsePathTemplate, renderElements, type PathOptions } from './path-template.js';
 import type { TemplateVars } from './render.js';
 import { checkValue, variableSpec } from './variables.js';
@@ -76,7 +76,7 @@ export async function createMarkedDir(leaf: string, mark: RunDirMark): Promise<R
     try {
       chmodSync(leaf, 0o700);
       await writeMark(leaf, mark);
-      await fsyncDir(dirname(leaf));
+      await fsyncDirectory(dirname(leaf));
     } catch (error) {
       // Leave nothing behind: an unmarked leaf would block this run id until removed by hand.
       try {
@@ -172,7 +172,7 @@ export async function ensureDirectory(path: string): Promise<Result<boolean, Wor
         dir = join(dir, piece);
         chmodSync(dir, 0o700);
       }
-      await fsyncDir(dirname(first));
+      await fsyncDirectory(dirname(first));
     }
   } catch (error) {
     return err({ reason: 'mkdir_failed', path, message: `cannot create ${path}: ${errorCode(error)}` });

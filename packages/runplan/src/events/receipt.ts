@@ -1,3 +1,4 @@
+import { constants } from 'node:os';
 import type { RunCompleteData, RunFailedData } from './types.js';
 
 /**
@@ -65,10 +66,11 @@ function seconds(ms: number): string {
 }
 
 /**
- * The exit code of a run interrupted by a signal, 128 + its number: SIGHUP (the terminal
- * closed) 129, SIGINT 130, SIGTERM (and any other) 143.
+ * The exit code of a run interrupted by a signal: 128 + its number, as a shell reports a
+ * process the signal killed (SIGHUP, the terminal closed, 129; SIGINT 130; SIGTERM 143).
+ * No signal named: 143, as for SIGTERM.
  */
 export function interruptedExitCode(signal: string | null | undefined): number {
-  if (signal === 'SIGHUP') return 129;
-  return signal === 'SIGINT' ? 130 : 143;
+  const number = signal == null ? undefined : (constants.signals as Record<string, number | undefined>)[signal];
+  return 128 + (number ?? constants.signals.SIGTERM);
 }
