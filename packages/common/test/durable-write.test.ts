@@ -1,6 +1,6 @@
 // writeFileDurable: a whole file or the old one, never part of one — also when the writer is
 // killed mid-write (a real process, SIGKILL) — and no temporary file left by a failed write.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -59,6 +59,29 @@ test(
       (e: NodeJS.ErrnoException) => e.code,
     );
     assert.is(noDir, 'ENOENT');
+  }),
+);
+
+test(
+  'a write the file system refuses (ENOSPC on a full tmpfs) rejects, keeps the old file, leaves no temporary file',
+  withTimeout(10_000, async () => {
+    const fs = join(dir.path, 'small');
+    mkdirSync(fs);
+    // A real 64 KiB file system (the tests run as root); a test that cannot mount fails.
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', fs]);
+    try {
+      const path = join(fs, 'data');
+      await writeFileDurable(path, 'old\n');
+      const full = await writeFileDurable(path, Buffer.alloc(1 << 20, 65)).then(
+        () => undefined,
+        (e: NodeJS.ErrnoException) => e.code,
+      );
+      assert.is(full, 'ENOSPC');
+      assert.is(readFileSync(path, 'utf8'), 'old\n');
+      assert.equal(readdirSync(fs), ['data']);
+    } finally {
+      execFileSync('umount', ['-l', fs]);
+    }
   }),
 );
 
