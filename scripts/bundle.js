@@ -14,6 +14,7 @@
 // an install from a tarball must never resolve one of our names from the public registry
 // (someone else may own the name there), and each tool must install on its own offline.
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { dirname, join, relative } from 'node:path';
 import { build } from 'esbuild';
 
@@ -93,6 +94,22 @@ await build({
 });
 
 const self = JSON.parse(readFileSync(join(here, 'package.json'), 'utf8')).name.replace('@runplan/', '');
+
+// runplan's bundle says which code it is: dist/lib/build-id.js holds the sha256 of every file
+// esbuild wrote there (names and bytes). Caches of what this code computed (the plan cache)
+// are taken only by the code that made them; the unbundled dist/src has no such file.
+if (self === 'runplan') {
+  const lib = join(here, 'dist', 'lib');
+  const hash = createHash('sha256');
+  for (const name of readdirSync(lib)
+    .filter((n) => n.endsWith('.js'))
+    .sort())
+    hash.update(`${name}\0`).update(readFileSync(join(lib, name)));
+  writeFileSync(
+    join(lib, 'build-id.js'),
+    `// The sha256 of this bundle's other files (scripts/bundle.js).\nexport const buildId = '${hash.digest('hex')}';\n`,
+  );
+}
 const types = join(here, 'dist', 'types');
 rmSync(types, { recursive: true, force: true });
 for (const name of [self, ...ownDependencies(here)]) {

@@ -8,7 +8,8 @@ import { shownCost, totalTokensOf } from '../events/types.js';
 import { newRunId, slugPaths, stateRootFor } from '../host/state.js';
 import { liveCoordinator, isStopHolder } from '../observe/status.js';
 import { landPrecheck } from './land-check.js';
-import { locate, stateDirRefusal } from './run-plan.js';
+import { locate } from './locate.js';
+import { stateDirRefusal } from './run-plan.js';
 import { creatableError } from '../host/dir-check.js';
 import type { RunEnd, RunRequest } from './types.js';
 

@@ -1,20 +1,16 @@
-import { dirname, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { isStopHolder } from '../observe/status.js';
 import { acquireLock, openWriter } from '@runplan/journal';
-import { missingExecutorTools } from '../executor/tools.js';
 import { checkSharedWorkdir } from '../executor/shared-workdir.js';
 import { holdingDirectory } from '@runplan/workdir';
 import { runTagPrefix } from '../resume/leftovers.js';
-import { loadPlan } from '../plan/load.js';
 import type { Plan } from '../plan/types.js';
 import { planDigest, taskContractDigests } from '../plan/digest.js';
 import { maskSecrets, planCopy, secretValues } from '../plan/secrets.js';
 import { chooseRun, type Start } from '../resume/choose.js';
 import { landPrecheck } from './land-check.js';
-import { baseMissing } from '../resume/base-missing.js';
-import { commonDir, identityEnv, resolveCommit, toplevel } from '../host/git.js';
-import { notADirectory } from '../host/dir-check.js';
+import { locate } from './locate.js';
+import { identityEnv } from '../host/git.js';
 import { ensurePrivateDir, newRunId, slugPaths, START_ORDER_FIELD, stateRootFor, type SlugPaths } from '../host/state.js';
 import { describeFault, diskFaultOf, diskReason, type DiskFault } from '../host/disk.js';
 import { makeReserve, releaseReserve, reservePath } from '../host/disk-reserve.js';
@@ -62,6 +58,7 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
     };
   }
   try {
+    located.savePlan();
     const contracts = taskContractDigests(plan);
     const chosen = await chooseRun({ slug, plan, repo, req, runId, baseCommit, digests: contracts });
     for (const line of chosen.notices) req.onNotice?.(line);
@@ -84,53 +81,6 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
   } finally {
     await lock.value.release();
   }
-}
-
-/** The plan, its repository and git dir, and what its base resolves to now: `run` and `run --dry-run` start here. */
-export interface Located {
-  plan: Plan;
-  repo: string;
-  common: string;
-  baseCommit: string;
-}
-
-// Loads the plan and finds its repository and base commit: an invalid plan, no repository
-// or a base that names no commit ends here (nothing read from the state, nothing written).
-export async function locate(req: Pick<RunRequest, 'planFile' | 'repo' | 'stateDir'>): Promise<Located | RunEnd> {
-  // Which repository (and its git dir) does not depend on what the plan says, only on where
-  // it is (plan.dir is the plan file's directory): git is asked while the plan loads, and
-  // the answers are read in the same order as before, after the plan is known to be valid.
-  const repoAt = req.repo ?? dirname(resolve(req.planFile));
-  const asked = toplevel(repoAt).then(async (repo) => ({ repo, common: repo === undefined ? undefined : await commonDir(repo) }));
-  const loaded = await loadPlan(req.planFile);
-  if (!loaded.ok) {
-    await asked;
-    return { kind: 'invalid_plan', file: req.planFile, problems: loaded.error };
-  }
-  const plan = loaded.value;
-  const { repo, common } = await asked;
-  if (repo === undefined) {
-    const at = req.repo ?? plan.dir;
-    return {
-      kind: 'refused',
-      reason: 'not_a_repository',
-      message: (await notADirectory(at)) ?? `${at} is not inside a git work tree`,
-      hint: req.repo === undefined ? 'pass --repo DIR' : 'give --repo a directory of a git repository',
-    };
-  }
-  if (common === undefined) return { kind: 'refused', reason: 'not_a_repository', message: `no git dir for ${repo}` };
-  const baseCommit = await resolveCommit(repo, plan.base);
-  if (baseCommit === undefined) return { kind: 'refused', ...(await baseMissing(plan, { repo, common, stateDir: req.stateDir })) };
-  const missing = missingExecutorTools(plan);
-  if (missing.length > 0) {
-    return {
-      kind: 'refused',
-      reason: 'executor_unavailable',
-      message: `${plan.file} runs tasks on Slurm, but ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not on PATH`,
-      hint: 'install the Slurm client tools (Debian: slurm-client) or run the tasks locally ([executor] kind = "local")',
-    };
-  }
-  return { plan, repo, common, baseCommit };
 }
 
 // Whether the Slurm nodes see where the attempts' worktrees will be (the workdir's holding

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readFileSync, readSync, renameSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import type { JournalPosition } from '@runplan/journal';
+import { writeCacheFile } from '../host/cache-file.js';
+import { jsonHoles, putBack, type JsonPath } from '../host/json-image.js';
 import { emptyHistory, recordFailure } from '../repair/index.js';
 import { AttemptLog } from './attempt-log.js';
 import { DurableRounds } from './durable-rounds.js';
@@ -46,7 +47,6 @@ const FORMAT = 1;
 const PARTS = [AttemptLog, DurableRounds, RunSpend] as const;
 
 type Field = ['map', unknown[]] | ['set', unknown[]] | ['value', unknown] | ['part', Record<string, Field>];
-type Path = Array<string | number>;
 
 export function snapshotPath(journal: string): string {
   return `${journal}.fold`;
@@ -91,48 +91,11 @@ function fieldsOf(o: object): Record<string, Field> {
   return out;
 }
 
-// Whether `value` comes back from JSON as it is: plain objects and arrays of strings, finite
-// numbers, booleans and null; each `undefined` met is noted in `holes` (JSON drops or nulls
-// it) to be put back. False for anything else (a Map, a class, NaN…): no snapshot is written.
-// `path[0..depth)` is where `value` sits.
-function survivesJson(value: unknown, path: Path, depth: number, holes: Path[]): boolean {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return true;
-    case 'number':
-      return Number.isFinite(value) && !Object.is(value, -0);
-    case 'undefined':
-      holes.push(path.slice(0, depth));
-      return true;
-    case 'object':
-      break;
-    default:
-      return false;
-  }
-  if (value === null) return true;
-  if (Array.isArray(value)) {
-    if (Object.getPrototypeOf(value) !== Array.prototype) return false;
-    for (let i = 0; i < value.length; i++) {
-      path[depth] = i;
-      if (!survivesJson(value[i], path, depth + 1, holes)) return false;
-    }
-    return true;
-  }
-  if (Object.getPrototypeOf(value) !== Object.prototype || typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
-  const record = value as Record<string, unknown>;
-  for (const key in record) {
-    path[depth] = key;
-    if (!survivesJson(record[key], path, depth + 1, holes)) return false;
-  }
-  return true;
-}
-
 // The snapshot's bytes for `view` at `at`, or undefined when the fold holds something JSON would not give back.
 export function encodeSnapshot(view: RunView, at: JournalPosition): Buffer | undefined {
   const fields = fieldsOf(view);
-  const holes: Path[] = [];
-  if (!survivesJson(fields, [], 0, holes)) return undefined;
+  const holes = jsonHoles(fields);
+  if (holes === undefined) return undefined;
   const payload = Buffer.from(JSON.stringify({ fields, holes }), 'utf8');
   const meta: SnapshotMeta = {
     kind: KIND,
@@ -147,29 +110,17 @@ export function encodeSnapshot(view: RunView, at: JournalPosition): Buffer | und
   return Buffer.concat([Buffer.from(`${JSON.stringify(meta)}\n`, 'utf8'), payload]);
 }
 
-/** Room a snapshot leaves on its file system besides twice its size: a cache never takes the journal's. */
-const SPARE_BYTES = 64 * 1024 * 1024;
-
-// Writes the snapshot of `view` at `at` beside the journal, whole or not at all (a temp file
-// renamed over it; not synced: a torn one fails its checksum and is not read). False when
-// none was written: it is a cache, and a run goes on without it — also when the file system
-// has less room than twice the snapshot plus 64 MiB, so that a snapshot never fills the disk
-// a journal append needs.
+// Writes the snapshot of `view` at `at` beside the journal (writeCacheFile: whole or not at
+// all, never where the journal needs the room). False when none was written: it is a cache,
+// and a run goes on without it.
 export function writeSnapshot(journal: string, view: RunView, at: JournalPosition): boolean {
-  const path = snapshotPath(journal);
-  const temp = `${path}.${process.pid}.tmp`;
+  let bytes: Buffer | undefined;
   try {
-    const bytes = encodeSnapshot(view, at);
-    if (bytes === undefined) return false;
-    const fs = statfsSync(dirname(path));
-    if (fs.bavail * fs.bsize < 2 * bytes.length + SPARE_BYTES) return false;
-    writeFileSync(temp, bytes, { mode: 0o600 });
-    renameSync(temp, path);
-    return true;
+    bytes = encodeSnapshot(view, at);
   } catch {
-    rmSync(temp, { force: true });
-    return false;
+    return false; // a fold too large for one string, say
   }
+  return bytes !== undefined && writeCacheFile(snapshotPath(journal), bytes);
 }
 
 // The meta line of the journal's snapshot when it is one this code made (undefined: none, or another's).
@@ -211,20 +162,13 @@ export function readSnapshot(journal: string): Snapshot | undefined {
     const meta = metaOf(bytes.subarray(0, nl));
     const payload = bytes.subarray(nl + 1);
     if (meta === undefined || payload.length !== meta.payloadBytes || crc32(payload) !== meta.payloadCrc) return undefined;
-    const { fields, holes } = JSON.parse(payload.toString('utf8')) as { fields: Record<string, Field>; holes: Path[] };
+    const { fields, holes } = JSON.parse(payload.toString('utf8')) as { fields: Record<string, Field>; holes: JsonPath[] };
     for (const hole of holes) putBack(fields, hole);
     const view = new RunView();
     return restore(view, fields) ? { view, meta } : undefined;
   } catch {
     return undefined;
   }
-}
-
-// Sets the `undefined` at `path` again.
-function putBack(root: unknown, path: Path): void {
-  let at = root as Record<string | number, unknown>;
-  for (const key of path.slice(0, -1)) at = at[key] as Record<string | number, unknown>;
-  at[path[path.length - 1]!] = undefined;
 }
 
 // Puts the fields back into a fresh object of the same class; false when they are not

@@ -166,12 +166,12 @@ export async function listRunIds(slug: SlugPaths): Promise<string[]> {
   return (await listRuns(slug)).map((run) => run.runId);
 }
 
-// The slugs that have state under a state root, sorted.
+// The slugs that have state under a state root, sorted (not `.plan-cache`: a slug never starts with a dot).
 export async function listSlugs(stateRoot: string): Promise<string[]> {
   try {
     const entries = await readdir(stateRoot, { withFileTypes: true });
     return entries
-      .filter((e) => e.isDirectory())
+      .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
       .map((e) => e.name)
       .sort();
   } catch {

@@ -86,7 +86,21 @@ export function contractDigestOf(task: TaskSpec): string {
 // Every task's contract digest, computed once per plan (callers over many tasks use this,
 // not taskContractDigest in a loop, which searches the task list on every call).
 export function taskContractDigests(plan: Pick<Plan, 'tasks'>): Map<string, string> {
+  const known = knownDigests.get(plan)?.contracts;
+  if (known !== undefined) return new Map(known);
   return new Map(plan.tasks.map((t) => [t.id, contractDigestOf(t)]));
+}
+
+/**
+ * Digests already known for one plan object: the plan cache (plan/cache.ts) hands them over
+ * with the plan it read, taken by this code from the same plan before it was cached, so
+ * planDigest and taskContractDigests of that object need not be worked out again. Only a
+ * plan nothing changes after it is loaded is given them.
+ */
+const knownDigests = new WeakMap<object, { plan: string; contracts: ReadonlyMap<string, string> }>();
+
+export function rememberDigests(plan: Plan, digests: { plan: string; contracts: ReadonlyMap<string, string> }): void {
+  knownDigests.set(plan, digests);
 }
 
 /**
@@ -96,7 +110,8 @@ export function taskContractDigests(plan: Pick<Plan, 'tasks'>): Map<string, stri
  */
 export function taskListDigest(plan: Pick<Plan, 'tasks'>, contracts: Map<string, string> = taskContractDigests(plan)): string {
   return sha256Hex(
-    canonicalJson(plan.tasks.map((t) => ({ id: t.id, needs: t.needs, contractDigest: contracts.get(t.id) ?? contractDigestOf(t) }))),
+    // Keys in sorted order, so canonicalJson takes each object as it is (the text is the same).
+    canonicalJson(plan.tasks.map((t) => ({ contractDigest: contracts.get(t.id) ?? contractDigestOf(t), id: t.id, needs: t.needs }))),
   );
 }
 
@@ -120,7 +135,7 @@ export function contractChanges(before: TaskSpec, after: TaskSpec): string[] {
  * plan file sits (absolute paths), so a moved checkout keeps its digest.
  */
 export function planDigest(plan: Plan): string {
-  return sha256Hex(canonicalJson(digestablePlan(plan)));
+  return knownDigests.get(plan)?.plan ?? sha256Hex(canonicalJson(digestablePlan(plan)));
 }
 
 // The plan as planDigest sees it.

@@ -10,6 +10,7 @@ import { isEnvName } from './env-file.js';
 import { dependencyOrder } from './graph.js';
 import { isTable, keyPath, PlanReader } from './reader.js';
 import { branchNameProblem, refComponentProblem, revisionProblem } from './refs.js';
+import type { PlanFiles } from './files.js';
 import { DEFAULT_KEYS, readPlanFiles, readRepair, readTaskKeys, readTasks } from './tasks.js';
 import { DEFAULT_CAPS, PLAN_DEFAULTS } from './types.js';
 import type { AgentFormat, Plan, PlanProblem } from './types.js';
@@ -43,18 +44,27 @@ export const BUDGET_KEYS = ['max_tokens', 'max_cost_usd'];
 // Reads, parses and validates a plan file completely: every problem, each at its key path.
 export async function loadPlan(file: string): Promise<Result<Plan, PlanProblem[]>> {
   const path = resolve(file);
-  let text: string;
+  const text = await readPlanText(path);
+  return text.ok ? validatePlanText(text.value, path) : text;
+}
+
+// The text of the plan file at `path`, or why it cannot be read.
+export async function readPlanText(path: string): Promise<Result<string, PlanProblem[]>> {
   try {
-    text = await readFile(path, 'utf8');
+    return ok(await readFile(path, 'utf8'));
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     return err([
       { path: '', reason: code === 'ENOENT' ? 'missing_file' : 'unreadable', message: `cannot read plan ${path}: ${code ?? String(e)}` },
     ]);
   }
+}
+
+// Parses and validates the text of the plan file at `path` (absolute).
+export async function validatePlanText(text: string, path: string, seen?: { files?: PlanFiles }): Promise<Result<Plan, PlanProblem[]>> {
   const parsed = parsePlanText(text, path);
   if (!parsed.ok) return err([parsed.error]);
-  return validatePlan(parsed.value, path);
+  return validatePlan(parsed.value, path, seen);
 }
 
 // TOML, or JSON when the file ends in .json or its text starts with `{`.
@@ -77,8 +87,9 @@ export function parsePlanText(text: string, file: string): Result<unknown, PlanP
   }
 }
 
-// Validates a parsed plan document; `file` locates prompt_file and env_file.
-export async function validatePlan(raw: unknown, planFile: string): Promise<Result<Plan, PlanProblem[]>> {
+// Validates a parsed plan document; `file` locates prompt_file and env_file. `seen.files`
+// is given the files it read (the plan cache keys on their text).
+export async function validatePlan(raw: unknown, planFile: string, seen?: { files?: PlanFiles }): Promise<Result<Plan, PlanProblem[]>> {
   const r = new PlanReader();
   const file = resolve(planFile);
   const dir = dirname(file);
@@ -133,6 +144,7 @@ export async function validatePlan(raw: unknown, planFile: string): Promise<Resu
   r.keys(defaultsTable, DEFAULT_KEYS, 'defaults');
   // The files the plan names are read first, once each; the rest is synchronous.
   const files = await readPlanFiles(raw, dir);
+  if (seen !== undefined) seen.files = files;
   const defaults = readTaskKeys(r, defaultsTable, 'defaults', files);
 
   const formats: { path: string; id: string; format: AgentFormat }[] = [];

@@ -128,7 +128,7 @@ export interface Plan {
   repair: RepairCaps;
   /** In file order. */
   tasks: TaskSpec[];
-  /** The parsed document as written (never holds env_file values). */
+  /** The parsed document as written (never holds env_file values); undefined in a plan `run` took from the plan cache (plan/cache.ts). */
   raw: unknown;
 }
 
