@@ -7,7 +7,8 @@
 // a plan of 10 000 `touch` tasks, a journal with run-started (the task count and the
 // digest of every task's contract digest), then per task attempt-started → command-settled → gates-done → integrated →
 // checkpoint → branch-updated → attempt-closed, and no receipt; the checkpoints name
-// 10 000 real commits made with `git fast-import` on runplan/<slug>.
+// 10 000 real commits made with `git fast-import` on runplan/<slug>. Beside it, the fold
+// snapshot and the plan cache the coordinator would have left.
 //
 // When the coordinator cannot resume yet, the parts of the decision are timed on their
 // own instead — loading the plan with every contract digest, reading + validating the
@@ -267,6 +268,12 @@ export async function forgeState(dir, n) {
   const forged = await forgeJournal(journal, loaded.plan, loaded.digests, repo, stateRoot, base, commits);
   const pristine = join(dir, 'pristine');
   cpSync(join(stateRoot, SLUG), pristine, { recursive: true });
+  // The plan cache the crashed coordinator left: `run` writes it at the start, once it holds
+  // the slug lock (it is outside the slug's dir, so every round finds it as it was).
+  const { loadPlanCached } = await import('@runplan/runplan');
+  const cached = await loadPlanCached(join(dir, 'plan.toml'), Promise.resolve(stateRoot));
+  if (!cached.loaded.ok) throw new Error('the forged plan does not load');
+  cached.save();
   return { repo, stateRoot, journal, pristine, shas: [base, ...commits], loaded, forged, base };
 }
 
@@ -325,6 +332,7 @@ export async function measure({ quick, log }) {
     const notes = [
       `${n} checkpoints${quick ? ' (--quick; the target is for 10 000)' : ''}; journal ${(readFileSync(journal).length / 2 ** 20).toFixed(1)} MiB, ${forged.records} records; commits made with git fast-import`,
     ];
+    notes.push('plan cache as the coordinator leaves it (written at its start): the plan is not parsed, validated or digested again');
     notes.push(`run-started is ${forged.runStartedBytes} bytes for ${n} tasks (task count + task list digest)`);
     notes.push(
       forged.snapshot !== undefined

@@ -28,6 +28,8 @@ export { inspectRuns, readRun } from './resume/inspect.js';
 export type { PriorKind, PriorRun, ReadRunOptions, RunRead } from './resume/inspect.js';
 export { snapshotPath as foldSnapshotPath, writeSnapshot as writeFoldSnapshot } from './events/fold-snapshot.js';
 export { snapshotSizes } from './coordinator/fold-snapshots.js';
+export { loadPlanCached, planCachePath } from './plan/cache.js';
+export type { CachedLoad } from './plan/cache.js';
 export { recoverRun } from './resume/recover.js';
 export type { RecoveredRun } from './resume/recover.js';
 export type { Refusal } from './resume/refusal.js';
