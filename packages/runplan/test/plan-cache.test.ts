@@ -65,15 +65,17 @@ function forge(c: Cached, opts: { meta?: (m: Record<string, unknown>) => void; c
   const bytes = readFileSync(path);
   const nl = bytes.indexOf(0x0a);
   const meta = JSON.parse(bytes.toString('utf8', 0, nl)) as Record<string, unknown>;
-  const payload = JSON.parse(bytes.toString('utf8', nl + 1)) as { plan: { tasks: Array<{ command: string[] }> } };
+  const end = nl + 1 + (meta.payloadBytes as number);
+  const payload = JSON.parse(bytes.toString('utf8', nl + 1, end)) as { plan: { tasks: Array<{ command: string[] }> } };
   payload.plan.tasks[0]!.command = ['sh', '-c', 'cat >/dev/null && touch forged.txt'];
-  const body = Buffer.from(JSON.stringify(payload), 'utf8');
+  // The payload, then the plan.json text as it was.
+  const after = Buffer.concat([Buffer.from(JSON.stringify(payload), 'utf8'), bytes.subarray(end)]);
   if (!opts.corrupt) {
-    meta.payloadCrc = crc32(body);
-    meta.payloadBytes = body.length;
+    meta.payloadCrc = crc32(after);
+    meta.payloadBytes = after.length - (meta.copyBytes as number);
   }
   opts.meta?.(meta);
-  writeFileSync(path, Buffer.concat([Buffer.from(`${JSON.stringify(meta)}\n`), body]));
+  writeFileSync(path, Buffer.concat([Buffer.from(`${JSON.stringify(meta)}\n`), after]));
 }
 
 // The .txt files on runplan/cached after a run (the repo's own README.md is there too).
@@ -169,6 +171,42 @@ test(
       fresh.cleanup();
     }
   }),
+);
+
+// The plan.json of each run of runplan/cached, by run id.
+function planJsons(c: Cached): Map<string, string> {
+  const slug = join(c.state, 'cached');
+  const ids = (existsSync(slug) ? readdirSync(slug) : []).filter((n) => /^\d{8}T\d{6}Z-/.test(n));
+  return new Map(ids.map((id) => [id, readFileSync(join(slug, id, 'plan.json'), 'utf8')]));
+}
+
+// `run` with `extra`, and the plan.json of the one run it made.
+async function runForPlanJson(c: Cached, extra: string[], env: Record<string, string> = {}): Promise<string> {
+  const before = planJsons(c);
+  const r = await run(c, extra, env);
+  assert.is(r.exitCode, 0, r.stderr);
+  const made = [...planJsons(c)].filter(([id]) => !before.has(id));
+  assert.is(made.length, 1, 'one new run');
+  return made[0]![1];
+}
+
+test(
+  "a hit writes the run's plan.json from the cache, the same bytes; a secret to mask then makes it anew, masked",
+  withCachedPlan(
+    async (c) => {
+      const made = await runForPlanJson(c, []);
+      const cached = await runForPlanJson(c, ['--fresh']);
+      assert.is(cached, made, 'byte for byte');
+      assert.match(made, /make a\.txt/);
+
+      // TOKEN's value is text of the plan (the prompt): the plan still comes from the cache,
+      // but its plan.json must be masked, not the cached unmasked text.
+      const masked = await runForPlanJson(c, ['--fresh'], { TOKEN: 'make a.txt' });
+      assert.not.match(masked, /make a\.txt/);
+      assert.match(masked, /\*\*\*/);
+    },
+    PLAN.replace('base = "main"', 'base = "main"\nsecret_env = ["TOKEN"]'),
+  ),
 );
 
 test(

@@ -6,7 +6,7 @@ import { holdingDirectory } from '@runplan/workdir';
 import { runTagPrefix } from '../resume/leftovers.js';
 import type { Plan } from '../plan/types.js';
 import { planDigest, taskContractDigests } from '../plan/digest.js';
-import { maskSecrets, planCopy, secretValues } from '../plan/secrets.js';
+import { planCopyText, secretValues } from '../plan/secrets.js';
 import { chooseRun, type Start } from '../resume/choose.js';
 import { landPrecheck } from './land-check.js';
 import { locate } from './locate.js';
@@ -148,10 +148,7 @@ async function startRun(inputs: StartInputs): Promise<RunEnd> {
   // refuses them is a refusal (exit 3) naming the errno and the path; nothing started.
   const before: Array<[string, () => Promise<unknown>]> = [
     [run.dir, () => ensurePrivateDir(run.dir)],
-    [
-      run.planCopy,
-      () => writeFileAtomic(run.planCopy, maskSecrets(JSON.stringify(planCopy(plan), null, 2), secrets) + '\n', { mode: 0o600 }),
-    ],
+    [run.planCopy, () => writeFileAtomic(run.planCopy, planCopyText(plan), { mode: 0o600 })],
     [reservePath(run.dir), () => makeReserve(run.dir)],
   ];
   for (const [path, write] of before) {

@@ -8,7 +8,7 @@ import { jsonHoles, putBack, type JsonPath } from '../host/json-image.js';
 import { planDigest, rememberDigests, sha256Hex, taskContractDigests } from './digest.js';
 import type { PlanFiles } from './files.js';
 import { readPlanText, validatePlanText } from './load.js';
-import { secretValues } from './secrets.js';
+import { planCopyText, rememberPlanCopyText, secretValues } from './secrets.js';
 import type { Plan, PlanProblem } from './types.js';
 
 /**
@@ -23,7 +23,8 @@ import type { Plan, PlanProblem } from './types.js';
  * `RUNPLAN_PLAN_CACHE=0` turns it off.
  *
  * Layout: one JSON line of what it was made from (CacheMeta), then the plan as JSON with its
- * digests and the places of its `undefined`s.
+ * digests and the places of its `undefined`s, then the text of the run's `plan.json` for it
+ * (planCopyText) when it was made with no secret to mask.
  */
 interface CacheMeta {
   kind: typeof KIND;
@@ -34,8 +35,11 @@ interface CacheMeta {
   sha256: string;
   /** Every file the plan names, with the sha256 of its text. */
   files: Array<[string, string]>;
+  /** crc32 of everything after the meta line: the payload, then the plan.json text. */
   payloadCrc: number;
   payloadBytes: number;
+  /** Bytes of the plan.json text after the payload (0: none, there was a secret to mask). */
+  copyBytes: number;
 }
 
 interface Payload {
@@ -103,8 +107,11 @@ export function writePlanCache(path: string, made: { plan: Plan; text: string; f
   } catch {
     return false; // a plan too large for one string
   }
-  if (secretValues(plan, made.env).some((secret) => body.includes(secret))) return false;
+  const secrets = secretValues(plan, made.env);
+  if (secrets.some((secret) => body.includes(secret))) return false;
   const payload = Buffer.from(body, 'utf8');
+  const copy = secrets.length === 0 ? Buffer.from(planCopyText(plan, made.env), 'utf8') : Buffer.alloc(0);
+  const after = Buffer.concat([payload, copy]);
   const meta: CacheMeta = {
     kind: KIND,
     format: FORMAT,
@@ -112,15 +119,16 @@ export function writePlanCache(path: string, made: { plan: Plan; text: string; f
     file: plan.file,
     sha256: sha256Hex(text),
     files: named.sort((a, b) => (a[0] < b[0] ? -1 : 1)),
-    payloadCrc: crc32(payload),
+    payloadCrc: crc32(after),
     payloadBytes: payload.length,
+    copyBytes: copy.length,
   };
   try {
     mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
   } catch {
     return false;
   }
-  return writeCacheFile(path, Buffer.concat([Buffer.from(`${JSON.stringify(meta)}\n`, 'utf8'), payload]));
+  return writeCacheFile(path, Buffer.concat([Buffer.from(`${JSON.stringify(meta)}\n`, 'utf8'), after]));
 }
 
 // The plan cached at `path` for the plan file `file` whose text is `text`, when the cache
@@ -134,13 +142,16 @@ export function readPlanCache(path: string, file: string, text: string): Plan | 
     if (meta === null || typeof meta !== 'object' || meta.kind !== KIND || meta.format !== FORMAT) return undefined;
     if (meta.code !== buildId() || meta.file !== file || meta.sha256 !== sha256Hex(text) || !Array.isArray(meta.files)) return undefined;
     for (const [named, digest] of meta.files) if (sha256Hex(readFileSync(named, 'utf8')) !== digest) return undefined;
-    const payload = bytes.subarray(nl + 1);
-    if (payload.length !== meta.payloadBytes || crc32(payload) !== meta.payloadCrc) return undefined;
-    const read = JSON.parse(payload.toString('utf8')) as Payload;
+    const after = bytes.subarray(nl + 1);
+    const { payloadBytes, copyBytes } = meta;
+    if (!Number.isSafeInteger(payloadBytes) || !Number.isSafeInteger(copyBytes)) return undefined;
+    if (after.length !== payloadBytes! + copyBytes! || crc32(after) !== meta.payloadCrc) return undefined;
+    const read = JSON.parse(after.toString('utf8', 0, payloadBytes)) as Payload;
     for (const hole of read.holes) putBack(read.plan, hole);
     const plan: Plan = { ...read.plan, raw: undefined };
     if (plan.file !== file || plan.tasks.length !== read.contracts.length) return undefined;
     rememberDigests(plan, { plan: read.planDigest, contracts: new Map(read.contracts) });
+    if (copyBytes! > 0) rememberPlanCopyText(plan, after.toString('utf8', payloadBytes));
     return plan;
   } catch {
     return undefined; // none, unreadable, or not one this code wrote: read the plan itself

@@ -96,3 +96,25 @@ export function planCopy(plan: Plan, env: NodeJS.ProcessEnv = process.env): unkn
   if (secrets.length === 0) return sortKeys(copy);
   return maskDeep(JSON.parse(canonicalJson(copy)) as unknown, secrets);
 }
+
+/** plan.json texts already made for a plan object (made with no secret to mask): see planCopyText. */
+const knownCopies = new WeakMap<Plan, string>();
+
+/**
+ * The text of `<run>/plan.json`: planCopy as indented JSON, every secret masked. With no
+ * secret to mask it depends on the plan alone, so it is kept for the plan object, and the
+ * plan cache keeps it too (rememberPlanCopyText); with secrets it is made every time.
+ */
+export function planCopyText(plan: Plan, env: NodeJS.ProcessEnv = process.env): string {
+  const secrets = secretValues(plan, env);
+  const known = secrets.length === 0 ? knownCopies.get(plan) : undefined;
+  if (known !== undefined) return known;
+  const text = `${maskSecrets(JSON.stringify(planCopy(plan, env), null, 2), secrets)}\n`;
+  if (secrets.length === 0) knownCopies.set(plan, text);
+  return text;
+}
+
+// The plan.json text the plan cache holds for `plan` (made when there was no secret to mask).
+export function rememberPlanCopyText(plan: Plan, text: string): void {
+  knownCopies.set(plan, text);
+}
