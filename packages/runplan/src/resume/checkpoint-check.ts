@@ -16,6 +16,8 @@ export interface ChainCheck {
   /** Commits the repository does not have. */
   missing: Set<string>;
   descends: (ancestor: string, descendant: string) => Promise<boolean | undefined>;
+  /** Checkpoint ids already recomputed (checkpointId), by checkpoint; any other is recomputed here. */
+  recomputed?: ReadonlyMap<CheckpointData, string>;
 }
 
 // Why a checkpoint cannot be trusted (undefined: it can). A checkpoint is valid when its id
@@ -25,9 +27,9 @@ export interface ChainCheck {
 // result descends from the base.
 export async function checkpointProblem(
   cp: CheckpointData,
-  { plan, byTask, digests, ids, head, missing, descends }: ChainCheck,
+  { plan, byTask, digests, ids, head, missing, descends, recomputed: known }: ChainCheck,
 ): Promise<Refusal | undefined> {
-  const recomputed = checkpointId(cp);
+  const recomputed = known?.get(cp) ?? checkpointId(cp);
   if (recomputed !== cp.id)
     return {
       reason: 'checkpoint_invalid',

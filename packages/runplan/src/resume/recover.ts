@@ -4,6 +4,7 @@ import { taskContractDigests } from '../plan/digest.js';
 import type { TaskHistory } from '../repair/index.js';
 import type { AttemptFailureData, CheckpointData, DurableRound, RunStartedData, UsageTotals } from '../events/types.js';
 import type { OpenAttempt, RunView, StoppedTask } from '../events/view.js';
+import { checkpointId } from '../attempt/integrate.js';
 import { ancestryOracle, isAncestor, missingObjects, type AncestryOracle } from '../host/git.js';
 import { checkpointProblem } from './checkpoint-check.js';
 import type { PriorRun } from './inspect.js';
@@ -99,7 +100,16 @@ export async function recoverRun(
   // it is used only if no commit turns out missing (else one without the missing ones is).
   const results = all.map((c) => c.resultCommit);
   const early = all.length > 0 ? ancestryOracle(repo, started.baseCommit, results) : undefined;
-  const missing = new Set(await missingObjects(repo, shas));
+  const asked = missingObjects(repo, shas);
+  // Every checkpoint's id recomputed while git answers (the CPU part of the checks; the
+  // loop below still meets each problem in the order checkpointProblem looks for them),
+  // a slice at a time, so the event loop goes on feeding git its stdin and reading it.
+  const recomputed = new Map<CheckpointData, string>();
+  for (let i = 0; i < all.length; i++) {
+    recomputed.set(all[i]!, checkpointId(all[i]!));
+    if (i % 512 === 511) await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  const missing = new Set(await asked);
   const byTask = new Map(plan.tasks.map((t) => [t.id, t]));
   const valid: CheckpointData[] = [];
   const ids = new Map<string, string>();
@@ -121,7 +131,7 @@ export async function recoverRun(
     return (await oracle)?.(ancestor, descendant) ?? (await isAncestor(repo, ancestor, descendant));
   };
   for (const cp of all) {
-    const problem = await checkpointProblem(cp, { plan, byTask, digests, ids, head, missing, descends });
+    const problem = await checkpointProblem(cp, { plan, byTask, digests, ids, head, missing, descends, recomputed });
     if (problem !== undefined) {
       if (mode === 'continue') break;
       return refuse(problem.reason, `run ${id}: ${problem.message}`, problem.hint ?? fresh);
