@@ -4,12 +4,13 @@
 // its checksum holds. Each test forges a cache that runs another command than the plan
 // says (it makes forged.txt instead of a.txt), so which of the two ran shows whether it was
 // taken. A plan with a secret in it is never cached; RUNPLAN_PLAN_CACHE=0 turns it off.
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { envWithAgents, gitRepo, tempDir, type GitRepo } from '@runplan/test-fixtures';
+import { KEPT_PLAN_CACHES } from '../src/plan/cache.js';
 import { runplan } from './support.js';
 
 interface Cached {
@@ -207,6 +208,44 @@ test(
     },
     PLAN.replace('base = "main"', 'base = "main"\nsecret_env = ["TOKEN"]'),
   ),
+);
+
+test(
+  'the cache dir stays bounded: a write keeps the 32 most recently written caches and drops temp files over an hour old',
+  withCachedPlan(async (c) => {
+    const dir = join(c.state, '.plan-cache');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const hour = 3600;
+    const now = Date.now() / 1000;
+    // 40 caches of other plan files, written 1 to 40 hours ago; two temp files.
+    const planted = Array.from({ length: 40 }, (_, i) => {
+      const file = join(dir, `${i.toString(16).padStart(32, '0')}.json`);
+      writeFileSync(file, '{}\n');
+      utimesSync(file, now - (i + 1) * hour, now - (i + 1) * hour);
+      return file;
+    });
+    const staleTemp = join(dir, 'x.json.4242.tmp');
+    const freshTemp = join(dir, 'y.json.4243.tmp');
+    writeFileSync(staleTemp, '');
+    utimesSync(staleTemp, now - 2 * hour, now - 2 * hour);
+    writeFileSync(freshTemp, '');
+
+    const r = await run(c);
+    assert.is(r.exitCode, 0, r.stderr);
+    const left = new Set(readdirSync(dir).map((n) => join(dir, n)));
+    assert.is([...left].filter((p) => p.endsWith('.json')).length, KEPT_PLAN_CACHES, 'the newest caches');
+    assert.ok(
+      planted.slice(0, KEPT_PLAN_CACHES - 1).every((p) => left.has(p)),
+      'the 31 most recent planted ones stay',
+    );
+    assert.ok(
+      planted.slice(KEPT_PLAN_CACHES - 1).every((p) => !left.has(p)),
+      'the older ones are gone',
+    );
+    assert.not.ok(left.has(staleTemp), 'a temp file over an hour old is removed');
+    assert.ok(left.has(freshTemp), 'a fresh one (a writer at work) is left');
+    assert.is(cacheFiles(c).filter((p) => !planted.includes(p) && p.endsWith('.json')).length, 1, "this plan's own cache is there");
+  }),
 );
 
 test(

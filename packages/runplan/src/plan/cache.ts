@@ -1,5 +1,5 @@
-import { mkdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { ok, type Result } from '@runplan/common';
 import { buildId } from '../host/build-id.js';
@@ -124,11 +124,39 @@ export function writePlanCache(path: string, made: { plan: Plan; text: string; f
     copyBytes: copy.length,
   };
   try {
-    mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   } catch {
     return false;
   }
-  return writeCacheFile(path, Buffer.concat([Buffer.from(`${JSON.stringify(meta)}\n`, 'utf8'), after]));
+  const written = writeCacheFile(path, Buffer.concat([Buffer.from(`${JSON.stringify(meta)}\n`, 'utf8'), after]));
+  if (written) prune(dirname(path), path);
+  return written;
+}
+
+/** How many plan files a state root keeps caches of; the least recently written go first. */
+export const KEPT_PLAN_CACHES = 32;
+/** A temp file a writer left this long ago (it crashed mid-write) is removed. */
+const STALE_TEMP_MS = 3600_000;
+
+// Keeps the cache dir bounded (a state root used with many generated plan files, say): all
+// but the KEPT_PLAN_CACHES most recently written caches (`just` among them) are removed,
+// and any temp file older than an hour.
+function prune(dir: string, just: string): void {
+  try {
+    const now = Date.now();
+    const caches: Array<[string, number]> = [];
+    for (const name of readdirSync(dir)) {
+      const file = join(dir, name);
+      const mtime = statSync(file).mtimeMs;
+      if (name.endsWith('.tmp')) {
+        if (now - mtime > STALE_TEMP_MS) rmSync(file, { force: true });
+      } else if (file !== just) caches.push([file, mtime]);
+    }
+    caches.sort((a, b) => b[1] - a[1]);
+    for (const [file] of caches.slice(KEPT_PLAN_CACHES - 1)) rmSync(file, { force: true });
+  } catch {
+    // A cache: what was not removed now is removed by a later write.
+  }
 }
 
 // The plan cached at `path` for the plan file `file` whose text is `text`, when the cache
