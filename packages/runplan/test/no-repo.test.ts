@@ -88,7 +88,7 @@ test(
 );
 
 test(
-  'a plan that cannot be read or parsed: the problem line has no empty key path (validate, run, run --dry-run)',
+  'a plan that cannot be read (missing, a directory) or parsed: the problem line has no empty key path (validate, run, run --dry-run)',
   withCleanup(
     60_000,
     () => gitRepo(),
@@ -101,10 +101,13 @@ test(
         const gone = await runBin(RUNPLAN, [name!, missing, ...flags], { cwd: repo.path, timeoutMs: 30_000 });
         assert.is(gone.exitCode, 2, gone.stderr);
         assert.match(gone.stderr, `runplan: missing_file: ${missing}: cannot read plan ${missing}: ENOENT\n`, gone.stderr);
+        const folder = await runBin(RUNPLAN, [name!, repo.path, ...flags], { cwd: repo.path, timeoutMs: 30_000 });
+        assert.is(folder.exitCode, 2, folder.stderr);
+        assert.match(folder.stderr, `runplan: unreadable: ${repo.path}: cannot read plan ${repo.path}: EISDIR\n`, folder.stderr);
         const broken = await runBin(RUNPLAN, [name!, bad, ...flags], { cwd: repo.path, timeoutMs: 30_000 });
         assert.is(broken.exitCode, 2, broken.stderr);
         assert.match(broken.stderr, `runplan: parse_error: ${bad}: ${bad} is not valid TOML`);
-        for (const r of [gone, broken]) assert.not.match(r.stderr, ': : ', command.join(' '));
+        for (const r of [gone, folder, broken]) assert.not.match(r.stderr, ': : ', command.join(' '));
       }
     },
   ),

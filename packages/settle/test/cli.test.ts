@@ -193,7 +193,7 @@ test(
 );
 
 test(
-  'not found 127, not executable 126, missing --cwd or --input 125, each with one line',
+  'not found 127, not executable 126, a missing or non-directory --cwd and a missing or directory --input 125, each with one line',
   withTimeout(30_000, async () => {
     const dir = tempDir();
     try {
@@ -212,6 +212,13 @@ test(
       const noInput = await settle(['--input', join(dir.path, 'gone.txt'), '--', 'cat']);
       assert.is(noInput.exitCode, 125);
       assert.match(noInput.stderr, /^settle: spawn_failed: cannot open input .*gone\.txt: ENOENT/);
+      // A --cwd that is a file, an --input that is a directory: refused before any spawn.
+      const fileCwd = await settle(['--cwd', script, '--', 'true']);
+      assert.is(fileCwd.exitCode, 125);
+      assert.match(fileCwd.stderr, /^settle: spawn_failed: cwd .*script\.sh is not a directory/);
+      const dirInput = await settle(['--input', dir.path, '--', 'cat']);
+      assert.is(dirInput.exitCode, 125);
+      assert.match(dirInput.stderr, /^settle: spawn_failed: input .* is a directory/);
     } finally {
       dir.cleanup();
     }
