@@ -206,6 +206,11 @@ test(
         [lineOf({ ...recordOf(L[0]!), type: 'task-done' }), ...L.slice(1)],
         { offsetLine: 0, seq: 0, reason: 'no_header' },
       ],
+      [
+        'a header of another format version (a newer or older journal)',
+        [lineOf({ ...recordOf(L[0]!), data: { ...recordOf(L[0]!).data, format: 2 } }), ...L.slice(1)],
+        { offsetLine: 0, seq: 0, reason: 'bad_header' },
+      ],
       ['spliced from another journal', [L[0]!, L[1]!, other.lines[2]!, L[3]!, L[4]!], { offsetLine: 2, seq: 2, reason: 'chain_broken' }],
       ['another journal appended', [...L, ...other.lines], { offsetLine: 5, seq: 0, reason: 'foreign_line' }],
       [
