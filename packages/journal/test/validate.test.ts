@@ -2,6 +2,7 @@
 // is repairable, everything else is corruption that names its byte offset and seq.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tempDir, withTimeout } from '@runplan/test-fixtures';
@@ -210,6 +211,11 @@ test(
         'a header of another format version (a newer or older journal)',
         [lineOf({ ...recordOf(L[0]!), data: { ...recordOf(L[0]!).data, format: 2 } }), ...L.slice(1)],
         { offsetLine: 0, seq: 0, reason: 'bad_header' },
+      ],
+      [
+        'a line whose checksum matches but which is not JSON (made so on purpose)',
+        [L[0]!, L[1]!, Buffer.from(`${crc32(Buffer.from('{"seq":2,')).toString(16).padStart(8, '0')} {"seq":2,\n`), L[2]!],
+        { offsetLine: 2, seq: null, reason: 'not_json' },
       ],
       ['spliced from another journal', [L[0]!, L[1]!, other.lines[2]!, L[3]!, L[4]!], { offsetLine: 2, seq: 2, reason: 'chain_broken' }],
       ['another journal appended', [...L, ...other.lines], { offsetLine: 5, seq: 0, reason: 'foreign_line' }],

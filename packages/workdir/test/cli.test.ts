@@ -326,6 +326,23 @@ test(
 );
 
 test(
+  'bin prune: a holding path that is a regular file is read_failed (exit 1), and the file is left as it was',
+  withTimeout(60_000, async () => {
+    const tmp = tempDir();
+    try {
+      const holding = join(tmp.path, 'holding');
+      writeFileSync(holding, 'not a directory\n');
+      const result = await workdir(['prune', `${holding}/{{run.id}}`, '--retain', '0']);
+      assert.is(result.exitCode, 1, result.stderr);
+      assert.match(result.stderr, `workdir: read_failed: holding directory ${holding} is not a directory`);
+      assert.is(readFileSync(holding, 'utf8'), 'not a directory\n');
+    } finally {
+      tmp.cleanup();
+    }
+  }),
+);
+
+test(
   'bin prune: refused (exit 2, nothing removed) when the varying element is not last, shared, or --retain is bad',
   withTimeout(180_000, async () => {
     const tmp = tempDir();
