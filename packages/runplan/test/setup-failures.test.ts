@@ -47,7 +47,7 @@ test('workdir under a regular file: workdir_failed, exit 1, the command never ru
     'workdir = "SCRATCH/a-file/{{run.id}}.{{task.id}}.{{run.attempt}}"',
     (_repo, scratch) => writeFileSync(join(scratch, 'a-file'), 'not a directory\n'),
     'workdir_failed',
-    /a-file/,
+    /a-file: it exists and is not a directory \(EEXIST\)/,
   );
 });
 

@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, mkdirSync, rmdirSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, rmdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { err, fsyncDirectory, ok, type Result } from '@runplan/common';
 import { errorCode, type WorkdirError } from './errors.js';
@@ -175,7 +175,23 @@ export async function ensureDirectory(path: string): Promise<Result<boolean, Wor
       await fsyncDirectory(dirname(first));
     }
   } catch (error) {
-    return err({ reason: 'mkdir_failed', path, message: `cannot create ${path}: ${errorCode(error)}` });
+    const inTheWay = isCode(error, 'EEXIST') || isCode(error, 'ENOTDIR') ? notADirectoryOn(path) : undefined;
+    const what = inTheWay === path ? 'it exists and' : inTheWay;
+    const why = inTheWay === undefined ? errorCode(error) : `${what} is not a directory (${errorCode(error)})`;
+    return err({ reason: 'mkdir_failed', path, message: `cannot create ${path}: ${why}` });
   }
   return ok(first === undefined);
+}
+
+// The nearest of `path` and its parents that exists and is not a directory (what made a
+// recursive mkdir fail with EEXIST or ENOTDIR), or undefined.
+function notADirectoryOn(path: string): string | undefined {
+  for (let at = path; ; at = dirname(at)) {
+    try {
+      if (!statSync(at).isDirectory()) return at;
+    } catch {
+      // Not there (or not reachable): look further up.
+    }
+    if (dirname(at) === at) return undefined;
+  }
 }

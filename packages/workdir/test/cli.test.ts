@@ -191,7 +191,7 @@ test(
       assert.match(linked.stderr, /^workdir: exists_not_directory: .*\.harness-run exists and is a symlink/);
       const underFile = await workdir(['create', `${runs}/file/x/{{run.id}}`, '--var', 'run.id=r']);
       assert.is(underFile.exitCode, 1);
-      assert.match(underFile.stderr, /^workdir: mkdir_failed: cannot create .*\/file\/x: E/);
+      assert.match(underFile.stderr, /^workdir: mkdir_failed: cannot create .*\/file\/x: .*\/file is not a directory \(ENOTDIR\)/);
       const fileWorkdir = await workdir(['datadir', join(runs, 'file'), '--run-id', 'r']);
       assert.is(fileWorkdir.exitCode, 1);
       assert.match(fileWorkdir.stderr, /^workdir: workdir_missing: .* is not a directory/);
