@@ -148,7 +148,7 @@ async function startRun(inputs: StartInputs): Promise<RunEnd> {
   // refuses them is a refusal (exit 3) naming the errno and the path; nothing started.
   const before: Array<[string, () => Promise<unknown>]> = [
     [run.dir, () => ensurePrivateDir(run.dir)],
-    [run.planCopy, () => writeFileAtomic(run.planCopy, planCopyText(plan), { mode: 0o600 })],
+    [run.planCopy, () => writeFileAtomic(run.planCopy, planCopyText(plan, process.env, secrets), { mode: 0o600 })],
     [reservePath(run.dir), () => makeReserve(run.dir)],
   ];
   for (const [path, write] of before) {

@@ -110,7 +110,7 @@ export function writePlanCache(path: string, made: { plan: Plan; text: string; f
   const secrets = secretValues(plan, made.env);
   if (secrets.some((secret) => body.includes(secret))) return false;
   const payload = Buffer.from(body, 'utf8');
-  const copy = secrets.length === 0 ? Buffer.from(planCopyText(plan, made.env), 'utf8') : Buffer.alloc(0);
+  const copy = secrets.length === 0 ? Buffer.from(planCopyText(plan, made.env ?? process.env, secrets), 'utf8') : Buffer.alloc(0);
   const after = Buffer.concat([payload, copy]);
   const meta: CacheMeta = {
     kind: KIND,

@@ -74,8 +74,7 @@ export function maskDeep<T>(value: T, secrets: readonly string[]): T {
  * `secret_env` variables and any secret text elsewhere masked as ***. Parts that need no
  * change (an argv, an env) may be the plan's own objects: the copy is for reading only.
  */
-export function planCopy(plan: Plan, env: NodeJS.ProcessEnv = process.env): unknown {
-  const secrets = secretValues(plan, env);
+export function planCopy(plan: Plan, env: NodeJS.ProcessEnv = process.env, secrets: readonly string[] = secretValues(plan, env)): unknown {
   const copy = {
     file: plan.file,
     ...planSettings(plan),
@@ -105,11 +104,15 @@ const knownCopies = new WeakMap<Plan, string>();
  * secret to mask it depends on the plan alone, so it is kept for the plan object, and the
  * plan cache keeps it too (rememberPlanCopyText); with secrets it is made every time.
  */
-export function planCopyText(plan: Plan, env: NodeJS.ProcessEnv = process.env): string {
-  const secrets = secretValues(plan, env);
+// `secrets`: the plan's secretValues under `env`, when the caller has them already.
+export function planCopyText(
+  plan: Plan,
+  env: NodeJS.ProcessEnv = process.env,
+  secrets: readonly string[] = secretValues(plan, env),
+): string {
   const known = secrets.length === 0 ? knownCopies.get(plan) : undefined;
   if (known !== undefined) return known;
-  const text = `${maskSecrets(JSON.stringify(planCopy(plan, env), null, 2), secrets)}\n`;
+  const text = `${maskSecrets(JSON.stringify(planCopy(plan, env, secrets), null, 2), secrets)}\n`;
   if (secrets.length === 0) knownCopies.set(plan, text);
   return text;
 }
