@@ -1,6 +1,6 @@
 // A/B: `runplan run` resuming N checkpoints, old tree's bin vs this tree's, alternating rounds.
 // node bench/ab-resume.js OLD_ROOT [N] [ROUNDS] (OLD_ROOT: another built checkout; not part of `npm run bench`)
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { forgeState } from './resume-decision.js';
@@ -13,6 +13,7 @@ const once = (bin) =>
   new Promise((done) => {
     rmSync(join(s.stateRoot, 'resume'), { recursive: true, force: true });
     cpSync(s.pristine, join(s.stateRoot, 'resume'), { recursive: true });
+    spawnSync('sync'); // the copy on disk before the clock starts, as resume-decision does
     const cpu0 = reapedCpuMs();
     const t0 = now();
     let decided;

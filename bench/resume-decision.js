@@ -283,6 +283,10 @@ export async function forgeState(dir, n) {
 function coordinatorRound(dir, repo, stateRoot, pristine, limitMs) {
   rmSync(join(stateRoot, SLUG), { recursive: true, force: true });
   cpSync(pristine, join(stateRoot, SLUG), { recursive: true });
+  // The copy written back before the clock starts: a crashed coordinator's state has long
+  // been on disk. Left dirty, the resume's first fsyncs would write back the copy's ~50 MB
+  // too (ext4's ordered mode commits a file's data with any journal commit that follows).
+  spawnSync('sync');
   return new Promise((done) => {
     const start = now();
     const child = spawn(process.execPath, [runplanBin, 'run', join(dir, 'plan.toml'), '--repo', repo, '--state-dir', stateRoot], {
