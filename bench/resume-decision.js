@@ -284,8 +284,8 @@ function coordinatorRound(dir, repo, stateRoot, pristine, limitMs) {
   rmSync(join(stateRoot, SLUG), { recursive: true, force: true });
   cpSync(pristine, join(stateRoot, SLUG), { recursive: true });
   // The copy written back before the clock starts: a crashed coordinator's state has long
-  // been on disk. Left dirty, the resume's first fsyncs would write back the copy's ~50 MB
-  // too (ext4's ordered mode commits a file's data with any journal commit that follows).
+  // been on disk, and the resume's fsyncs must not be the ones that write back the copy's
+  // ~50 MB (on the bench file system alternated pairs showed no difference; a slower disk may).
   spawnSync('sync');
   return new Promise((done) => {
     const start = now();
