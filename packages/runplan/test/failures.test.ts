@@ -14,6 +14,7 @@ import {
   waitUntil,
   withTimeout,
 } from '@runplan/test-fixtures';
+import { gitShim } from './git-shim.js';
 import { alive, ofType, records, runplan, setup } from './support.js';
 
 // The one receipt of a failed run.
@@ -234,6 +235,38 @@ test(
       assert.is(f.repo.fileAt('runplan/parallel-rebase', 'out/slow.txt'), 'slow\n');
       assert.is(f.repo.git(['rev-list', '--count', 'main..runplan/parallel-rebase']), '2');
     } finally {
+      f.cleanup();
+      scratch.cleanup();
+    }
+  }),
+);
+
+test(
+  'a rebase that is killed (it never exits): rebase_failed, class environment, never retried; the branch keeps the first result',
+  withTimeout(60_000, async () => {
+    const scratch = tempDir('runplan-gates-');
+    const f = setup('parallel-rebase', {}, { MOCK_GATE_LEDGER: join(scratch.path, 'gates') });
+    const shim = gitShim(f.env, 'git-kill.sh', () => ({ RUNPLAN_TEST_GIT_KILL: 'rebase' }));
+    try {
+      const r = await runplan(['run', f.plan], { env: shim.env });
+      assert.is(r.exitCode, 1, r.stderr);
+      const receipt = await failedReceipt(f, 'parallel-rebase');
+      assert.is(receipt.reason, 'rebase_failed');
+      assert.is(receipt.class, 'environment');
+      assert.is(receipt.phase, 'integrate');
+      assert.is(receipt.task, 'slow');
+      assert.match(r.stderr, /runplan: rebase_failed: task slow, phase integrate, class environment: git rebase [0-9a-f]{12}: signaled/);
+      const log = receipt.evidence.find((p: string) => p.endsWith('rebase.log'));
+      assert.ok(log !== undefined && existsSync(log), 'the rebase log is evidence');
+      assert.is(
+        ofType(await records(f.repo, 'parallel-rebase'), 'attempt-started').filter((a) => a.taskId === 'slow').length,
+        1,
+        'not retried',
+      );
+      assert.is(f.repo.fileAt('runplan/parallel-rebase', 'out/fast.txt'), 'fast\n');
+      assert.is(f.repo.git(['rev-list', '--count', 'main..runplan/parallel-rebase']), '1');
+    } finally {
+      shim.cleanup();
       f.cleanup();
       scratch.cleanup();
     }

@@ -2,11 +2,11 @@
 // said (real bin): loop rounds serve only a resume of their own run — deleted at the task's
 // checkpoint, at the run's receipt, and (other runs') when a run starts; a ref write git
 // refuses is journaled as ref-failed, listed in the receipt and warned about on stderr.
-import { accessSync, constants, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { shFixture, tempDir } from '@runplan/test-fixtures';
+import { gitShim } from './git-shim.js';
 import { ofType, records, runIds, runplan, withPlan, loopPlan } from './support.js';
 
 const PLAN = loopPlan('refs');
@@ -14,25 +14,14 @@ const PLAN = loopPlan('refs');
 const ROUNDS = 'refs/runplan/refs/rounds/';
 
 // A `git` first on PATH that logs each call's arguments to `log` and runs the real one.
-const wrap = tempDir('runplan-git-argv-');
-test.after(() => wrap.cleanup());
-function loggingGit(env: Record<string, string>, log: string): Record<string, string> {
-  const bin = join(wrap.path, 'bin');
-  mkdirSync(bin, { recursive: true });
-  symlinkSync(shFixture('git-argv.sh'), join(bin, 'git'));
-  const real = (env.PATH ?? '')
-    .split(delimiter)
-    .map((dir) => join(dir, 'git'))
-    .find((path) => {
-      try {
-        accessSync(path, constants.X_OK);
-        return true;
-      } catch {
-        return false;
-      }
-    });
-  assert.ok(real !== undefined, 'git is on PATH');
-  return { ...env, PATH: `${bin}${delimiter}${env.PATH}`, RUNPLAN_TEST_GIT_LOG: log, RUNPLAN_TEST_REAL_GIT: real };
+const shims: Array<{ cleanup(): void }> = [];
+test.after(() => {
+  for (const shim of shims) shim.cleanup();
+});
+function loggingGit(env: Record<string, string>): { env: Record<string, string>; log: string } {
+  const shim = gitShim(env, 'git-argv.sh', (dir) => ({ RUNPLAN_TEST_GIT_LOG: join(dir, 'git.log') }));
+  shims.push(shim);
+  return { env: shim.env, log: shim.env.RUNPLAN_TEST_GIT_LOG! };
 }
 
 test(
@@ -107,8 +96,8 @@ test(
     const [runId] = runIds(f.repo, 'refs');
     // A round ref of an older run, for the resume's start to delete.
     f.repo.git(['update-ref', `${ROUNDS}20200101T000000Z-0000/improve/1/1`, 'HEAD']);
-    const log = join(wrap.path, 'git.log');
-    const r = await runplan(['run', f.plan], { env: loggingGit({ ...f.env, RUNPLAN_FAILPOINT: '' }, log) });
+    const { env, log } = loggingGit({ ...f.env, RUNPLAN_FAILPOINT: '' });
+    const r = await runplan(['run', f.plan], { env });
     assert.is(r.exitCode, 0, r.stderr);
     assert.is(runIds(f.repo, 'refs').length, 1, 'the crashed run was resumed');
     const calls = readFileSync(log, 'utf8').split('\n');
