@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { execa } from 'execa';
@@ -67,6 +67,8 @@ export async function prepareDemo(
     await git(['add', '-A']);
     await git(['commit', '-q', '-m', 'demo: the 13-task plan']);
   } catch (e) {
+    // Nothing of a scratch repository that could not be made is worth keeping.
+    rmSync(dir, { recursive: true, force: true });
     return { ok: false, error: { reason: 'git_failed', message: e instanceof Error ? e.message.split('\n')[0]! : String(e) } };
   }
   const path = `${join(fixtures, 'agents')}${delimiter}${env.PATH ?? '/usr/bin:/bin'}`;
