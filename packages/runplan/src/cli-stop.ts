@@ -26,9 +26,11 @@ export function reportStop(end: StopEnd, stdout: SafeOutput, say: (line: string)
       say(`runplan: still_running: pid ${end.holder.pid} did not exit within ${Math.round(end.waitedMs / 1000)}s of SIGTERM`);
       return;
     case 'stopped':
-      if (end.receipt === undefined)
-        say(`runplan: stopped: pid ${end.holder.pid} exited without a receipt (${end.journal ?? 'no journal'})`);
-      else printReceipt(end.receipt, end.journal ?? '');
+      printReceipt(end.receipt, end.journal);
+      return;
+    case 'no_receipt':
+      say(`runplan: stopped: pid ${end.holder.pid} exited without a receipt; what it left is dealt with as after a crash`);
+      reportStop(end.after, stdout, say);
       return;
     case 'locked':
       say(`runplan: lock_held: ${end.message}`);
@@ -74,6 +76,9 @@ export function stopExitCode(end: StopEnd): number {
   switch (end.kind) {
     case 'stopped':
       return 0;
+    case 'no_receipt':
+      // It is stopped; a run it left without a receipt decides the rest (none left: 0).
+      return end.after.kind === 'not_running' ? 0 : stopExitCode(end.after);
     case 'not_running':
       return 1;
     case 'still_running':

@@ -14,6 +14,7 @@ export type { CrashedRunStop, StopOptions };
  * with none, the slug's crashed runs are dealt with under the slug lock (`after_crash`).
  *
  *   live coordinator ── SIGTERM ──▶ stopped | still_running
+ *                                └─▶ exited without a receipt: no_receipt, then as for none
  *   none ── slug lock ──▶ no incomplete run: not_running
  *                     └─▶ end leftovers ──▶ survivors: journal that, no receipt
  *                                       └─▶ leftovers-ended, attempt-closed, run-failed
@@ -21,7 +22,12 @@ export type { CrashedRunStop, StopOptions };
 export type StopEnd =
   | { kind: 'not_running'; slug: string }
   | { kind: 'still_running'; holder: LockHolder; waitedMs: number }
-  | { kind: 'stopped'; holder: LockHolder; receipt: JournalRecord | undefined; journal: string | undefined }
+  | { kind: 'stopped'; holder: LockHolder; receipt: JournalRecord; journal: string }
+  /**
+   * It exited without a receipt (its journal refused a write, or it was killed): its run was
+   * then dealt with as after a crash (`after`: what that found and did).
+   */
+  | { kind: 'no_receipt'; holder: LockHolder; after: Exclude<StopEnd, { kind: 'stopped' | 'no_receipt' }> }
   /** Another `runplan stop` holds the slug, or a holder on another host that cannot be checked. */
   | { kind: 'locked'; slug: string; holder: LockHolder | undefined; message: string }
   /** The slug lock could not be taken (its identity file not written): nothing was touched. */
@@ -35,7 +41,13 @@ export type StopEnd =
 export async function stopSlug(stateRoot: string, slug: string, waitMs: number, opts: StopOptions = {}): Promise<StopEnd> {
   const paths = slugPaths(stateRoot, slug);
   const holder = await liveCoordinator(paths);
-  if (holder !== undefined) return isStopHolder(holder) ? lockedByStop(slug, holder) : signalCoordinator(paths, holder, waitMs);
+  if (holder !== undefined) return isStopHolder(holder) ? lockedByStop(slug, holder) : signalCoordinator(paths, holder, waitMs, opts);
+  return stopCrashed(paths, waitMs, opts);
+}
+
+// No live coordinator: the slug's crashed runs, under the slug lock.
+async function stopCrashed(paths: SlugPaths, waitMs: number, opts: StopOptions): Promise<StopEnd> {
+  const slug = paths.slug;
   // No state for the slug at all: nothing to stop, and nothing to take a lock in.
   if (!(await exists(paths.dir))) return { kind: 'not_running', slug };
   const lock = await acquireLock(paths.dir, { identityPath: paths.identity, details: { role: STOP_ROLE, slug } });
@@ -45,7 +57,7 @@ export async function stopSlug(stateRoot: string, slug: string, waitMs: number, 
     if (e.reason === 'lock_held') {
       // A coordinator that started since we looked is stopped as usual.
       const now = await liveCoordinator(paths);
-      if (now !== undefined && !isStopHolder(now)) return signalCoordinator(paths, now, waitMs);
+      if (now !== undefined && !isStopHolder(now)) return signalCoordinator(paths, now, waitMs, opts);
       return now !== undefined ? lockedByStop(slug, now) : { kind: 'locked', slug, holder: e.holder, message: e.message };
     }
     if (e.reason === 'foreign_host') return { kind: 'locked', slug, holder: undefined, message: e.message };
@@ -78,7 +90,7 @@ function lockedByStop(slug: string, holder: LockHolder): StopEnd {
   };
 }
 
-async function signalCoordinator(paths: SlugPaths, holder: LockHolder, waitMs: number): Promise<StopEnd> {
+async function signalCoordinator(paths: SlugPaths, holder: LockHolder, waitMs: number, opts: StopOptions): Promise<StopEnd> {
   const identity = { pid: holder.pid, startTime: holder.startTime, bootId: holder.bootId, host: holder.host };
   try {
     process.kill(holder.pid, 'SIGTERM');
@@ -91,14 +103,19 @@ async function signalCoordinator(paths: SlugPaths, holder: LockHolder, waitMs: n
     if (Date.now() - started >= waitMs) return { kind: 'still_running', holder, waitedMs: Date.now() - started };
     await sleep(100);
   }
-  // The receipt it wrote: the newest terminal record among the slug's runs (a resumed run
-  // keeps its older id, so the lock's run id is only a hint).
+  // The receipt it wrote: the newest terminal record among the slug's runs written since it
+  // took the lock (a resumed run keeps its older id, so the lock's run id is only a hint; an
+  // earlier run's receipt is older than the lock and never passes for this one's).
   let best: { receipt: JournalRecord; journal: string } | undefined;
   for (const id of await listRunIds(paths)) {
     const journal = runPaths(paths, id).journal;
     // An unreadable journal holds no receipt we could print (its view is empty).
     const receipt = (await readRun(journal)).view.terminal;
-    if (receipt !== undefined && (best === undefined || receipt.ts >= best.receipt.ts)) best = { receipt, journal };
+    if (receipt !== undefined && receipt.ts >= holder.acquiredAt && (best === undefined || receipt.ts >= best.receipt.ts))
+      best = { receipt, journal };
   }
-  return { kind: 'stopped', holder, receipt: best?.receipt, journal: best?.journal };
+  if (best !== undefined) return { kind: 'stopped', holder, ...best };
+  // None: what it left (agents still running, a run with no receipt) is dealt with as after a crash.
+  const after = await stopCrashed(paths, waitMs, opts);
+  return after.kind === 'stopped' || after.kind === 'no_receipt' ? after : { kind: 'no_receipt', holder, after };
 }
