@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { err, ok, type Result } from '@runplan/common';
 import type { Captured, SettleReason } from '@runplan/settle';
 import { maskSecrets } from '../plan/secrets.js';
@@ -25,13 +25,31 @@ export function diskFault(a: Attempt, fault: DiskFault): AttemptFailureData {
   return diskFailure(fault, a.rec.phase);
 }
 
-// What an error thrown inside the attempt means: a disk fault (the run stops), else the
-// engine's own failure. `path`: what the attempt was writing, when known.
+// What an error thrown inside the attempt means: a disk fault (the run stops); a write the
+// file system refused for permission or a read-only mount (state_unwritable: the host's
+// doing, never retried); else the engine's own failure. `path`: what the attempt was
+// writing, when known.
 export function thrownFailure(a: Attempt, e: unknown, path?: string): AttemptFailureData {
   const fault = diskFaultOf(e, path);
   if (fault !== undefined) return diskFault(a, fault);
-  const message = e instanceof Error ? e.message : String(e);
-  return fail('internal_error', a.rec.phase, maskSecrets(message, a.ctx.secrets));
+  const message = maskSecrets(e instanceof Error ? e.message : String(e), a.ctx.secrets);
+  const refused = refusedWrite(a, e, path);
+  if (refused !== undefined) return fail('state_unwritable', a.rec.phase, `${refused.code}: cannot write ${refused.path}: ${message}`);
+  return fail('internal_error', a.rec.phase, message);
+}
+
+const REFUSING = new Set(['EACCES', 'EPERM', 'EROFS']);
+
+// A permission or read-only error from a write of the attempt: one `writing` made (`path`), or
+// one thrown elsewhere whose path is in the run's evidence (what else it writes there is
+// runplan's own state); EROFS anywhere, since only a write can meet it.
+function refusedWrite(a: Attempt, e: unknown, path: string | undefined): { code: string; path: string } | undefined {
+  const { code, path: at } = (e ?? {}) as { code?: unknown; path?: unknown };
+  if (typeof code !== 'string' || !REFUSING.has(code)) return undefined;
+  const own = typeof at === 'string' ? at : '';
+  if (path !== undefined) return { code, path };
+  if (code === 'EROFS' || own.startsWith(dirname(a.evidenceDir) + sep)) return { code, path: own };
+  return undefined;
 }
 
 // One write of the attempt (evidence, its dirs): whatever the write throws becomes a failure.

@@ -89,6 +89,9 @@ export type EngineReason =
 /** A write the file system refused (host/disk.ts). */
 export type DiskReason = 'disk_full' | 'io_error';
 
+/** A write of an attempt's evidence the file system refused for permission or a read-only mount (attempt/failure.ts). */
+export type StateReason = 'state_unwritable';
+
 /** The run itself: its interruption, the coordinator's own failures, runs closed unrun. */
 export type RunReason =
   | 'interrupted'
@@ -112,6 +115,7 @@ export type FailureReason =
   | IntegrationReason
   | BudgetReason
   | DiskReason
+  | StateReason
   | EngineReason
   | RunReason;
 
@@ -169,6 +173,7 @@ export const REASON_CLASS = {
   max_cost_usd: 'budget',
   disk_full: 'environment',
   io_error: 'environment',
+  state_unwritable: 'environment',
   slurm_cancelled: 'environment',
   slurm_out_of_memory: 'environment',
   slurm_node_failed: 'environment',
