@@ -4,7 +4,7 @@
 // the task's command makes its own evidence dir immutable (chattr +i, as root), so the gate's
 // log cannot be written after it.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -26,9 +26,11 @@ prompt = "lock the evidence"
 
 test('a gate log the file system refuses (EPERM): state_unwritable, class environment, phase gates, not retried', async () => {
   const repo = gitRepo();
+  // The immutable dirs made mutable again, so the repo can be removed (none when no run got that far).
   const unlock = () => {
-    const runs = join(slugDir(repo, 'evidence'));
-    for (const run of readdirSync(runs).filter((n) => /^\d{8}T/.test(n)))
+    const runs = slugDir(repo, 'evidence');
+    if (!existsSync(runs)) return;
+    for (const run of readdirSync(runs).filter((n) => existsSync(join(runs, n, 'evidence'))))
       for (const dir of readdirSync(join(runs, run, 'evidence'))) execFileSync('chattr', ['-i', join(runs, run, 'evidence', dir)]);
   };
   try {
