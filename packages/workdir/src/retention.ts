@@ -1,4 +1,4 @@
-import { lstat, realpath, rm, stat } from 'node:fs/promises';
+import { lstat, readdir, realpath, rmdir, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { err, ok, type Result } from '@runplan/common';
 import { errorCode, type WorkdirError } from './errors.js';
@@ -168,13 +168,47 @@ async function inFlightSet(paths: readonly string[]): Promise<Set<string>> {
 }
 
 // Removes one of our directories after checking again that it is still a real directory.
+// The message of a removal that fails names the entry that would not go and its errno
+// (`fs.rm` retries a file's EPERM as a directory and reports that rmdir's ENOTDIR instead).
 async function removeOurs(path: string): Promise<string | undefined> {
   try {
     const info = await lstat(path);
     if (info.isSymbolicLink() || !info.isDirectory()) return `${path} changed into a non-directory before removal; left alone`;
-    await rm(path, { recursive: true });
-    return undefined;
   } catch (error) {
     return `cannot remove ${path}: ${errorCode(error)}`;
+  }
+  const stuck = await removeTree(path);
+  return stuck === undefined
+    ? undefined
+    : `cannot remove ${path}: ${stuck.path === path ? '' : `${stuck.path}: `}${errorCode(stuck.error)}`;
+}
+
+// Removes a directory and everything below it, never following a symlink (each is removed
+// as itself); stops at the first entry that will not go and says which, and why.
+async function removeTree(dir: string): Promise<{ path: string; error: unknown } | undefined> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (error) {
+    return { path: dir, error };
+  }
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      const stuck = await removeTree(path);
+      if (stuck !== undefined) return stuck;
+      continue;
+    }
+    try {
+      await unlink(path);
+    } catch (error) {
+      return { path, error };
+    }
+  }
+  try {
+    await rmdir(dir);
+    return undefined;
+  } catch (error) {
+    return { path: dir, error };
   }
 }

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -391,6 +391,62 @@ test(
       assert.is(code, 0, stderr);
       assert.equal(readdirSync(join(tmp.path, 'runs')), []);
     } finally {
+      tmp.cleanup();
+    }
+  }),
+);
+
+test(
+  'bin prune and datadir --keep-runs: a removal the file system refuses (an immutable file, as root) is remove_failed on stderr, exit 1; the other removals stand',
+  withTimeout(60_000, async () => {
+    const tmp = tempDir();
+    const stuck: string[] = [];
+    const lock = (file: string) => {
+      writeFileSync(file, 'immutable\n');
+      execFileSync('chattr', ['+i', file]);
+      stuck.push(file);
+    };
+    try {
+      const template = `${tmp.path}/runs/{{run.id}}`;
+      for (const id of ['r1', 'r2', 'r3']) {
+        const made = await workdir(['create', template, '--var', `run.id=${id}`]);
+        assert.is(made.exitCode, 0, made.stderr);
+      }
+      lock(join(tmp.path, 'runs', 'r1', 'held.txt'));
+      const pruned = await workdir(['prune', template, '--retain', '1', '--json']);
+      assert.is(pruned.exitCode, 1, pruned.stderr);
+      const r1 = join(tmp.path, 'runs', 'r1');
+      assert.ok(
+        pruned.stderr.split('\n').includes(`workdir: remove_failed: cannot remove ${r1}: ${join(r1, 'held.txt')}: EPERM`),
+        pruned.stderr,
+      );
+      const lines = parseJsonLines(pruned.stdout) as Array<Record<string, string>>;
+      assert.equal(
+        lines.filter((l) => l.action === 'failed').map((l) => l.path),
+        [join(tmp.path, 'runs', 'r1')],
+      );
+      assert.equal(
+        lines.filter((l) => l.action === 'removed').map((l) => l.path),
+        [join(tmp.path, 'runs', 'r2')],
+        'the other removal stands',
+      );
+      assert.ok(existsSync(join(tmp.path, 'runs', 'r3')), 'the newest is kept');
+
+      const base = join(tmp.path, '.harness-run');
+      for (const id of ['a', 'b']) assert.is((await workdir(['datadir', tmp.path, '--run-id', id])).exitCode, 0);
+      lock(join(base, 'a', 'held.txt'));
+      const bounded = await workdir(['datadir', tmp.path, '--run-id', 'c', '--keep-runs', '1', '--json']);
+      assert.is(bounded.exitCode, 1, bounded.stderr);
+      const a = join(base, 'a');
+      assert.ok(
+        bounded.stderr.split('\n').includes(`workdir: remove_failed: cannot remove ${a}: ${join(a, 'held.txt')}: EPERM`),
+        bounded.stderr,
+      );
+      const report = JSON.parse(bounded.stdout) as { path: string; pruned: string[] };
+      assert.is(report.path, join(base, 'c'), 'the new datadir is made all the same');
+      assert.equal(report.pruned, [join(base, 'b')]);
+    } finally {
+      for (const file of stuck) execFileSync('chattr', ['-i', file]);
       tmp.cleanup();
     }
   }),

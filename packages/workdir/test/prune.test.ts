@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -24,6 +24,35 @@ test(
       for (const name of mix.removed) assert.not.ok(existsSync(join(mix.holding, name)), name);
       for (const name of Object.keys(mix.kept)) assert.ok(existsSync(join(mix.holding, name)), name);
       assert.ok(existsSync(join(tmp.path, 'outside', 'target', MARK_FILE)), 'a symlink target is never touched');
+    } finally {
+      tmp.cleanup();
+    }
+  }),
+);
+
+test(
+  'a removed run dir goes with everything in it, nested dirs and symlinks as themselves: what a symlink points at stays',
+  withTimeout(10_000, async () => {
+    const tmp = tempDir();
+    try {
+      const template = `${tmp.path}/runs/{{run.id}}`;
+      const made = await createRunDir(template, { 'run.id': 'old' });
+      assert.ok(made.ok);
+      if (!made.ok) return;
+      mkdirSync(join(tmp.path, 'outside', 'deep'), { recursive: true });
+      writeFileSync(join(tmp.path, 'outside', 'deep', 'keep.txt'), 'keep\n');
+      mkdirSync(join(made.value.path, 'tree', 'a', 'b'), { recursive: true });
+      writeFileSync(join(made.value.path, 'tree', 'a', 'b', 'file.txt'), 'x\n');
+      symlinkSync(join(tmp.path, 'outside'), join(made.value.path, 'tree', 'to-dir'));
+      symlinkSync(join(tmp.path, 'outside', 'deep', 'keep.txt'), join(made.value.path, 'tree', 'a', 'to-file'));
+      symlinkSync(join(tmp.path, 'nowhere'), join(made.value.path, 'dangling'));
+      const report = await prune(template, {}, { retain: 0 });
+      assert.ok(report.ok);
+      if (!report.ok) return;
+      assert.equal(report.value.removed, [made.value.path]);
+      assert.equal(report.value.failed, []);
+      assert.not.ok(existsSync(made.value.path));
+      assert.is(readFileSync(join(tmp.path, 'outside', 'deep', 'keep.txt'), 'utf8'), 'keep\n');
     } finally {
       tmp.cleanup();
     }
