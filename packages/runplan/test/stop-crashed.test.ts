@@ -2,7 +2,7 @@
 // the crashed run's agents are found by their ownerTags (the run's tag prefix even when the
 // journal cannot be read) and ended, and nothing else is touched.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, truncateSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, truncateSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -166,6 +166,30 @@ test(
       execFileSync('umount', ['-l', ro]);
       roDir.cleanup();
     }
+  }),
+);
+
+test(
+  'a slug dir that refuses the lock identity (chattr +i, as root): stop exits 5 naming the write and EPERM, nothing touched',
+  withPlan('single', {}, async (f) => {
+    assert.is((await runplan(['run', f.plan], f)).exitCode, 0);
+    const dir = slugDir(f.repo, 'single');
+    const before = readdirSync(dir).sort();
+    const journal = readFileSync(journalPath(f.repo, 'single'));
+    execFileSync('chattr', ['+i', dir]);
+    try {
+      const stop = await runplan(['stop', 'single'], f);
+      assert.is(stop.exitCode, 5, stop.stderr);
+      assert.match(
+        stop.stderr,
+        /^runplan: \w+: cannot take the lock of slug single: writing the lock identity \S+coordinator\.json failed: EPERM: .*; nothing was touched$/m,
+      );
+      assert.is(stop.stdout, '');
+    } finally {
+      execFileSync('chattr', ['-i', dir]);
+    }
+    assert.equal(readdirSync(dir).sort(), before, 'no lock file or identity left behind');
+    assert.ok(readFileSync(journalPath(f.repo, 'single')).equals(journal), 'the journal is untouched');
   }),
 );
 
