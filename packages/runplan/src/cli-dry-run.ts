@@ -28,6 +28,11 @@ export async function dryRunCommand(planFile: string, o: Record<string, unknown>
     if (o.json === true) stdout.write(JSON.stringify(step) + '\n');
     else if (step.action === 'notice') say(step.line);
     else stdout.write(stepLine(step) + '\n');
+    if (step.action === 'dispatch')
+      for (const name of step.notFound ?? []) {
+        const where = name.includes('/') ? 'is not an executable file' : 'is not on the PATH its attempt gets';
+        say(`runplan: command_not_found: task ${step.task}: ${JSON.stringify(name)} ${where}; the attempt would fail (spawn_failed)`);
+      }
     if (step.action === 'refuse') {
       say(`runplan: ${step.reason}: ${step.message}`);
       if (step.hint !== undefined) say(`  hint: ${step.hint}`);

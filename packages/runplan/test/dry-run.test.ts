@@ -123,6 +123,62 @@ test(
 );
 
 test(
+  'a program a task would not find (its command, a gate, until; a name off PATH or a path that is no executable file) is named on stderr; the dispatch stands (exit 0), and run then fails it spawn_failed',
+  withPlan(
+    `slug = "programs"
+base = "main"
+[defaults]
+format = "text"
+deadline = "1m"
+expect = "none"
+[[tasks]]
+id = "typo"
+prompt = "x"
+command = ["no-such-agent-runplan-test", "-p"]
+gates = [["sh", "-c", "true"], ["/no/such/gate", "x"]]
+[[tasks]]
+id = "fine"
+prompt = "x"
+command = ["sh", "-c", "cat >/dev/null"]
+until = ["./checks/verify.sh"]
+gates = [["{{harness.workdir}}/gate.sh"]]
+[[tasks]]
+id = "own-path"
+prompt = "x"
+command = ["mock-agent", "own-path", "1"]
+env = { PATH = "/nonexistent-runplan-test-dir" }
+`,
+    { timeoutMs: 60_000 },
+    async (f) => {
+      const r = await dry(f);
+      assert.is(r.exitCode, 0, r.stderr);
+      assert.equal(
+        r.lines.filter((l) => l.startsWith('dispatch')),
+        ['dispatch typo attempt 1', 'dispatch fine attempt 1', 'dispatch own-path attempt 1'],
+      );
+      const notices = r.stderr.split('\n').filter((l) => l.startsWith('runplan: command_not_found'));
+      assert.equal(notices, [
+        'runplan: command_not_found: task typo: "no-such-agent-runplan-test" is not on the PATH its attempt gets; the attempt would fail (spawn_failed)',
+        'runplan: command_not_found: task typo: "/no/such/gate" is not an executable file; the attempt would fail (spawn_failed)',
+        'runplan: command_not_found: task own-path: "mock-agent" is not on the PATH its attempt gets; the attempt would fail (spawn_failed)',
+      ]);
+      const json = (await dry(f, ['--json'])).lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+      assert.equal(
+        json.filter((s) => s.action === 'dispatch').map((s) => [s.task, s.notFound]),
+        [
+          ['typo', ['no-such-agent-runplan-test', '/no/such/gate']],
+          ['fine', undefined],
+          ['own-path', ['mock-agent']],
+        ],
+      );
+      const run = await runplan(['run', f.plan, '--keep-going'], f);
+      assert.is(run.exitCode, 1, run.stderr);
+      assert.match(run.stderr, /spawn_failed: task typo, phase command, class environment: /);
+    },
+  ),
+);
+
+test(
   'a base that names no commit: refuse base_missing (exit 3), as run does',
   withPlan('single', { timeoutMs: 60_000 }, async (f) => {
     writeFileSync(f.plan, readFileSync(f.plan, 'utf8').replace('base = "main"', 'base = "gone"'));

@@ -7,6 +7,7 @@ import type { Refusal } from '../resume/refusal.js';
 import { shownCost, totalTokensOf } from '../events/types.js';
 import { newRunId, slugPaths, stateRootFor } from '../host/state.js';
 import { liveCoordinator, isStopHolder } from '../observe/status.js';
+import { missingPrograms } from './command-check.js';
 import { landPrecheck } from './land-check.js';
 import { locate } from './locate.js';
 import { stateDirRefusal } from './run-plan.js';
@@ -18,8 +19,8 @@ import type { RunEnd, RunRequest } from './types.js';
  * JSON line with `--json`): how it starts (a new run, a resume, a continuation, or up to
  * date), the runs it would close on the way, the slug's budget, the land pre-check, then one
  * step per task in plan order — skip (checkpointed in the run it resumes, or up to date),
- * adopt (a continuation's still-valid checkpoint) or dispatch — or the refusal `run` would
- * exit 3 with.
+ * adopt (a continuation's still-valid checkpoint) or dispatch (naming the programs of the
+ * task its attempt would not find) — or the refusal `run` would exit 3 with.
  */
 export type DryStep =
   | { action: 'new_run'; base: string; baseCommit: string }
@@ -32,7 +33,14 @@ export type DryStep =
   | { action: 'land'; branch: string; check: 'ok' }
   | { action: 'skip'; task: string; checkpoint: string; run: string }
   | { action: 'adopt'; task: string; checkpoint: string; run: string }
-  | { action: 'dispatch'; task: string; attempt: number; fromRound?: { attempt: number; round: number; ref: string } }
+  | {
+      action: 'dispatch';
+      task: string;
+      attempt: number;
+      fromRound?: { attempt: number; round: number; ref: string };
+      /** Programs of the task its attempt would not find (command-check.ts): it would fail spawn_failed. */
+      notFound?: string[];
+    }
   | ({ action: 'refuse' } & Refusal);
 
 /** How `run --dry-run` ended: what the next run would do, or why it could not even be asked (invalid plan, a live holder). */
@@ -116,6 +124,7 @@ function budgetStep(plan: Plan, start: Start): DryStep {
 // with the attempt number it would take (a resumed loop from its last durable round).
 function taskSteps(plan: Plan, start: Start): DryStep[] {
   const done = new Map((start.mode === 'clean' ? [] : start.recovered.checkpoints).map((cp) => [cp.taskId, cp]));
+  const byId = new Map(plan.tasks.map((t) => [t.id, t]));
   return topologicalOrder(plan).map((task): DryStep => {
     const cp = done.get(task);
     if (cp !== undefined && start.mode === 'continue') return { action: 'adopt', task, checkpoint: cp.id, run: cp.logicalRunId };
@@ -123,11 +132,13 @@ function taskSteps(plan: Plan, start: Start): DryStep[] {
     const own = start.mode === 'resume' ? (start.recovered.attempts.get(task) ?? 0) : 0;
     const attempt = Math.max(own, start.attemptFloor.get(task) ?? 0) + 1;
     const round = start.mode === 'resume' ? start.recovered.durableRounds.get(task) : undefined;
+    const notFound = missingPrograms(byId.get(task)!);
     return {
       action: 'dispatch',
       task,
       attempt,
       ...(round !== undefined ? { fromRound: { attempt: round.attempt, round: round.round, ref: round.ref } } : {}),
+      ...(notFound.length > 0 ? { notFound } : {}),
     };
   });
 }
