@@ -8,7 +8,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runBin, tempDir, waitUntil } from '@runplan/test-fixtures';
+import { readLedger, runBin, tempDir, waitUntil } from '@runplan/test-fixtures';
 import { queued, slurmCli, slurmPlan, SLURM_QUEUE_MS, withSlurmPlan } from './slurm-support.js';
 import { alive, ofType, records, RUNPLAN } from './support.js';
 
@@ -49,14 +49,18 @@ test(
         'the job runs',
         async () => {
           const job = ofType(await records(f.repo, 'stuck').catch(() => []), 'job-submitted')[0];
-          return job !== undefined &&
-            slurmCli(['squeue', '--noheader', '--format=%T', '--job', String(job.jobId)]).stdout.trim() === 'RUNNING'
-            ? job
-            : undefined;
+          // Its step is running: the agent is on the node (its ledger line), not only the
+          // allocation (an allocation with no step yet goes with its srun).
+          const running =
+            job !== undefined &&
+            readLedger(f.ledger).length > 0 &&
+            slurmCli(['squeue', '--noheader', '--format=%T', '--job', String(job.jobId)]).stdout.trim() === 'RUNNING';
+          return running ? job : undefined;
         },
         { timeoutMs: 60_000 + SLURM_QUEUE_MS },
       );
       jobId = String(submitted.jobId);
+      assert.equal(queued(String(submitted.name)), [jobId], 'the job is queued before its srun dies');
       // srun and the helper it forks, at once.
       const srun = execFileSync('pgrep', ['-f', `^srun .*--job-name=${submitted.name}`], { encoding: 'utf8' })
         .trim()
