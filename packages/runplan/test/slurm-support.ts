@@ -17,8 +17,8 @@ export function requireCluster(): void {
     .trim()
     .split('\n')
     .filter((s) => s !== '');
-  // A node still finishing the last test's job (`completing`) is up too; `*` means it does not answer.
-  if (!r.ok || !states.some((s) => /^(idle|mixed|allocated|completing)(?!\*)/.test(s))) {
+  // A node still finishing the last test's job (`completing`) or held for a pending one (`planned`) is up too; `*` means it does not answer.
+  if (!r.ok || !states.some((s) => /^(idle|mixed|allocated|completing|planned)(?!\*)/.test(s))) {
     throw new Error(
       `the Slurm tests need a running cluster: run scripts/slurm-local.sh up (as root) first (sinfo said: ${(r.stderr || r.stdout).trim() || 'nothing'})`,
     );

@@ -1,4 +1,4 @@
-import { lstat, readdir, realpath, rmdir, stat, unlink } from 'node:fs/promises';
+import { lstat, readdir, realpath, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { err, ok, type Result } from '@runplan/common';
 import { errorCode, type WorkdirError } from './errors.js';
@@ -168,14 +168,17 @@ async function inFlightSet(paths: readonly string[]): Promise<Set<string>> {
 }
 
 // Removes one of our directories after checking again that it is still a real directory.
-// The message of a removal that fails names the entry that would not go and its errno
-// (`fs.rm` retries a file's EPERM as a directory and reports that rmdir's ENOTDIR instead).
+// When `fs.rm` fails, what is left is removed again one entry at a time, so the message names
+// the entry that would not go and its errno (`fs.rm` retries a file's EPERM as a directory
+// and reports that rmdir's ENOTDIR instead).
 async function removeOurs(path: string): Promise<string | undefined> {
   try {
     const info = await lstat(path);
     if (info.isSymbolicLink() || !info.isDirectory()) return `${path} changed into a non-directory before removal; left alone`;
+    await rm(path, { recursive: true });
+    return undefined;
   } catch (error) {
-    return `cannot remove ${path}: ${errorCode(error)}`;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return `cannot remove ${path}: ${errorCode(error)}`;
   }
   const stuck = await removeTree(path);
   return stuck === undefined
