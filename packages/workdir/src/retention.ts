@@ -187,13 +187,15 @@ async function removeOurs(path: string): Promise<string | undefined> {
 }
 
 // Removes a directory and everything below it, never following a symlink (each is removed
-// as itself); stops at the first entry that will not go and says which, and why.
+// as itself); stops at the first entry that will not go and says which, and why. An entry
+// already gone counts as removed: `fs.rm` removes entries in parallel, and some of its
+// removals may still land after it has failed.
 async function removeTree(dir: string): Promise<{ path: string; error: unknown } | undefined> {
   let entries;
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (error) {
-    return { path: dir, error };
+    return gone(error) ? undefined : { path: dir, error };
   }
   for (const entry of entries) {
     const path = join(dir, entry.name);
@@ -205,13 +207,15 @@ async function removeTree(dir: string): Promise<{ path: string; error: unknown }
     try {
       await unlink(path);
     } catch (error) {
-      return { path, error };
+      if (!gone(error)) return { path, error };
     }
   }
   try {
     await rmdir(dir);
     return undefined;
   } catch (error) {
-    return { path: dir, error };
+    return gone(error) ? undefined : { path: dir, error };
   }
 }
+
+const gone = (error: unknown): boolean => (error as NodeJS.ErrnoException).code === 'ENOENT';
