@@ -175,10 +175,14 @@ async function removeOurs(path: string): Promise<string | undefined> {
   try {
     const info = await lstat(path);
     if (info.isSymbolicLink() || !info.isDirectory()) return `${path} changed into a non-directory before removal; left alone`;
+  } catch (error) {
+    return `cannot remove ${path}: ${errorCode(error)}`;
+  }
+  try {
     await rm(path, { recursive: true });
     return undefined;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return `cannot remove ${path}: ${errorCode(error)}`;
+  } catch {
+    // what is left goes one entry at a time below, to name the one that will not
   }
   const stuck = await removeTree(path);
   return stuck === undefined

@@ -1,5 +1,5 @@
-import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
+import { isExecutable } from '../executor/tools.js';
 import type { TaskSpec } from '../plan/types.js';
 
 /**
@@ -31,16 +31,6 @@ export function missingPrograms(task: TaskSpec, env: NodeJS.ProcessEnv = process
 // Whether `name` names an executable file, or is not ours to judge (see missingPrograms).
 function found(name: string, path: string): boolean {
   if (name === '' || name.includes('{{')) return true;
-  if (name.includes('/')) return isAbsolute(name) ? executable(name) : true;
-  return path.split(delimiter).some((dir) => dir !== '' && isAbsolute(dir) && executable(join(dir, name)));
-}
-
-function executable(file: string): boolean {
-  try {
-    if (!statSync(file).isFile()) return false;
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
+  if (name.includes('/')) return isAbsolute(name) ? isExecutable(name) : true;
+  return path.split(delimiter).some((dir) => dir !== '' && isAbsolute(dir) && isExecutable(join(dir, name)));
 }

@@ -1,4 +1,4 @@
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { SLURM_TOOLS } from './slurm/cli.js';
 import { planUsesSlurm, type ExecutorSpec } from './spec.js';
@@ -15,8 +15,10 @@ export function missingExecutorTools(
   return SLURM_TOOLS.filter((tool) => !dirs.some((dir) => isExecutable(join(dir, tool))));
 }
 
-function isExecutable(file: string): boolean {
+// Whether `file` is a file we may execute (a directory is searchable, not runnable).
+export function isExecutable(file: string): boolean {
   try {
+    if (!statSync(file).isFile()) return false;
     accessSync(file, constants.X_OK);
     return true;
   } catch {
