@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { namePrefix, unavailable, type CgroupPlace, type ChildCgroup, type Found } from './cgroup-types.js';
 
@@ -71,6 +72,44 @@ export function spawnInside<T>(cgroup: ChildCgroup, spawn: () => T): Found<{ spa
     goHome();
   }
   return { ok: true, value: { spawned, home: back } };
+}
+
+/**
+ * The warm-up of a join. Every move of a process between cgroups takes the kernel's
+ * cgroup_threadgroup_rwsem for writing. On a kernel whose cgroup2 is mounted without
+ * `favordynmods`, the first such move after a quiet spell waits for an RCU grace period
+ * (5–15 ms measured here). A move within about one grace period of the last one does not
+ * wait. `primeJoin` makes a move that changes nothing, settle into the cgroup it is already
+ * in, on the thread pool. The wait then passes there while the caller does other work
+ * (creating the attempt dir, its fsyncs), and the join that follows finds the lock warm.
+ *
+ * A prime in flight moves settle home. Landing between spawnInside's move into a child's
+ * cgroup and its spawn, it would start the child outside its cgroup. So every spawn that
+ * joins first waits for `joinReady()` (run.ts), and spawnInside is synchronous: no prime can
+ * start while it runs.
+ */
+let priming: Promise<void> | undefined;
+/** Homes whose cgroup.procs refused a prime (not root, not delegated): never primed again. */
+const unprimable = new Set<string>();
+
+// Starts one no-op move of settle into `home` off the main thread (none while one is in flight).
+// A failure changes nothing: the join that follows reports its own. `write` is for tests.
+export function primeJoin(home: string, write: (file: string, data: string) => Promise<void> = writeFile): void {
+  if (priming !== undefined || unprimable.has(home)) return;
+  priming = write(join(home, 'cgroup.procs'), '0').then(
+    () => {
+      priming = undefined;
+    },
+    () => {
+      unprimable.add(home);
+      priming = undefined;
+    },
+  );
+}
+
+/** The prime in flight, which a spawn that joins must wait for; undefined when there is none. */
+export function joinReady(): Promise<void> | undefined {
+  return priming;
 }
 
 // Whether a cgroup or any cgroup below it has a live process (`populated 1`); false once gone.

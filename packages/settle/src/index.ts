@@ -14,6 +14,7 @@ export { isOwnerTag, newOwnerTag, tagVariable } from './tag.js';
 export { exitCodeFor } from './exit-code.js';
 export { realProc } from './procfs.js';
 export { ownCgroupDir, cgroupParentDir } from './cgroup-place.js';
+export { primeCgroupJoin } from './ownership-choice.js';
 export type { CgroupUnavailableReason, OwnershipFallback, OwnershipKind, OwnershipMode } from './cgroup.js';
 export type {
   Captured,

@@ -2,6 +2,7 @@ import {
   cgroupName,
   cgroupPopulated,
   makeChildCgroup,
+  primeJoin,
   removeCgroup,
   spawnInside,
   type ChildCgroup,
@@ -39,6 +40,18 @@ export function chooseOwnership(mode: OwnershipMode, n: { parent?: string; tag: 
   const made = place.ok ? makeChildCgroup(place.value, cgroupName(n.tag, n.ownerTag)) : place;
   if (made.ok) return { kind: 'cgroup', cgroup: made.value };
   return unavailableAs(mode, made.fallback);
+}
+
+/**
+ * Warms the kernel's cgroup move lock for the joins of the spawns to come, off the main thread
+ * (cgroup.ts, `primeJoin`): a caller that knows a spawn is a few milliseconds away calls this
+ * before the work that comes first. Nothing happens where no cgroup could be used, or under
+ * `group+tag`.
+ */
+export function primeCgroupJoin(options: { ownership?: OwnershipMode; cgroupParent?: string } = {}): void {
+  if (options.ownership === 'group+tag') return;
+  const place = cgroupPlace(options.cgroupParent);
+  if (place.ok) primeJoin(place.value.home);
 }
 
 // What a cgroup that cannot be used means in a mode: a refusal when it was required.

@@ -6,6 +6,7 @@ import { launch, spawnError } from './launch.js';
 import type { Ownership } from './owned.js';
 import { startConsumer, type Consumed } from './consumer.js';
 import { ChildOutputs } from './outputs.js';
+import { joinReady } from './cgroup.js';
 import { releaseCgroup, type OwnershipChoice } from './ownership-choice.js';
 import { FirstError, listenForErrors, promptError } from './first-error.js';
 import { preflight, releasePrompt } from './preflight.js';
@@ -91,6 +92,10 @@ export async function runChild<R>(
   if (invalid) return unstarted('spawn_failed', invalid);
   const wrongProc = spec.proc === undefined ? procMismatch() : undefined;
   if (wrongProc !== undefined) return unstarted('spawn_failed', { code: 'proc_mismatch', where: 'proc', message: wrongProc });
+  // A warm-up of the cgroup join in flight moves settle home: it must land before the join
+  // (cgroup.ts, primeJoin). From here to the spawn nothing waits, so none can start meanwhile.
+  const primed = spec.ownership === 'group+tag' ? undefined : joinReady();
+  if (primed !== undefined) await primed;
   if (spec.signal?.aborted) return unstarted('interrupted', undefined, signalOf(spec.signal.reason));
   const plan = preflight(spec);
   if (!plan.ok) return unstarted('spawn_failed', plan.error);

@@ -8,6 +8,7 @@ import { describeGitFailure, git, gitSettled, resolveCommit, succeeded, updateRe
 import { fail, interruption, type StepResult, toolFault, writing } from './failure.js';
 import { runGates } from './gates.js';
 import type { Attempt } from './record.js';
+import { keepJoinWarm } from './workspace.js';
 
 // A checkpoint's id: sha256 over its key fields in a fixed order, so dependency ids chain
 // every upstream checkpoint into each downstream one.
@@ -37,6 +38,7 @@ export interface Integrand {
 // Puts the result on top of the integration head (fast-forward, or rebase onto a head
 // that moved and re-run the gates), then checkpoint → branch moved. Runs exclusively.
 export async function integrate(a: Attempt, it: Integrand): Promise<StepResult<CheckpointData>> {
+  keepJoinWarm();
   const { ctx, task } = a;
   const { attemptBase, own } = it;
   const onto = ctx.integration.head;

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { err, ok } from '@runplan/common';
+import { primeCgroupJoin } from '@runplan/settle';
 import { createDataDir, createRunDir } from '@runplan/workdir';
 import { ensurePrivateDir } from '../host/state.js';
 import { describeGitFailure, git, gitSettled, succeeded } from '../host/git.js';
@@ -20,6 +21,9 @@ export async function setUpWorkspace(
   baseCommit: string,
 ): Promise<StepResult<Workspace>> {
   const { ctx, task } = a;
+  // `git worktree add` below is this attempt's first spawn into a cgroup of its own
+  // (keepJoinWarm).
+  keepJoinWarm();
   const evidenceDir = await writing(a, a.evidenceDir, () => ensurePrivateDir(a.evidenceDir));
   if (!evidenceDir.ok) return evidenceDir;
 
@@ -75,9 +79,24 @@ export async function treeState(tree: string): Promise<string> {
   return out.code === 0 ? out.stdout : `unknown-${Date.now()}`;
 }
 
+/**
+ * Keeps the kernel's cgroup move lock warm between one attempt's last spawn into a cgroup of
+ * its own (`git commit`) and the next one's first (`git worktree add`). On a kernel whose
+ * cgroup2 is mounted without `favordynmods`, the first such join after ~one RCU grace period
+ * of quiet waits for a new one (5–15 ms here, on the main thread: most of what a trivial task
+ * cost beyond the shell). settle's `primeCgroupJoin` makes a no-op move off the main thread;
+ * while the lock is warm it takes ~0.1 ms and keeps it warm one grace period longer. Called at
+ * each step of that turnaround (integrate, worktree removal, the next setup), which are a few
+ * milliseconds apart (bench/RESULTS.md, "Eleventh round").
+ */
+export function keepJoinWarm(): void {
+  primeCgroupJoin();
+}
+
 // Removes a finished attempt's worktree (its result is checkpointed); failed ones stay as evidence.
 export async function removeWorktree(a: Attempt): Promise<void> {
   if (a.rec.worktree === undefined) return;
+  keepJoinWarm();
   const tree = a.rec.worktree;
   await a.ctx.worktrees.exclusive(() => git(a.ctx.repo, ['worktree', 'remove', '--force', '--end-of-options', tree]));
 }
