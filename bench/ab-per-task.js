@@ -45,4 +45,6 @@ for (let r = 0; r < Number(rounds); r++)
     console.log(k, (ms / tasks).toFixed(1), 'ms a task');
   }
 const perTask = (k) => (stats(out[k]).median / tasks).toFixed(1);
-console.log(`old ${perTask('old')} ms a task, new ${perTask('new')} ms a task, new / old ${pairedRatio(out.new, out.old).toFixed(3)}× (median of pairs)`);
+console.log(
+  `old ${perTask('old')} ms a task, new ${perTask('new')} ms a task, new / old ${pairedRatio(out.new, out.old).toFixed(3)}× (median of pairs)`,
+);
