@@ -93,9 +93,9 @@ export async function runChild<R>(
   const wrongProc = spec.proc === undefined ? procMismatch() : undefined;
   if (wrongProc !== undefined) return unstarted('spawn_failed', { code: 'proc_mismatch', where: 'proc', message: wrongProc });
   // A warm-up of the cgroup join in flight moves settle home: it must land before the join
-  // (cgroup.ts, primeJoin). From here to the spawn nothing waits, so none can start meanwhile.
-  const primed = spec.ownership === 'group+tag' ? undefined : joinReady();
-  if (primed !== undefined) await primed;
+  // (cgroup.ts, primeJoin). Another may have started while this call waited (another call's
+  // code runs first); from the last check to the spawn nothing waits, so none can start then.
+  if (spec.ownership !== 'group+tag') for (let p = joinReady(); p !== undefined; p = joinReady()) await p;
   if (spec.signal?.aborted) return unstarted('interrupted', undefined, signalOf(spec.signal.reason));
   const plan = preflight(spec);
   if (!plan.ok) return unstarted('spawn_failed', plan.error);

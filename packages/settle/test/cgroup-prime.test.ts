@@ -43,6 +43,33 @@ test(
 );
 
 test(
+  'a warm-up started while a spawn waited for the one before: the spawn waits for it too',
+  withTimeout(30_000, async () => {
+    assert.ok(own.ok);
+    await joinReady();
+    const home = own.ok ? own.value : '';
+    let landFirst!: () => void;
+    let landSecond!: () => void;
+    const second = new Promise<void>((resolve) => (landSecond = resolve));
+    primeJoin(home, () => new Promise<void>((resolve) => (landFirst = resolve)));
+    const first = joinReady()!;
+    const events: string[] = [];
+    const a = capture({ argv: ['true'], ownership: 'cgroup' });
+    // Runs after the first capture resumes and before the second does: another warm-up starts.
+    void first.then(() => primeJoin(home, () => second));
+    const b = capture({ argv: ['true'], ownership: 'cgroup', onEvent: (e) => events.push(e.type) });
+    landFirst();
+    assert.is((await a).reason, 'exited');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(events, [], 'the second capture waits for the warm-up that started while it waited');
+    landSecond();
+    const r = await b;
+    assert.is(r.reason, 'exited');
+    assert.is(r.ownership, 'cgroup');
+  }),
+);
+
+test(
   'group+tag spawns do not wait for a warm-up (they join nothing)',
   withTimeout(30_000, async () => {
     await joinReady();
