@@ -1,5 +1,15 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  write as writeFd,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { namePrefix, unavailable, type CgroupPlace, type ChildCgroup, type Found } from './cgroup-types.js';
 
@@ -89,19 +99,42 @@ export function spawnInside<T>(cgroup: ChildCgroup, spawn: () => T): Found<{ spa
  * start while it runs.
  */
 let priming: Promise<void> | undefined;
-/** Homes whose cgroup.procs refused a prime (not root, not delegated): never primed again. */
+/** Homes whose cgroup.procs refused a prime (not root, not delegated, gone): never primed again. */
 const unprimable = new Set<string>();
+/** Errors that say a home will keep refusing; any other failure only ends that one prime. */
+const refusals = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOENT', 'ENOTDIR', 'EBUSY', 'EOPNOTSUPP', 'EINVAL']);
+/**
+ * The open cgroup.procs of the home last primed: a prime is then one write on the thread pool
+ * (not an open, a write and a close queued behind the pool's fsyncs). Replaced only when no
+ * prime is in flight, so no write is pending on a descriptor being closed.
+ */
+let procs: { home: string; fd: number } | undefined;
+
+// One no-op move of settle into `home`, made on the thread pool.
+function moveHome(home: string): Promise<void> {
+  try {
+    if (procs?.home !== home) {
+      if (procs !== undefined) closeSync(procs.fd);
+      procs = undefined;
+      procs = { home, fd: openSync(join(home, 'cgroup.procs'), constants.O_WRONLY) };
+    }
+  } catch (cause) {
+    return Promise.reject(cause);
+  }
+  const { fd } = procs;
+  return new Promise((resolve, reject) => writeFd(fd, '0', (e) => (e ? reject(e) : resolve())));
+}
 
 // Starts one no-op move of settle into `home` off the main thread (none while one is in flight).
-// A failure changes nothing: the join that follows reports its own. `write` is for tests.
-export function primeJoin(home: string, write: (file: string, data: string) => Promise<void> = writeFile): void {
+// A failure changes nothing: the join that follows reports its own. `move` is for tests.
+export function primeJoin(home: string, move: (home: string) => Promise<void> = moveHome): void {
   if (priming !== undefined || unprimable.has(home)) return;
-  priming = write(join(home, 'cgroup.procs'), '0').then(
+  priming = move(home).then(
     () => {
       priming = undefined;
     },
-    () => {
-      unprimable.add(home);
+    (cause: unknown) => {
+      if (refusals.has(String((cause as NodeJS.ErrnoException | undefined)?.code))) unprimable.add(home);
       priming = undefined;
     },
   );

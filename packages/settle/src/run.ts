@@ -16,7 +16,7 @@ import { specProblem } from './spec-check.js';
 import { newOwnerTag } from './tag.js';
 import { noTeardown } from './teardown.js';
 import type { Execution, SettleEvent, SettleReason, SettleSpec, TeardownReport, TransportError } from './types.js';
-import { within } from './wait.js';
+import { unlessAborted, within } from './wait.js';
 
 // Monotonic milliseconds (not node:perf_hooks: loading it allocates ~300 KB, enough to cost
 // the settle CLI a garbage collection during start-up).
@@ -95,7 +95,9 @@ export async function runChild<R>(
   // A warm-up of the cgroup join in flight moves settle home: it must land before the join
   // (cgroup.ts, primeJoin). Another may have started while this call waited (another call's
   // code runs first); from the last check to the spawn nothing waits, so none can start then.
-  if (spec.ownership !== 'group+tag') for (let p = joinReady(); p !== undefined; p = joinReady()) await p;
+  // The wait needs the thread pool; an abort ends it, and nothing is spawned.
+  if (spec.ownership !== 'group+tag')
+    for (let p = joinReady(); p !== undefined; p = joinReady()) if (!(await unlessAborted(p, spec.signal))) break;
   if (spec.signal?.aborted) return unstarted('interrupted', undefined, signalOf(spec.signal.reason));
   const plan = preflight(spec);
   if (!plan.ok) return unstarted('spawn_failed', plan.error);

@@ -18,3 +18,29 @@ export async function within(promise: Promise<unknown>, ms: number): Promise<boo
     timer?.cancel();
   }
 }
+
+// Waits for a promise until it settles or `signal` aborts; true when it settled first. No
+// listener outlives the wait.
+export async function unlessAborted(promise: Promise<unknown>, signal: AbortSignal | undefined): Promise<boolean> {
+  if (signal === undefined) {
+    await promise.then(undefined, () => undefined);
+    return true;
+  }
+  if (signal.aborted) return false;
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<false>((resolve) => {
+    onAbort = () => resolve(false);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      aborted,
+    ]);
+  } finally {
+    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
+  }
+}

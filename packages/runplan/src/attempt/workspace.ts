@@ -87,7 +87,8 @@ export async function treeState(tree: string): Promise<string> {
  * cost beyond the shell). settle's `primeCgroupJoin` makes a no-op move off the main thread;
  * while the lock is warm it takes ~0.1 ms and keeps it warm one grace period longer. Called at
  * each step of that turnaround (integrate, worktree removal, the next setup), which are a few
- * milliseconds apart (bench/RESULTS.md, "Eleventh round").
+ * milliseconds apart (bench/RESULTS.md, "Eleventh round"). Whatever the plan's `ownership`:
+ * runplan's settled git commands always take a cgroup when one can be made.
  */
 export function keepJoinWarm(): void {
   primeCgroupJoin();
