@@ -17,6 +17,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statS
 import { createHash } from 'node:crypto';
 import { dirname, join, relative } from 'node:path';
 import { build } from 'esbuild';
+import { placeholder, stampBundle } from './stamp.js';
 
 const root = join(import.meta.dirname, '..');
 const here = process.cwd();
@@ -95,6 +96,34 @@ await build({
 
 const self = JSON.parse(readFileSync(join(here, 'package.json'), 'utf8')).name.replace('@runplan/', '');
 
+// runplan's CLI also as one CommonJS file, dist/lib/cli.cjs, which its bin runs with a V8 code
+// cache (scripts/code-cache.js, the package's next build step): no ES module loader and no
+// compile at start (packages/runplan/README.md, "Start-up"). The ES modules stay for the
+// library and as the bin's fallback. `import.meta` is the bundle's own file, beside cli.js,
+// so what the CLI reads relative to it (its package.json, build-id.js, the demo) is the same;
+// its first line is the build id's placeholder (scripts/stamp.js), stamped here.
+if (self === 'runplan' && entryPoints.cli !== undefined) {
+  await build({
+    absWorkingDir: here,
+    entryPoints: [entryPoints.cli],
+    outfile: 'dist/lib/cli.cjs',
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: 'linked',
+    sourcesContent: false,
+    define: { 'import.meta.url': '__importMetaUrl', 'import.meta.dirname': '__dirname' },
+    banner: {
+      js: `${placeholder}'use strict';\nconst __importMetaUrl = require('node:url').pathToFileURL(__filename).href;`,
+    },
+    plugins: [inlineOurs],
+    logLevel: 'warning',
+    legalComments: 'none',
+  });
+  stampBundle(join(here, 'dist', 'lib', 'cli.cjs'));
+}
+
 // runplan's bundle says which code it is: dist/lib/build-id.js holds the sha256 of every file
 // esbuild wrote there (names and bytes). Caches of what this code computed (the plan cache)
 // are taken only by the code that made them; the unbundled dist/src has no such file.
@@ -102,7 +131,7 @@ if (self === 'runplan') {
   const lib = join(here, 'dist', 'lib');
   const hash = createHash('sha256');
   for (const name of readdirSync(lib)
-    .filter((n) => n.endsWith('.js'))
+    .filter((n) => n.endsWith('.js') || n.endsWith('.cjs'))
     .sort())
     hash.update(`${name}\0`).update(readFileSync(join(lib, name)));
   writeFileSync(

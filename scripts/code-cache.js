@@ -1,45 +1,64 @@
 #!/usr/bin/env node
-// settle's build step after esbuild: `node scripts/code-cache.js BUNDLE.cjs ARGS...`.
+// A CLI bundle's build step after esbuild:
+//   node scripts/code-cache.js BUNDLE.cjs [--quiet] ARGS...
+//   node scripts/code-cache.js BUNDLE.cjs [--quiet] --warmup MODULE
 //
-// Marks the CommonJS bundle with a build id (`// build:<first 16 hex of its sha256>` as its
-// first line), runs it once in this process exactly as bin/settle.js loads it (the CLI's
-// `main(ARGS)`, e.g. `-- /bin/true`), and then writes V8's code cache of it — which by then
-// holds the functions that run compiled — to BUNDLE with `.cache` for `.cjs`, behind a header
-// naming the same build id. The bin hands V8 the cache only when the ids match (V8's own
-// check compares only the source's length), so a rebuilt bundle never runs a stale cache.
-// A cache V8 rejects (another Node, other flags) is ignored by V8 itself: the bundle is then
-// compiled as usual, and so is a truncated one (V8 checks the payload's length). V8 does not
-// checksum the payload unless `--verify-snapshot-checksum` is set, and setting it at run time
-// makes V8 reject Node's own code caches of its built-in modules (slower than no cache):
-// the cache is part of the program, as the bundle is — written atomically here, shipped in
-// the integrity-checked tarball. What it buys: packages/settle/README.md, "Start-up".
-import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+// Stamps the CommonJS bundle with its build id (scripts/stamp.js: `// build:<first 16 hex of
+// its sha256>` as its first line), runs it once in this process exactly as the package's bin
+// loads it — the CLI's `main(ARGS)` (settle's `-- /bin/true`), or, with `--warmup`, MODULE's
+// default export called with `main` (runplan's: a two-task plan in a scratch repository) —
+// and then writes V8's code cache of it, which by then holds the functions that ran compiled,
+// to BUNDLE with `.cache` for `.cjs`, behind a header naming the bundle and the same build id
+// (`<name>-code-cache <id>`, name the bundle's file name without `.cjs`). The run must end 0.
+// `--quiet` keeps the run's output and prints it only when the step fails.
+//
+// The bin hands V8 the cache only when the ids match (V8's own check compares only the
+// source's length), so a rebuilt bundle never runs a stale cache. A cache V8 rejects (another
+// Node, other flags) is ignored by V8 itself: the bundle is then compiled as usual, and so is a
+// truncated one (V8 checks the payload's length). V8 does not checksum the payload unless
+// `--verify-snapshot-checksum` is set, and setting it at run time makes V8 reject Node's own
+// code caches of its built-in modules (slower than no cache): the cache is part of the
+// program, as the bundle is — written atomically here, shipped in the integrity-checked
+// tarball. What it buys: packages/settle/README.md and packages/runplan/README.md, "Start-up".
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Script } from 'node:vm';
+import { stampBundle, writeAtomic } from './stamp.js';
 
-const [given, ...args] = process.argv.slice(2);
-if (!given?.endsWith('.cjs')) {
-  process.stderr.write('usage: node scripts/code-cache.js BUNDLE.cjs ARGS...\n');
-  process.exit(2);
+const [given, ...rest] = process.argv.slice(2);
+if (!given?.endsWith('.cjs')) usage();
+if (rest[0] === '--quiet') {
+  // The same step in a child whose output is kept.
+  const r = spawnSync(process.execPath, [process.argv[1], given, ...rest.slice(1)], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  if (r.status !== 0) process.stderr.write(`${r.stdout}${r.stderr}code-cache: ${given}: exited ${r.status ?? r.signal}\n`);
+  process.exit(r.status ?? 1);
 }
-const bundle = resolve(given);
-const banner = /^\/\/ build:[0-9a-f]{16}\n/;
-const body = readFileSync(bundle, 'utf8').replace(banner, '');
-const id = createHash('sha256').update(body).digest('hex').slice(0, 16);
-const source = `// build:${id}\n${body}`;
-writeAtomic(bundle, source);
+let warmup;
+if (rest[0] === '--warmup') {
+  if (rest.length !== 2) usage();
+  warmup = (await import(pathToFileURL(resolve(rest[1])).href)).default;
+}
 
+const bundle = resolve(given);
+const id = stampBundle(bundle);
+const source = readFileSync(bundle, 'utf8');
 const script = new Script(Module.wrap(source), { filename: bundle });
 const module = { exports: {} };
 script.runInThisContext().call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle));
-await module.exports.main(args);
+const { main } = module.exports;
+const code = warmup === undefined ? await main(rest) : await warmup(main);
+if (code !== 0) {
+  process.stderr.write(`code-cache: ${given}: the run before the cache exited ${code}\n`);
+  process.exit(1);
+}
 process.exitCode = 0;
-writeAtomic(bundle.replace(/\.cjs$/, '.cache'), Buffer.concat([Buffer.from(`settle-code-cache ${id}\n`), script.createCachedData()]));
+const header = `${basename(bundle, '.cjs')}-code-cache ${id}\n`;
+writeAtomic(bundle.replace(/\.cjs$/, '.cache'), Buffer.concat([Buffer.from(header), script.createCachedData()]));
 
-function writeAtomic(file, data) {
-  const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, data);
-  renameSync(temp, file);
+function usage() {
+  process.stderr.write('usage: node scripts/code-cache.js BUNDLE.cjs [--quiet] (ARGS... | --warmup MODULE)\n');
+  process.exit(2);
 }

@@ -2,11 +2,59 @@
 // Committed shim: the built CLI decides the exit code; this file only loads it. Loading can
 // fail (dist not built, a broken install): as a hook (`runplan gate …`) that must deny, never
 // exit 1 — Claude Code reads 1 as "allow".
+//
+// CommonJS on purpose (bin/package.json), as settle's bin: it runs dist/lib/cli.cjs, the CLI
+// as one CommonJS file, with the V8 code cache the build made of it (scripts/code-cache.js):
+// no ES module loader and no compile at start (README, "Start-up"). Without that file (a
+// build that stopped after the ES modules) it imports dist/lib/cli.js instead.
+'use strict';
+const { existsSync, readFileSync } = require('node:fs');
+const { dirname, join } = require('node:path');
+
+const bundle = join(__dirname, '..', 'dist', 'lib', 'cli.cjs');
 let cli;
 try {
-  cli = await import('../dist/lib/cli.js');
+  cli = existsSync(bundle) ? Promise.resolve(loadBundle(bundle)) : import('../dist/lib/cli.js');
 } catch (e) {
-  process.stderr.write(`runplan: cannot load the built CLI (${e instanceof Error ? e.message : String(e)})\n  hint: npm run build\n`);
-  process.exit(process.argv[2] === 'gate' ? 2 : 1);
+  cli = Promise.reject(e);
 }
-process.exitCode = await cli.main(process.argv.slice(2));
+cli.then(
+  (loaded) =>
+    loaded.main(process.argv.slice(2)).then((code) => {
+      process.exitCode = code;
+    }),
+  (e) => {
+    process.stderr.write(`runplan: cannot load the built CLI (${e instanceof Error ? e.message : String(e)})\n  hint: npm run build\n`);
+    process.exit(process.argv[2] === 'gate' ? 2 : 1);
+  },
+);
+
+// Runs the bundle as require() would, with the V8 code cache the build made of this very
+// bundle when there is one (the same loader as settle's bin).
+function loadBundle(file) {
+  const source = readFileSync(file, 'utf8');
+  const cachedData = codeCacheOf(source, file.replace(/\.cjs$/, '.cache'));
+  if (cachedData === undefined) return require(file);
+  const { Script } = require('node:vm');
+  const { wrap } = require('node:module');
+  const script = new Script(wrap(source), { filename: file, cachedData });
+  const module = { exports: {} };
+  script.runInThisContext().call(module.exports, module.exports, require, module, file, dirname(file));
+  return module.exports;
+}
+
+// The cache's V8 data when its header names the bundle's build id (its first line), else
+// undefined. V8 checks only the source's length; the id is what ties a cache to one build.
+function codeCacheOf(source, cacheFile) {
+  const id = /^\/\/ build:([0-9a-f]{16})\n/.exec(source.slice(0, 32))?.[1];
+  if (id === undefined) return undefined;
+  let data;
+  try {
+    data = readFileSync(cacheFile);
+  } catch {
+    return undefined;
+  }
+  const header = `cli-code-cache ${id}\n`;
+  if (data.length <= header.length || data.toString('latin1', 0, header.length) !== header) return undefined;
+  return data.subarray(header.length);
+}

@@ -153,7 +153,8 @@ async function crashAndPlant(f: Fixture, sha: (prefix: Buffer) => string): Promi
   const meta = JSON.parse(fold.subarray(0, fold.indexOf(10)).toString('utf8')) as { size: number; sha256: string; lastSeq: number };
   assert.ok(meta.size > bytes.length / 1.5 && meta.size <= bytes.length, `the last snapshot covers ${meta.size} of ${bytes.length} bytes`);
   assert.is(meta.sha256, sha256(bytes.subarray(0, meta.size)), 'of exactly the journal’s first bytes');
-  // The bin's own fold code (the bundle) reads the coordinator's and makes the planted one.
+  // The bin's fold code reads the coordinator's and makes the planted one: the library bundle,
+  // whose fold code is the CLI's (the two share the build's id).
   const bundle = (await import(new URL('../lib/index.js', import.meta.url).href)) as {
     readRun: typeof readRun;
     writeFoldSnapshot: typeof writeSnapshot;

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runBin, tempDir, withTimeout } from '@runplan/test-fixtures';
+import { runBin, runRecordingLoad, tempDir, withTimeout } from '@runplan/test-fixtures';
 import { settleBin } from './support.js';
 
 // dist/test/start-up.test.js → packages/settle
@@ -11,41 +11,6 @@ const packageDir = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const bundle = join(packageDir, 'dist', 'settle.cjs');
 
 const codeCache = join(packageDir, 'dist', 'settle.cache');
-
-interface Seen {
-  /** Files the CommonJS loader read. */
-  cjs: string[];
-  /** Whether the ESM loader ran. */
-  esm: boolean;
-  /** Every vm.Script made: its file, whether it was handed cached data, whether V8 rejected it. */
-  scripts: { filename: string; cached: boolean; rejected: boolean | undefined }[];
-}
-
-// Runs a settle bin under a preload that records what was loaded and how (see Seen).
-async function runRecorded(
-  bin: string,
-  args: string[],
-  nodeFlags: string[] = [],
-): Promise<{ r: Awaited<ReturnType<typeof runBin>>; seen: Seen }> {
-  const dir = tempDir();
-  try {
-    const seen = join(dir.path, 'seen.json');
-    const preload = join(dir.path, 'seen.cjs');
-    writeFileSync(
-      preload,
-      `const vm = require('node:vm'); const scripts = [];
-       const Script = vm.Script;
-       vm.Script = class extends Script { constructor(code, options) { super(code, options);
-         scripts.push({ filename: options?.filename, cached: options?.cachedData !== undefined, rejected: this.cachedDataRejected }); } };
-       process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(seen)}, JSON.stringify({
-         cjs: Object.keys(require.cache), esm: process.moduleLoadList.includes('NativeModule internal/modules/esm/load'), scripts })));`,
-    );
-    const r = await runBin(process.execPath, [...nodeFlags, '--require', preload, bin, ...args]);
-    return { r, seen: JSON.parse(readFileSync(seen, 'utf8')) as Seen };
-  } finally {
-    dir.cleanup();
-  }
-}
 
 // A copy of the installed layout (bin/ and the bundle, with or without a cache) to tamper with.
 function installedCopy(dir: string, withCache: boolean): { bin: string; bundle: string; cache: string } {
@@ -62,7 +27,7 @@ test(
   withTimeout(20_000, async () => {
     assert.ok(existsSync(bundle), 'the build wrote dist/settle.cjs');
     assert.ok(existsSync(codeCache), 'the build wrote dist/settle.cache');
-    const { r, seen } = await runRecorded(settleBin, ['--', 'sh', '-c', 'echo out; exit 3']);
+    const { r, seen } = await runRecordingLoad(settleBin, ['--', 'sh', '-c', 'echo out; exit 3']);
     assert.is(r.exitCode, 3);
     assert.is(r.stdout, 'out\n');
     assert.equal(seen.scripts, [{ filename: bundle, cached: true, rejected: false }], 'the bundle compiled from the cache, accepted by V8');
@@ -88,7 +53,7 @@ test(
       assert.is(rebuilt.length, text.length);
       assert.not.equal(rebuilt, text);
       writeFileSync(copy.bundle, rebuilt);
-      const { r, seen } = await runRecorded(copy.bin, ['--version']);
+      const { r, seen } = await runRecordingLoad(copy.bin, ['--version']);
       assert.is(r.exitCode, 0);
       assert.match(r.stdout, /^SETTLE /, 'the new build ran');
       assert.is(seen.scripts.filter((s) => s.cached).length, 0, `scripts: ${JSON.stringify(seen.scripts)}`);
@@ -106,20 +71,20 @@ test(
       const truncated = installedCopy(dir.path, true);
       const bytes = readFileSync(truncated.cache);
       writeFileSync(truncated.cache, bytes.subarray(0, bytes.length - 1000));
-      const { r, seen } = await runRecorded(truncated.bin, ['--', 'sh', '-c', 'echo out; echo err >&2; exit 7']);
+      const { r, seen } = await runRecordingLoad(truncated.bin, ['--', 'sh', '-c', 'echo out; echo err >&2; exit 7']);
       assert.is(r.exitCode, 7);
       assert.is(r.stdout, 'out\n');
       assert.is(r.stderr, 'err\n');
       assert.equal(seen.scripts, [{ filename: truncated.bundle, cached: true, rejected: true }]);
 
       // Made under other V8 flags (as by another Node): rejected by V8's flag hash.
-      const foreign = await runRecorded(settleBin, ['--', 'sh', '-c', 'exit 4'], ['--stack-size=900']);
+      const foreign = await runRecordingLoad(settleBin, ['--', 'sh', '-c', 'exit 4'], ['--stack-size=900']);
       assert.is(foreign.r.exitCode, 4);
       assert.equal(foreign.seen.scripts, [{ filename: bundle, cached: true, rejected: true }]);
 
       mkdirSync(join(dir.path, 'none'));
       const none = installedCopy(join(dir.path, 'none'), false);
-      const plain = await runRecorded(none.bin, ['--', 'sh', '-c', 'exit 5']);
+      const plain = await runRecordingLoad(none.bin, ['--', 'sh', '-c', 'exit 5']);
       assert.is(plain.r.exitCode, 5);
       assert.equal(plain.seen.scripts, []);
       assert.ok(plain.seen.cjs.includes(none.bundle), 'required as a plain CommonJS file');

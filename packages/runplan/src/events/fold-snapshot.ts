@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import type { JournalPosition } from '@runplan/journal';
+import { buildId } from '../host/build-id.js';
 import { writeCacheFile } from '../host/cache-file.js';
 import { jsonHoles, putBack, type JsonPath } from '../host/json-image.js';
 import { emptyHistory, recordFailure } from '../repair/index.js';
@@ -54,9 +55,14 @@ export function snapshotPath(journal: string): string {
 
 let code: string | undefined;
 
-// A digest of the source of everything the fold runs: a snapshot made by other fold code
-// (another runplan version or build) could hold what this code would not have made.
+// Which fold code made a snapshot: a snapshot made by other fold code (another runplan version
+// or build) could hold what this code would not have made. In the bundle, the build's id
+// (dist/lib/build-id.js, the sha256 of every file of the build): the CLI (one CommonJS file)
+// and the library (ES modules) are the same sources in two texts, and take each other's
+// snapshots. Unbundled (dist/src), a digest of the source of everything the fold runs.
 export function foldCode(): string {
+  const build = buildId();
+  if (code === undefined && build !== undefined) code = createHash('sha256').update(`${FORMAT}\0build ${build}`).digest('hex').slice(0, 32);
   if (code === undefined) {
     const sources = [
       RunView,

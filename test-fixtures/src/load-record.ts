@@ -1,0 +1,36 @@
+// How a bin loaded its CLI, for the start-up tests of the bins that run a one-file CommonJS
+// bundle with a V8 code cache (settle, runplan).
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type BinResult, runBin, tempDir } from './helpers.js';
+
+export interface LoadSeen {
+  /** Files the CommonJS loader read. */
+  cjs: string[];
+  /** Whether the ESM loader ran. */
+  esm: boolean;
+  /** Every vm.Script made: its file, whether it was handed cached data, whether V8 rejected it. */
+  scripts: { filename: string; cached: boolean; rejected: boolean | undefined }[];
+}
+
+/** Runs `bin` (a Node script) under a preload that records what was loaded and how. */
+export async function runRecordingLoad(bin: string, args: string[], nodeFlags: string[] = []): Promise<{ r: BinResult; seen: LoadSeen }> {
+  const dir = tempDir();
+  try {
+    const seen = join(dir.path, 'seen.json');
+    const preload = join(dir.path, 'seen.cjs');
+    writeFileSync(
+      preload,
+      `const vm = require('node:vm'); const scripts = [];
+       const Script = vm.Script;
+       vm.Script = class extends Script { constructor(code, options) { super(code, options);
+         scripts.push({ filename: options?.filename, cached: options?.cachedData !== undefined, rejected: this.cachedDataRejected }); } };
+       process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(seen)}, JSON.stringify({
+         cjs: Object.keys(require.cache), esm: process.moduleLoadList.includes('NativeModule internal/modules/esm/load'), scripts })));`,
+    );
+    const r = await runBin(process.execPath, [...nodeFlags, '--require', preload, bin, ...args]);
+    return { r, seen: JSON.parse(readFileSync(seen, 'utf8')) as LoadSeen };
+  } finally {
+    dir.cleanup();
+  }
+}
