@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A CLI bundle's build step after esbuild:
-//   node scripts/code-cache.js BUNDLE.cjs [--quiet] ARGS...
-//   node scripts/code-cache.js BUNDLE.cjs [--quiet] --warmup MODULE
+//   node scripts/code-cache.js BUNDLE.cjs [--quiet] [--checksum] ARGS...
+//   node scripts/code-cache.js BUNDLE.cjs [--quiet] [--checksum] --warmup MODULE
 //
 // Stamps the CommonJS bundle with its build id (scripts/stamp.js: `// build:<first 16 hex of
 // its sha256>` as its first line), runs it once in this process exactly as the package's bin
@@ -10,7 +10,9 @@
 // and then writes V8's code cache of it, which by then holds the functions that ran compiled,
 // to BUNDLE with `.cache` for `.cjs`, behind a header naming the bundle and the same build id
 // (`<name>-code-cache <id>`, name the bundle's file name without `.cjs`). The run must end 0.
-// `--quiet` keeps the run's output and prints it only when the step fails.
+// `--quiet` keeps the run's output and prints it only when the step fails. `--checksum` adds
+// the payload's crc32 to the header (`<name>-code-cache <id> <crc32 as 8 hex>`), for a bin that
+// checks it before V8 sees the payload (runplan's, whose `gate` must deny rather than crash).
 //
 // The bin hands V8 the cache only when the ids match (V8's own check compares only the
 // source's length), so a rebuilt bundle never runs a stale cache. A cache V8 rejects (another
@@ -26,6 +28,7 @@ import Module, { createRequire } from 'node:module';
 import { basename, dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Script } from 'node:vm';
+import { crc32 } from 'node:zlib';
 import { stampBundle, writeAtomic } from './stamp.js';
 
 const [given, ...rest] = process.argv.slice(2);
@@ -36,6 +39,8 @@ if (rest[0] === '--quiet') {
   if (r.status !== 0) process.stderr.write(`${r.stdout}${r.stderr}code-cache: ${given}: exited ${r.status ?? r.signal}\n`);
   process.exit(r.status ?? 1);
 }
+const checksum = rest[0] === '--checksum';
+if (checksum) rest.shift();
 let warmup;
 if (rest[0] === '--warmup') {
   if (rest.length !== 2) usage();
@@ -55,10 +60,12 @@ if (code !== 0) {
   process.exit(1);
 }
 process.exitCode = 0;
-const header = `${basename(bundle, '.cjs')}-code-cache ${id}\n`;
-writeAtomic(bundle.replace(/\.cjs$/, '.cache'), Buffer.concat([Buffer.from(header), script.createCachedData()]));
+const payload = script.createCachedData();
+const crc = checksum ? ` ${crc32(payload).toString(16).padStart(8, '0')}` : '';
+const header = `${basename(bundle, '.cjs')}-code-cache ${id}${crc}\n`;
+writeAtomic(bundle.replace(/\.cjs$/, '.cache'), Buffer.concat([Buffer.from(header), payload]));
 
 function usage() {
-  process.stderr.write('usage: node scripts/code-cache.js BUNDLE.cjs [--quiet] (ARGS... | --warmup MODULE)\n');
+  process.stderr.write('usage: node scripts/code-cache.js BUNDLE.cjs [--quiet] [--checksum] (ARGS... | --warmup MODULE)\n');
   process.exit(2);
 }

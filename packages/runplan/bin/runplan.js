@@ -43,8 +43,11 @@ function loadBundle(file) {
   return module.exports;
 }
 
-// The cache's V8 data when its header names the bundle's build id (its first line), else
-// undefined. V8 checks only the source's length; the id is what ties a cache to one build.
+// The cache's V8 data when its header names the bundle's build id (its first line) and the
+// data's crc32, else undefined. V8 checks only the source's length; the id is what ties a
+// cache to one build. V8 does not checksum the data, and a cache with bytes flipped inside
+// can make it abort: the crc32 turns that into a compile without the cache, so `gate` still
+// decides (a hook that crashes would let the tool call through).
 function codeCacheOf(source, cacheFile) {
   const id = /^\/\/ build:([0-9a-f]{16})\n/.exec(source.slice(0, 32))?.[1];
   if (id === undefined) return undefined;
@@ -54,7 +57,9 @@ function codeCacheOf(source, cacheFile) {
   } catch {
     return undefined;
   }
-  const header = `cli-code-cache ${id}\n`;
-  if (data.length <= header.length || data.toString('latin1', 0, header.length) !== header) return undefined;
-  return data.subarray(header.length);
+  const header = /^cli-code-cache ([0-9a-f]{16}) ([0-9a-f]{8})\n/.exec(data.toString('latin1', 0, 64));
+  if (header === null || header[1] !== id) return undefined;
+  const payload = data.subarray(header[0].length);
+  if (payload.length === 0 || require('node:zlib').crc32(payload) !== Number.parseInt(header[2], 16)) return undefined;
+  return payload;
 }

@@ -89,6 +89,29 @@ test(
 );
 
 test(
+  'a code cache with bytes flipped inside (its length and header intact) is never handed to V8: the gate still decides',
+  withTimeout(30_000, async () => {
+    const dir = tempDir();
+    try {
+      const copy = installedCopy(dir.path, { cjs: true, cache: true });
+      const bytes = readFileSync(copy.cache);
+      const at = bytes.indexOf(10) + 1 + Math.floor((bytes.length - bytes.indexOf(10)) / 2);
+      for (let i = at; i < at + 64; i++) bytes[i] = bytes[i]! ^ 0xff;
+      writeFileSync(copy.cache, bytes);
+      const { r, seen } = await runRecordingLoad(copy.bin, ['--version']);
+      assert.is(r.exitCode, 0, r.stderr);
+      assert.is(r.stdout, `runplan ${version}\n`);
+      assert.equal(seen.scripts, [], 'required plainly, V8 never saw the cache');
+      const input = JSON.stringify({ tool_name: 'Bash', tool_input: { command: 'runplan run plan.toml &' }, cwd: dir.path });
+      const gate = await runBin(copy.bin, ['gate', 'claude'], { input, timeoutMs: 20_000 });
+      assert.is(gate.exitCode, 2, gate.stderr);
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
   'without the one-file CLI the bin imports the ES modules; without its cache it requires it plainly',
   withTimeout(30_000, async () => {
     const dir = tempDir();
