@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Committed shim: the built CLI decides the exit code; this file only loads it. Loading can
 // fail (dist not built, a broken install): as a hook (`runplan gate …`) that must deny, never
-// exit 1 — Claude Code reads 1 as "allow".
+// exit 1 — Claude Code reads 1 as "allow". So must a CLI that throws, or that never returns
+// an exit code (its promise unsettled when nothing is left to run): 2 for `gate`, else 1.
 //
 // CommonJS on purpose (bin/package.json), as settle's bin: it runs dist/lib/cli.cjs, the CLI
 // as one CommonJS file, with the V8 code cache the build made of it (scripts/code-cache.js):
@@ -11,6 +12,7 @@
 const { existsSync, readFileSync } = require('node:fs');
 const { dirname, join } = require('node:path');
 
+const failed = process.argv[2] === 'gate' ? 2 : 1;
 const bundle = join(__dirname, '..', 'dist', 'lib', 'cli.cjs');
 let cli;
 try {
@@ -18,16 +20,38 @@ try {
 } catch (e) {
   cli = Promise.reject(e);
 }
-cli.then(
-  (loaded) =>
-    loaded.main(process.argv.slice(2)).then((code) => {
-      process.exitCode = code;
-    }),
-  (e) => {
-    process.stderr.write(`runplan: cannot load the built CLI (${e instanceof Error ? e.message : String(e)})\n  hint: npm run build\n`);
-    process.exit(process.argv[2] === 'gate' ? 2 : 1);
-  },
-);
+// The exit code the CLI returned (or the bin chose); undefined until then.
+let returned;
+process.on('exit', (code) => {
+  if (returned === undefined) {
+    process.stderr.write('runplan: internal error: the command ended without an exit code\n');
+    process.exitCode = failed;
+  } else if (failed === 2 && code !== returned) process.exitCode = 2; // an error after the gate's answer
+});
+cli
+  .then((loaded) => {
+    if (typeof loaded?.main !== 'function') throw new Error('it has no main()');
+    return loaded;
+  })
+  .then(
+    (loaded) =>
+      loaded.main(process.argv.slice(2)).then(
+        (code) => {
+          returned = code;
+          process.exitCode = code;
+        },
+        (e) => {
+          returned = failed;
+          process.stderr.write(`runplan: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+          process.exitCode = failed;
+        },
+      ),
+    (e) => {
+      returned = failed;
+      process.stderr.write(`runplan: cannot load the built CLI (${e instanceof Error ? e.message : String(e)})\n  hint: npm run build\n`);
+      process.exit(failed);
+    },
+  );
 
 // Runs the bundle as require() would, with the V8 code cache the build made of this very
 // bundle when there is one (the same loader as settle's bin).

@@ -105,6 +105,7 @@ test(
       const input = JSON.stringify({ tool_name: 'Bash', tool_input: { command: 'runplan run plan.toml &' }, cwd: dir.path });
       const gate = await runBin(copy.bin, ['gate', 'claude'], { input, timeoutMs: 20_000 });
       assert.is(gate.exitCode, 2, gate.stderr);
+      assert.match(gate.stderr, /^runplan gate: background_launch:/, 'the gate decided (not a load failure)');
     } finally {
       dir.cleanup();
     }
@@ -128,8 +129,10 @@ test(
       mkdirSync(join(dir.path, 'plain'));
       const plain = installedCopy(join(dir.path, 'plain'), { cjs: true, cache: false });
       const viaRequire = await runRecordingLoad(plain.bin, ['--version']);
+      assert.is(viaRequire.r.exitCode, 0, viaRequire.r.stderr);
       assert.is(viaRequire.r.stdout, `runplan ${version}\n`);
       assert.equal(viaRequire.seen.scripts, []);
+      assert.ok(viaRequire.seen.cjs.includes(plain.bundle), 'required as a plain CommonJS file');
       assert.is(viaRequire.seen.esm, false);
     } finally {
       dir.cleanup();
@@ -150,6 +153,46 @@ test(
       assert.match(gate.stderr, /^runplan: cannot load the built CLI \(half-written bundle\)/);
       const status = await runBin(copy.bin, ['status'], { timeoutMs: 20_000 });
       assert.is(status.exitCode, 1);
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'a CLI with no main(), one that throws, or one that never returns an exit code: the gate denies (2), other commands fail (1)',
+  withTimeout(60_000, async () => {
+    const dir = tempDir();
+    try {
+      mkdirSync(join(dir.path, 'bin'));
+      mkdirSync(join(dir.path, 'dist', 'lib'), { recursive: true });
+      for (const file of ['runplan.js', 'package.json']) copyFileSync(join(packageDir, 'bin', file), join(dir.path, 'bin', file));
+      const bin = join(dir.path, 'bin', 'runplan.js');
+      const cases: Array<[string, string, RegExp]> = [
+        ['no main()', '', /^runplan: cannot load the built CLI \(it has no main\(\)\)/],
+        ['main() rejects', "exports.main = async () => { throw new Error('boom'); };", /^runplan: internal error: Error: boom/],
+        [
+          'main() never settles',
+          'exports.main = () => new Promise(() => {});',
+          /^runplan: internal error: the command ended without an exit code/,
+        ],
+        [
+          'an error thrown after the answer',
+          "exports.main = async () => { setTimeout(() => { throw new Error('late'); }, 10); return 0; };",
+          /Error: late/,
+        ],
+      ];
+      for (const [what, body, said] of cases) {
+        writeFileSync(join(dir.path, 'dist', 'lib', 'cli.cjs'), `${body}\n`);
+        const gate = await runBin(bin, ['gate', 'claude'], { input: '{}', timeoutMs: 20_000 });
+        assert.is(gate.exitCode, 2, `${what}: gate ${gate.stderr}`);
+        assert.match(gate.stderr, said, what);
+        const status = await runBin(bin, ['status'], { timeoutMs: 20_000 });
+        assert.is(status.exitCode, 1, `${what}: status ${status.stderr}`);
+      }
+      // The exit code the CLI returns is the bin's, for the gate too.
+      writeFileSync(join(dir.path, 'dist', 'lib', 'cli.cjs'), 'exports.main = async () => 7;\n');
+      assert.is((await runBin(bin, ['gate', 'claude'], { input: '{}', timeoutMs: 20_000 })).exitCode, 7);
     } finally {
       dir.cleanup();
     }
