@@ -14,17 +14,40 @@ const { existsSync, readFileSync } = require('node:fs');
 const { dirname, join } = require('node:path');
 
 const bundle = join(__dirname, '..', 'dist', 'settle.cjs');
-const cli = existsSync(bundle) ? Promise.resolve(loadBundle(bundle)) : import('../dist/src/cli.js');
+let cli;
+try {
+  cli = existsSync(bundle) ? Promise.resolve(loadBundle(bundle)) : import('../dist/src/cli.js');
+} catch (e) {
+  cli = Promise.reject(e);
+}
 
+// The exit code the CLI returned; undefined until then. A CLI that cannot load, rejects, or
+// never returns one (nothing left to run and no answer) is settle's own failure, 125, never
+// the 0 an empty exit code would be.
+let returned;
 cli
   .then(({ main }) => main(process.argv.slice(2)))
-  .then((code) => {
-    process.exitCode = code;
-  });
+  .then(
+    (code) => {
+      returned = code;
+      process.exitCode = code;
+    },
+    (e) => {
+      returned = 125;
+      process.stderr.write(`settle: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+      process.exitCode = 125;
+    },
+  );
 // 'beforeExit' comes once the event loop is empty: the child reaped, its tree settled, every
 // write handed to the OS. Exiting there skips Node's teardown of the environment, which
 // costs a few ms of CPU at every run.
-process.once('beforeExit', () => process.exit());
+process.once('beforeExit', () => {
+  if (returned === undefined) {
+    process.stderr.write('settle: internal error: the command ended without an exit code\n');
+    process.exitCode = 125;
+  }
+  process.exit();
+});
 
 // Runs the bundle as require() would, but with the V8 code cache the build made of this very
 // bundle (scripts/code-cache.js): its functions arrive compiled, ~5 ms of CPU less per start.

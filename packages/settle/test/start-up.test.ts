@@ -118,4 +118,37 @@ test(
   }),
 );
 
+test(
+  "a CLI that cannot load, rejects, or never returns an exit code is settle's own failure (125), never 0",
+  withTimeout(30_000, async () => {
+    const dir = tempDir();
+    try {
+      mkdirSync(join(dir.path, 'bin'));
+      mkdirSync(join(dir.path, 'dist'));
+      for (const file of ['settle.js', 'package.json']) copyFileSync(join(packageDir, 'bin', file), join(dir.path, 'bin', file));
+      const shim = join(dir.path, 'bin', 'settle.js');
+      const cases: Array<[string, string, RegExp]> = [
+        ['a syntax error', 'exports.main = (;', /^settle: internal error: .*settle\.cjs:1/],
+        ['no main()', '', /^settle: internal error: TypeError: main is not a function/],
+        ['main() rejects', "exports.main = async () => { throw new Error('boom'); };", /^settle: internal error: Error: boom/],
+        [
+          'main() never settles',
+          'exports.main = () => new Promise(() => {});',
+          /^settle: internal error: the command ended without an exit code/,
+        ],
+      ];
+      for (const [what, body, said] of cases) {
+        writeFileSync(join(dir.path, 'dist', 'settle.cjs'), `${body}\n`);
+        const r = await runBin(shim, ['--', 'true']);
+        assert.is(r.exitCode, 125, `${what}: ${r.stderr}`);
+        assert.match(r.stderr, said, what);
+      }
+      writeFileSync(join(dir.path, 'dist', 'settle.cjs'), 'exports.main = async () => 7;\n');
+      assert.is((await runBin(shim, ['--', 'true'])).exitCode, 7, 'the code the CLI returns is the exit code');
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
 test.run();
