@@ -23,7 +23,6 @@
 // program, as the bundle is — written atomically here, shipped in the integrity-checked
 // tarball. What it buys: packages/settle/README.md and packages/runplan/README.md, "Start-up".
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';
 import { basename, dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -48,8 +47,14 @@ if (rest[0] === '--warmup') {
 }
 
 const bundle = resolve(given);
-const id = stampBundle(bundle);
-const source = readFileSync(bundle, 'utf8');
+const { id, text: source } = stampBundle(bundle);
+// The bins compile the bundle through vm.Script, which has no loader for `import()`: one left
+// in it (a dependency's, not turned into a require by esbuild) would throw only with the cache.
+const dynamic = /\bimport\s*\(/.exec(source);
+if (dynamic !== null) {
+  process.stderr.write(`code-cache: ${given} calls import() (at offset ${dynamic.index}), which its bin's vm.Script cannot load\n`);
+  process.exit(1);
+}
 const script = new Script(Module.wrap(source), { filename: bundle });
 const module = { exports: {} };
 script.runInThisContext().call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle));

@@ -12,12 +12,13 @@ const line = /^\/\/ build:[0-9a-f]{16}\n/;
 /** The line a bundle starts with before it is stamped (an esbuild banner). */
 export const placeholder = `// build:${'0'.repeat(16)}\n`;
 
-/** Stamps `file` with the id of its body; returns the id. */
+/** Stamps `file` with the id of its body; returns the id and the stamped text. */
 export function stampBundle(file) {
   const body = readFileSync(file, 'utf8').replace(line, '');
   const id = createHash('sha256').update(body).digest('hex').slice(0, 16);
-  writeAtomic(file, `// build:${id}\n${body}`);
-  return id;
+  const text = `// build:${id}\n${body}`;
+  writeAtomic(file, text);
+  return { id, text };
 }
 
 /** Writes `data` to `file` through a temporary file and a rename. */

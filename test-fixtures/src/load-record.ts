@@ -34,3 +34,16 @@ export async function runRecordingLoad(bin: string, args: string[], nodeFlags: s
     dir.cleanup();
   }
 }
+
+/**
+ * The text of another build of a bundle that V8's own check (the source's length) cannot tell
+ * from `text`: its build id (the first line, `// build:<16 hex>`) changed, and `from` replaced
+ * by `to`, of the same length.
+ */
+export function otherBuildOf(text: string, from: string, to: string): string {
+  const id = /^\/\/ build:([0-9a-f]{16})\n/.exec(text)?.[1];
+  if (id === undefined) throw new Error('the bundle does not start with its build id');
+  if (from.length !== to.length || !text.includes(from)) throw new Error(`cannot replace ${from} by ${to} in the bundle`);
+  const otherId = `${id.slice(0, 15)}${id.endsWith('0') ? '1' : '0'}`;
+  return text.replace(`// build:${id}`, `// build:${otherId}`).replace(from, to);
+}

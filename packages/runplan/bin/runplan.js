@@ -35,23 +35,24 @@ cli
   })
   .then(
     (loaded) =>
-      loaded.main(process.argv.slice(2)).then(
-        (code) => {
-          returned = code;
-          process.exitCode = code;
-        },
-        (e) => {
-          returned = failed;
-          process.stderr.write(`runplan: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-          process.exitCode = failed;
-        },
-      ),
+      loaded
+        .main(process.argv.slice(2))
+        .then(answer, (e) => fail(`internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`)),
     (e) => {
-      returned = failed;
-      process.stderr.write(`runplan: cannot load the built CLI (${e instanceof Error ? e.message : String(e)})\n  hint: npm run build\n`);
+      fail(`cannot load the built CLI (${e instanceof Error ? e.message : String(e)})\n  hint: npm run build`);
       process.exit(failed);
     },
   );
+
+function answer(code) {
+  returned = code;
+  process.exitCode = code;
+}
+
+function fail(message) {
+  process.stderr.write(`runplan: ${message}\n`);
+  answer(failed);
+}
 
 // Runs the bundle as require() would, with the V8 code cache the build made of this very
 // bundle when there is one (the same loader as settle's bin).

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runBin, runRecordingLoad, tempDir, withTimeout } from '@runplan/test-fixtures';
+import { otherBuildOf, runBin, runRecordingLoad, tempDir, withTimeout } from '@runplan/test-fixtures';
 import { RUNPLAN } from './support.js';
 
 // dist/test/start-up.test.js → packages/runplan
@@ -64,12 +64,7 @@ test(
       const copy = installedCopy(dir.path, { cjs: true, cache: true });
       // Another build: a different build id and a change of the same length as the old text.
       const text = readFileSync(copy.bundle, 'utf8');
-      const id = /^\/\/ build:([0-9a-f]{16})\n/.exec(text)?.[1];
-      assert.ok(id, 'the bundle starts with its build id');
-      const otherId = `${id.slice(0, 15)}${id.endsWith('0') ? '1' : '0'}`;
-      const rebuilt = text
-        .replace(`// build:${id}`, `// build:${otherId}`)
-        .replace('`runplan $' + '{packageVersion', '`RUNPLAN $' + '{packageVersion');
+      const rebuilt = otherBuildOf(text, '`runplan $' + '{packageVersion', '`RUNPLAN $' + '{packageVersion');
       assert.is(rebuilt.length, text.length);
       assert.not.equal(rebuilt, text);
       writeFileSync(copy.bundle, rebuilt);
@@ -193,6 +188,32 @@ test(
       // The exit code the CLI returns is the bin's, for the gate too.
       writeFileSync(join(dir.path, 'dist', 'lib', 'cli.cjs'), 'exports.main = async () => 7;\n');
       assert.is((await runBin(bin, ['gate', 'claude'], { input: '{}', timeoutMs: 20_000 })).exitCode, 7);
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
+  "the build's code-cache step refuses a bundle that calls import() (vm.Script has no loader for it), and caches one that does not",
+  withTimeout(30_000, async () => {
+    const dir = tempDir();
+    try {
+      const script = join(packageDir, '..', '..', 'scripts', 'code-cache.js');
+      const dynamic = join(dir.path, 'dynamic.cjs');
+      writeFileSync(dynamic, "exports.main = async () => (await import('node:os')).EOL.length - 1;\n");
+      const refused = await runBin(process.execPath, [script, dynamic, '--checksum'], { timeoutMs: 20_000 });
+      assert.is(refused.exitCode, 1, refused.stderr);
+      assert.match(refused.stderr, /dynamic\.cjs calls import\(\) \(at offset \d+\)/);
+      assert.not.ok(existsSync(join(dir.path, 'dynamic.cache')), 'no cache written');
+
+      const plain = join(dir.path, 'plain.cjs');
+      writeFileSync(plain, 'exports.main = async () => 0;\n');
+      const made = await runBin(process.execPath, [script, plain, '--checksum'], { timeoutMs: 20_000 });
+      assert.is(made.exitCode, 0, made.stderr);
+      const id = /^\/\/ build:([0-9a-f]{16})\n/.exec(readFileSync(plain, 'utf8'))?.[1];
+      assert.ok(id, 'stamped with its build id');
+      assert.match(readFileSync(join(dir.path, 'plain.cache'), 'latin1'), new RegExp(`^plain-code-cache ${id} [0-9a-f]{8}\n`));
     } finally {
       dir.cleanup();
     }

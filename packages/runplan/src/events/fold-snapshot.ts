@@ -61,28 +61,28 @@ let code: string | undefined;
 // and the library (ES modules) are the same sources in two texts, and take each other's
 // snapshots. Unbundled (dist/src), a digest of the source of everything the fold runs.
 export function foldCode(): string {
-  const build = buildId();
-  if (code === undefined && build !== undefined) code = createHash('sha256').update(`${FORMAT}\0build ${build}`).digest('hex').slice(0, 32);
-  if (code === undefined) {
-    const sources = [
-      RunView,
-      ...PARTS,
-      nextStep,
-      openAttemptOf,
-      markSettled,
-      recordFailure,
-      emptyHistory,
-      threadTotalsOf,
-      readEvent,
-      taskCountOf,
-      addUsage,
-    ];
-    code = createHash('sha256')
-      .update(`${FORMAT}\0${sources.map(String).join('\0')}`)
-      .digest('hex')
-      .slice(0, 32);
-  }
+  code ??= createHash('sha256').update(foldIdentity()).digest('hex').slice(0, 32);
   return code;
+}
+
+// What foldCode digests: the build's id when there is one, else the fold's own source.
+function foldIdentity(): string {
+  const build = buildId();
+  if (build !== undefined) return `${FORMAT}\0build ${build}`;
+  const sources = [
+    RunView,
+    ...PARTS,
+    nextStep,
+    openAttemptOf,
+    markSettled,
+    recordFailure,
+    emptyHistory,
+    threadTotalsOf,
+    readEvent,
+    taskCountOf,
+    addUsage,
+  ];
+  return `${FORMAT}\0${sources.map(String).join('\0')}`;
 }
 
 // The fields of a RunView (or of one of its parts), each tagged with how it is held.
