@@ -3,9 +3,9 @@
 //   node scripts/code-cache.js BUNDLE.cjs [--quiet] [--checksum] ARGS...
 //   node scripts/code-cache.js BUNDLE.cjs [--quiet] [--checksum] --warmup MODULE
 //
-// Stamps the CommonJS bundle with its build id (scripts/stamp.js: `// build:<first 16 hex of
-// its sha256>` as its first line), runs it once in this process exactly as the package's bin
-// loads it — the CLI's `main(ARGS)` (settle's `-- /bin/true`), or, with `--warmup`, MODULE's
+// Wraps the CommonJS bundle in its module function and stamps it with its build id
+// (scripts/stamp.js: `// build:<first 16 hex of its sha256>` as its first line), runs it once
+// in this process exactly as the package's bin loads it — the CLI's `main(ARGS)` (settle's `-- /bin/true`), or, with `--warmup`, MODULE's
 // default export called with `main` (runplan's: a two-task plan in a scratch repository) —
 // and then writes V8's code cache of it, which by then holds the functions that ran compiled,
 // to BUNDLE with `.cache` for `.cjs`, behind a header naming the bundle and the same build id
@@ -23,7 +23,7 @@
 // program, as the bundle is — written atomically here, shipped in the integrity-checked
 // tarball. What it buys: packages/settle/README.md and packages/runplan/README.md, "Start-up".
 import { spawnSync } from 'node:child_process';
-import Module, { createRequire } from 'node:module';
+import { createRequire } from 'node:module';
 import { basename, dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Script } from 'node:vm';
@@ -51,11 +51,18 @@ const { id, text: source } = stampBundle(bundle);
 // The bins compile the bundle through vm.Script, which has no loader for `import()`: one left
 // in it (a dependency's, not turned into a require by esbuild) would throw only with the cache.
 const dynamic = /\bimport\s*\(/.exec(source);
-if (dynamic !== null) {
-  process.stderr.write(`code-cache: ${given} calls import() (at offset ${dynamic.index}), which its bin's vm.Script cannot load\n`);
-  process.exit(1);
+if (dynamic !== null) refuse(`calls import() (at offset ${dynamic.index}), which its bin's vm.Script cannot load`);
+// One character past U+007F anywhere, a comment's dash included, and V8 holds the whole text
+// as two bytes a character (2.4 MB for runplan's CLI instead of 1.2) in every process.
+const wide = /[^\x00-\x7f]/.exec(source);
+if (wide !== null) {
+  const at = source.slice(0, wide.index).split('\n');
+  const char = `U+${wide[0].codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+  refuse(
+    `holds a character past ASCII (${char} at line ${at.length}, column ${at.at(-1).length + 1}); write it in ASCII or as a \\u escape in the source`,
+  );
 }
-const script = new Script(Module.wrap(source), { filename: bundle });
+const script = new Script(source, { filename: bundle });
 const module = { exports: {} };
 script.runInThisContext().call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle));
 const { main } = module.exports;
@@ -69,6 +76,11 @@ const payload = script.createCachedData();
 const crc = checksum ? ` ${crc32(payload).toString(16).padStart(8, '0')}` : '';
 const header = `${basename(bundle, '.cjs')}-code-cache ${id}${crc}\n`;
 writeAtomic(bundle.replace(/\.cjs$/, '.cache'), Buffer.concat([Buffer.from(header), payload]));
+
+function refuse(why) {
+  process.stderr.write(`code-cache: ${given} ${why}\n`);
+  process.exit(1);
+}
 
 function usage() {
   process.stderr.write('usage: node scripts/code-cache.js BUNDLE.cjs [--quiet] [--checksum] (ARGS... | --warmup MODULE)\n');

@@ -7,5 +7,5 @@ export type { GateEnvEntry, LedgerEntry } from './ledger.js';
 export { expectVersionFrom, packageVersionOf } from './version-check.js';
 export { alive, killAll, waitForLine, waitUntil, withCleanup } from './waits.js';
 export type { Disposable, WaitOptions } from './waits.js';
-export { otherBuildOf, runRecordingLoad } from './load-record.js';
+export { otherBuildOf, runRecordingLoad, wrappedModule } from './load-record.js';
 export type { LoadSeen } from './load-record.js';

@@ -35,6 +35,11 @@ export async function runRecordingLoad(bin: string, args: string[], nodeFlags: s
   }
 }
 
+/** `body` (CommonJS module text) in the form a one-file CLI ships in: wrapped in its module function (scripts/stamp.js). */
+export function wrappedModule(body: string): string {
+  return `(function (exports, require, module, __filename, __dirname) {${body}\n})\n`;
+}
+
 /**
  * The text of another build of a bundle that V8's own check (the source's length) cannot tell
  * from `text`: its build id (the first line, `// build:<16 hex>`) changed, and `from` replaced

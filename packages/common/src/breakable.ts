@@ -38,7 +38,7 @@ export class BreakableDestination {
     }
   }
 
-  // Resolves when the destination drained, broke or closed — or when `gone` settles first
+  // Resolves when the destination drained, broke or closed, or when `gone` settles first
   // (the source went away: a stuck reader must never hold a deadline open).
   async drained(gone?: Promise<unknown>): Promise<void> {
     const out = this.out;

@@ -5,12 +5,14 @@
 // an exit code (its promise unsettled when nothing is left to run): 2 for `gate`, else 1.
 //
 // CommonJS on purpose (bin/package.json), as settle's bin: it runs dist/lib/cli.cjs, the CLI
-// as one CommonJS file, with the V8 code cache the build made of it (scripts/code-cache.js):
-// no ES module loader and no compile at start (README, "Start-up"). Without that file (a
+// as one CommonJS module wrapped in its function, with the V8 code cache the build made of it
+// (scripts/code-cache.js): no ES module loader and no compile at start (README, "Start-up"). Without that file (a
 // build that stopped after the ES modules) it imports dist/lib/cli.js instead.
 'use strict';
 const { existsSync, readFileSync } = require('node:fs');
 const { dirname, join } = require('node:path');
+// The form of the one-file CLI (scripts/stamp.js): its build id, then the module wrapped in its function.
+const wrappedForm = /^(?:\/\/ build:[0-9a-f]{16}\n)?\(function \(exports, require, module, __filename, __dirname\) \{/;
 
 const failed = process.argv[2] === 'gate' ? 2 : 1;
 const bundle = join(__dirname, '..', 'dist', 'lib', 'cli.cjs');
@@ -55,17 +57,30 @@ function fail(message) {
 }
 
 // Runs the bundle as require() would, with the V8 code cache the build made of this very
-// bundle when there is one (the same loader as settle's bin).
+// bundle when there is one (the same loader as settle's bin). The file is the module already
+// wrapped in its function (scripts/stamp.js), so V8 compiles it as it is; it is not a module
+// require() could load. The cache is read first: at 0.8 MB it then gets a mapping of its own,
+// unmapped once it is collected, instead of a hole in malloc's heap that every spawn()'s fork
+// would copy.
 function loadBundle(file) {
+  const cache = readCache(file.replace(/\.cjs$/, '.cache'));
   const source = readFileSync(file, 'utf8');
-  const cachedData = codeCacheOf(source, file.replace(/\.cjs$/, '.cache'));
-  if (cachedData === undefined) return require(file);
+  if (!wrappedForm.test(source)) throw new Error(`${file} is not a wrapped bundle (scripts/stamp.js)`);
   const { Script } = require('node:vm');
-  const { wrap } = require('node:module');
-  const script = new Script(wrap(source), { filename: file, cachedData });
+  const script = new Script(source, { filename: file, cachedData: codeCacheOf(source, cache) });
+  const wrapped = script.runInThisContext();
+  if (typeof wrapped !== 'function') throw new Error(`${file} is not a wrapped bundle (scripts/stamp.js)`);
   const module = { exports: {} };
-  script.runInThisContext().call(module.exports, module.exports, require, module, file, dirname(file));
+  wrapped.call(module.exports, module.exports, require, module, file, dirname(file));
   return module.exports;
+}
+
+function readCache(cacheFile) {
+  try {
+    return readFileSync(cacheFile);
+  } catch {
+    return undefined;
+  }
 }
 
 // The cache's V8 data when its header names the bundle's build id (its first line) and the
@@ -73,15 +88,9 @@ function loadBundle(file) {
 // cache to one build. V8 does not checksum the data, and a cache with bytes flipped inside
 // can make it abort: the crc32 turns that into a compile without the cache, so `gate` still
 // decides (a hook that crashes would let the tool call through).
-function codeCacheOf(source, cacheFile) {
+function codeCacheOf(source, data) {
   const id = /^\/\/ build:([0-9a-f]{16})\n/.exec(source.slice(0, 32))?.[1];
-  if (id === undefined) return undefined;
-  let data;
-  try {
-    data = readFileSync(cacheFile);
-  } catch {
-    return undefined;
-  }
+  if (id === undefined || data === undefined) return undefined;
   const header = /^cli-code-cache ([0-9a-f]{16}) ([0-9a-f]{8})\n/.exec(data.toString('latin1', 0, 64));
   if (header === null || header[1] !== id) return undefined;
   const payload = data.subarray(header[0].length);

@@ -201,6 +201,7 @@ test('normalizeEvidence masks what differs between runs of the same failure', ()
       '  took <dur>',
     ].join('\n'),
   );
+  assert.is(normalizeEvidence('spawned in 840\u00B5s, ran 3.5µs', []), 'spawned in <dur>, ran <dur>', 'µs, however written');
   assert.is(
     normalizeEvidence('out in /srv/tmp/x and /var/folders/ab/T/y', [], { tmpDir: '/var/folders/ab/T' }),
     'out in /srv/tmp/x and <tmp>',

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { otherBuildOf, runBin, runRecordingLoad, tempDir, withTimeout } from '@runplan/test-fixtures';
+import { otherBuildOf, runBin, runRecordingLoad, tempDir, withTimeout, wrappedModule } from '@runplan/test-fixtures';
 import { RUNPLAN } from './support.js';
 
 // dist/test/start-up.test.js → packages/runplan
@@ -96,7 +96,7 @@ test(
       const { r, seen } = await runRecordingLoad(copy.bin, ['--version']);
       assert.is(r.exitCode, 0, r.stderr);
       assert.is(r.stdout, `runplan ${version}\n`);
-      assert.equal(seen.scripts, [], 'required plainly, V8 never saw the cache');
+      assert.equal(seen.scripts, [{ filename: copy.bundle, cached: false }], 'compiled without the cache, V8 never saw it');
       const input = JSON.stringify({ tool_name: 'Bash', tool_input: { command: 'runplan run plan.toml &' }, cwd: dir.path });
       const gate = await runBin(copy.bin, ['gate', 'claude'], { input, timeoutMs: 20_000 });
       assert.is(gate.exitCode, 2, gate.stderr);
@@ -108,7 +108,7 @@ test(
 );
 
 test(
-  'without the one-file CLI the bin imports the ES modules; without its cache it requires it plainly',
+  'without the one-file CLI the bin imports the ES modules; without its cache it compiles it without one',
   withTimeout(30_000, async () => {
     const dir = tempDir();
     try {
@@ -123,12 +123,11 @@ test(
 
       mkdirSync(join(dir.path, 'plain'));
       const plain = installedCopy(join(dir.path, 'plain'), { cjs: true, cache: false });
-      const viaRequire = await runRecordingLoad(plain.bin, ['--version']);
-      assert.is(viaRequire.r.exitCode, 0, viaRequire.r.stderr);
-      assert.is(viaRequire.r.stdout, `runplan ${version}\n`);
-      assert.equal(viaRequire.seen.scripts, []);
-      assert.ok(viaRequire.seen.cjs.includes(plain.bundle), 'required as a plain CommonJS file');
-      assert.is(viaRequire.seen.esm, false);
+      const uncached = await runRecordingLoad(plain.bin, ['--version']);
+      assert.is(uncached.r.exitCode, 0, uncached.r.stderr);
+      assert.is(uncached.r.stdout, `runplan ${version}\n`);
+      assert.equal(uncached.seen.scripts, [{ filename: plain.bundle, cached: false }]);
+      assert.is(uncached.seen.esm, false);
     } finally {
       dir.cleanup();
     }
@@ -141,11 +140,14 @@ test(
     const dir = tempDir();
     try {
       const copy = installedCopy(dir.path, { cjs: true, cache: true });
-      writeFileSync(copy.bundle, `${readFileSync(copy.bundle, 'utf8').split('\n')[0]}\nthrow new Error('half-written bundle');\n`);
+      // Half of it written (a copy cut short): V8 rejects the cache (another length) and the compile fails.
+      const text = readFileSync(copy.bundle, 'utf8');
+      writeFileSync(copy.bundle, text.slice(0, text.length >> 1));
       const input = JSON.stringify({ tool_name: 'Bash', tool_input: { command: 'ls' }, cwd: dir.path });
       const gate = await runBin(copy.bin, ['gate', 'claude'], { input, timeoutMs: 20_000 });
       assert.is(gate.exitCode, 2, gate.stderr);
-      assert.match(gate.stderr, /^runplan: cannot load the built CLI \(half-written bundle\)/);
+      // V8's words for where the text stops (end of input, an unterminated literal) depend on the cut.
+      assert.match(gate.stderr, /^runplan: cannot load the built CLI \([^\n]+\)\n {2}hint: npm run build\n/);
       const status = await runBin(copy.bin, ['status'], { timeoutMs: 20_000 });
       assert.is(status.exitCode, 1);
     } finally {
@@ -164,16 +166,25 @@ test(
       for (const file of ['runplan.js', 'package.json']) copyFileSync(join(packageDir, 'bin', file), join(dir.path, 'bin', file));
       const bin = join(dir.path, 'bin', 'runplan.js');
       const cases: Array<[string, string, RegExp]> = [
-        ['no main()', '', /^runplan: cannot load the built CLI \(it has no main\(\)\)/],
-        ['main() rejects', "exports.main = async () => { throw new Error('boom'); };", /^runplan: internal error: Error: boom/],
+        [
+          'a bundle not wrapped in its module function (an older build)',
+          '"use strict";\nexports.main = async () => 0;',
+          /^runplan: cannot load the built CLI \(.*cli\.cjs is not a wrapped bundle \(scripts\/stamp\.js\)\)/,
+        ],
+        ['no main()', wrappedModule(''), /^runplan: cannot load the built CLI \(it has no main\(\)\)/],
+        [
+          'main() rejects',
+          wrappedModule("exports.main = async () => { throw new Error('boom'); };"),
+          /^runplan: internal error: Error: boom/,
+        ],
         [
           'main() never settles',
-          'exports.main = () => new Promise(() => {});',
+          wrappedModule('exports.main = () => new Promise(() => {});'),
           /^runplan: internal error: the command ended without an exit code/,
         ],
         [
           'an error thrown after the answer',
-          "exports.main = async () => { setTimeout(() => { throw new Error('late'); }, 10); return 0; };",
+          wrappedModule("exports.main = async () => { setTimeout(() => { throw new Error('late'); }, 10); return 0; };"),
           /Error: late/,
         ],
       ];
@@ -186,7 +197,7 @@ test(
         assert.is(status.exitCode, 1, `${what}: status ${status.stderr}`);
       }
       // The exit code the CLI returns is the bin's, for the gate too.
-      writeFileSync(join(dir.path, 'dist', 'lib', 'cli.cjs'), 'exports.main = async () => 7;\n');
+      writeFileSync(join(dir.path, 'dist', 'lib', 'cli.cjs'), wrappedModule('exports.main = async () => 7;'));
       assert.is((await runBin(bin, ['gate', 'claude'], { input: '{}', timeoutMs: 20_000 })).exitCode, 7);
     } finally {
       dir.cleanup();
@@ -195,7 +206,7 @@ test(
 );
 
 test(
-  "the build's code-cache step refuses a bundle that calls import() (vm.Script has no loader for it), and caches one that does not",
+  "the build's code-cache step refuses a bundle that calls import() (vm.Script has no loader for it) or holds a character past ASCII, and wraps, stamps and caches one that does neither",
   withTimeout(30_000, async () => {
     const dir = tempDir();
     try {
@@ -207,13 +218,26 @@ test(
       assert.match(refused.stderr, /dynamic\.cjs calls import\(\) \(at offset \d+\)/);
       assert.not.ok(existsSync(join(dir.path, 'dynamic.cache')), 'no cache written');
 
+      // One character past ASCII, if only in a comment, and V8 would hold the whole text as two bytes a character.
+      const wide = join(dir.path, 'wide.cjs');
+      writeFileSync(wide, 'exports.main = async () => 0; // 0 \u2014 nothing to do\n');
+      const refusedWide = await runBin(process.execPath, [script, wide, '--checksum'], { timeoutMs: 20_000 });
+      assert.is(refusedWide.exitCode, 1, refusedWide.stderr);
+      assert.match(refusedWide.stderr, /wide\.cjs holds a character past ASCII \(U\+2014 at line 2, column \d+\)/);
+      assert.not.ok(existsSync(join(dir.path, 'wide.cache')), 'no cache written');
+
       const plain = join(dir.path, 'plain.cjs');
       writeFileSync(plain, 'exports.main = async () => 0;\n');
       const made = await runBin(process.execPath, [script, plain, '--checksum'], { timeoutMs: 20_000 });
       assert.is(made.exitCode, 0, made.stderr);
-      const id = /^\/\/ build:([0-9a-f]{16})\n/.exec(readFileSync(plain, 'utf8'))?.[1];
+      const stamped = readFileSync(plain, 'utf8');
+      const id = /^\/\/ build:([0-9a-f]{16})\n/.exec(stamped)?.[1];
       assert.ok(id, 'stamped with its build id');
+      assert.is(stamped, `// build:${id}\n${wrappedModule('exports.main = async () => 0;')}`, 'wrapped in its module function');
       assert.match(readFileSync(join(dir.path, 'plain.cache'), 'latin1'), new RegExp(`^plain-code-cache ${id} [0-9a-f]{8}\n`));
+      // Stamping again (a second build step over the same file) changes nothing.
+      assert.is((await runBin(process.execPath, [script, plain, '--checksum'], { timeoutMs: 20_000 })).exitCode, 0);
+      assert.is(readFileSync(plain, 'utf8'), stamped);
     } finally {
       dir.cleanup();
     }

@@ -3,8 +3,9 @@
 //
 // CommonJS on purpose (bin/package.json): an ES module entry starts Node's ESM loader,
 // ~15 ms of CPU and ~0.4 MB of heap before settle runs a line (see the README's Start-up).
-// The build emits dist/settle.cjs, the CLI and its dependencies as one CommonJS file
-// (esbuild); without it (only `tsc` ran) the shim falls back to the ES modules in dist/src.
+// The build emits dist/settle.cjs, the CLI and its dependencies as one CommonJS module wrapped
+// in its function (esbuild, then scripts/stamp.js); without it (only `tsc` ran) the shim falls
+// back to the ES modules in dist/src.
 'use strict';
 // First statement: a SIGUSR1 listener keeps Node from starting its inspector (a debugger
 // port opened by a signal) on SIGUSR1. The CLI relays SIGUSR1 to the command once it runs;
@@ -12,6 +13,8 @@
 process.on('SIGUSR1', () => {});
 const { existsSync, readFileSync } = require('node:fs');
 const { dirname, join } = require('node:path');
+// The form of the one-file CLI (scripts/stamp.js): its build id, then the module wrapped in its function.
+const wrappedForm = /^(?:\/\/ build:[0-9a-f]{16}\n)?\(function \(exports, require, module, __filename, __dirname\) \{/;
 
 const bundle = join(__dirname, '..', 'dist', 'settle.cjs');
 let cli;
@@ -51,15 +54,19 @@ process.once('beforeExit', () => {
 
 // Runs the bundle as require() would, but with the V8 code cache the build made of this very
 // bundle (scripts/code-cache.js): its functions arrive compiled, ~5 ms of CPU less per start.
+// The file is the module already wrapped in its function (scripts/stamp.js), so V8 compiles
+// it as it is: wrapping it here would make a second copy of the whole text, and with it the
+// young generation's first collection before the command runs. It is not a module require()
+// could load.
 function loadBundle(file) {
   const source = readFileSync(file, 'utf8');
-  const cachedData = codeCacheOf(source, file.replace(/\.cjs$/, '.cache'));
-  if (cachedData === undefined) return require(file);
+  if (!wrappedForm.test(source)) throw new Error(`${file} is not a wrapped bundle (scripts/stamp.js)`);
   const { Script } = require('node:vm');
-  const { wrap } = require('node:module');
-  const script = new Script(wrap(source), { filename: file, cachedData });
+  const script = new Script(source, { filename: file, cachedData: codeCacheOf(source, file.replace(/\.cjs$/, '.cache')) });
+  const wrapped = script.runInThisContext();
+  if (typeof wrapped !== 'function') throw new Error(`${file} is not a wrapped bundle (scripts/stamp.js)`);
   const module = { exports: {} };
-  script.runInThisContext().call(module.exports, module.exports, require, module, file, dirname(file));
+  wrapped.call(module.exports, module.exports, require, module, file, dirname(file));
   return module.exports;
 }
 

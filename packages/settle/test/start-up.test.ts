@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { otherBuildOf, runBin, runRecordingLoad, tempDir, withTimeout } from '@runplan/test-fixtures';
+import { otherBuildOf, runBin, runRecordingLoad, tempDir, withTimeout, wrappedModule } from '@runplan/test-fixtures';
 import { settleBin } from './support.js';
 
 // dist/test/start-up.test.js → packages/settle
@@ -81,8 +81,7 @@ test(
       const none = installedCopy(join(dir.path, 'none'), false);
       const plain = await runRecordingLoad(none.bin, ['--', 'sh', '-c', 'exit 5']);
       assert.is(plain.r.exitCode, 5);
-      assert.equal(plain.seen.scripts, []);
-      assert.ok(plain.seen.cjs.includes(none.bundle), 'required as a plain CommonJS file');
+      assert.equal(plain.seen.scripts, [{ filename: none.bundle, cached: false }], 'compiled without a cache');
     } finally {
       dir.cleanup();
     }
@@ -123,12 +122,21 @@ test(
       for (const file of ['settle.js', 'package.json']) copyFileSync(join(packageDir, 'bin', file), join(dir.path, 'bin', file));
       const shim = join(dir.path, 'bin', 'settle.js');
       const cases: Array<[string, string, RegExp]> = [
-        ['a syntax error', 'exports.main = (;', /^settle: internal error: .*settle\.cjs:1/],
-        ['no main()', '', /^settle: internal error: TypeError: main is not a function/],
-        ['main() rejects', "exports.main = async () => { throw new Error('boom'); };", /^settle: internal error: Error: boom/],
+        ['a syntax error', wrappedModule('exports.main = (;'), /^settle: internal error: .*settle\.cjs:1/],
+        [
+          'a bundle not wrapped in its module function (an older build)',
+          '"use strict";\nexports.main = async () => 0;',
+          /^settle: internal error: Error: .*settle\.cjs is not a wrapped bundle \(scripts\/stamp\.js\)/,
+        ],
+        ['no main()', wrappedModule(''), /^settle: internal error: TypeError: main is not a function/],
+        [
+          'main() rejects',
+          wrappedModule("exports.main = async () => { throw new Error('boom'); };"),
+          /^settle: internal error: Error: boom/,
+        ],
         [
           'main() never settles',
-          'exports.main = () => new Promise(() => {});',
+          wrappedModule('exports.main = () => new Promise(() => {});'),
           /^settle: internal error: the command ended without an exit code/,
         ],
       ];
@@ -138,7 +146,7 @@ test(
         assert.is(r.exitCode, 125, `${what}: ${r.stderr}`);
         assert.match(r.stderr, said, what);
       }
-      writeFileSync(join(dir.path, 'dist', 'settle.cjs'), 'exports.main = async () => 7;\n');
+      writeFileSync(join(dir.path, 'dist', 'settle.cjs'), wrappedModule('exports.main = async () => 7;'));
       assert.is((await runBin(shim, ['--', 'true'])).exitCode, 7, 'the code the CLI returns is the exit code');
     } finally {
       dir.cleanup();

@@ -42,7 +42,7 @@ const COMPOUND_CLOSERS = new Set(['fi', 'done', 'esac']);
 // Walks the tokens as lists of and-or lists of pipelines; records commands into `out`.
 class Reader {
   private at = 0;
-  /** Where in `out` each open compound command (`if`, `while`, …) began. */
+  /** Where in `out` each open compound command (`if`, `while`, ...) began. */
   private readonly compounds: number[] = [];
   /** Where the compound command closed in the current and-or list began: a `&` after it backgrounds all of it. */
   private closedFrom: number | undefined;
@@ -183,7 +183,7 @@ class Reader {
     }
   }
 
-  // A function's body (a `{ … }` group or a `( … )` subshell, after any newlines): its commands are marked with its name.
+  // A function's body (a `{ ... }` group or a `( ... )` subshell, after any newlines): its commands are marked with its name.
   private functionBody(name: string): void {
     while (this.tokens[this.at]?.value === '\n') this.at++;
     const from = this.out.length;

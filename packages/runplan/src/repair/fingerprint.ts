@@ -36,7 +36,7 @@ export function normalizeEvidence(text: string, ownPaths: readonly string[], opt
     .replace(/\b\d{8}T\d{6}(?:\.\d+)?Z?\b/g, '<time>')
     .replace(/\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b/g, '<time>')
     .replace(/\b(?=[0-9a-f]*\d)[0-9a-f]{7,}\b/gi, '<hex>')
-    .replace(/\b\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h)\b/g, '<dur>')
+    .replace(/\b\d+(?:\.\d+)?(?:ns|us|\u00B5s|ms|s|m|h)\b/g, '<dur>')
     .replace(/\b\d+(?:\.\d+)? ?(?:secs?|seconds?|mins?|minutes?|hours?|milliseconds?)\b/gi, '<dur>')
     .replace(/\b(pid|PID|Pid)([ =:#]*)\d+\b/g, '$1$2<pid>');
   return out
