@@ -53,17 +53,21 @@ export interface EncodedLine {
 // Serializes a record as `<crc32> <json>\n`; the key order is fixed so a reader can find
 // seq and prev at the front of every line.
 export function encodeRecord(record: JournalRecord): EncodedLine {
-  const ordered: Record<string, unknown> = {
-    seq: record.seq,
-    prev: record.prev,
-    ts: record.ts,
-    type: record.type,
-    data: record.data,
-  };
-  if (record.terminal) ordered['terminal'] = true;
-  const json = Buffer.from(JSON.stringify(ordered), 'utf8');
-  const crc = crcHex(json);
-  return { bytes: Buffer.concat([Buffer.from(`${crc} `, 'ascii'), json, Buffer.from('\n', 'ascii')]), crc };
+  const ordered: JournalRecord = { seq: record.seq, prev: record.prev, ts: record.ts, type: record.type, data: record.data };
+  if (record.terminal) ordered.terminal = true;
+  return encodeOrdered(ordered);
+}
+
+/**
+ * encodeRecord of a record whose own keys are already seq, prev, ts, type, data and (only
+ * when true) terminal, in that order, and nothing else: the writer builds its records so,
+ * and skips the copy. One buffer, the checksum written over its placeholder.
+ */
+export function encodeOrdered(record: JournalRecord): EncodedLine {
+  const bytes = Buffer.from(`${GENESIS_PREV} ${JSON.stringify(record)}\n`, 'utf8');
+  const crc = crcHex(bytes.subarray(9, bytes.length - 1));
+  bytes.write(crc, 0, 'latin1');
+  return { bytes, crc };
 }
 
 const allowedKeys = new Set(['seq', 'prev', 'ts', 'type', 'data', 'terminal']);

@@ -1,7 +1,7 @@
 import { randomBytes, type Hash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { ioError, JournalFailure, type JournalError } from './errors.js';
-import { encodeRecord, FORMAT_VERSION, GENESIS_PREV, HEADER_TYPE, MAX_LINE_BYTES, type JournalRecord } from './format.js';
+import { encodeOrdered, FORMAT_VERSION, GENESIS_PREV, HEADER_TYPE, MAX_LINE_BYTES, type JournalRecord } from './format.js';
 import { writeAll, type JournalFs } from './fs.js';
 import { recordProblem, tooLarge } from './input-check.js';
 import type { HeldLock, LockEvent } from './lock.js';
@@ -155,17 +155,11 @@ class Writer implements JournalWriter {
   }
 
   private push(type: string, data: Record<string, unknown>, terminal: boolean): Promise<JournalRecord> {
-    const record: JournalRecord = {
-      seq: this.nextSeq,
-      prev: this.prevCrc,
-      ts: new Date().toISOString(),
-      type,
-      data,
-      ...(terminal ? { terminal: true as const } : {}),
-    };
+    const record: JournalRecord = { seq: this.nextSeq, prev: this.prevCrc, ts: new Date().toISOString(), type, data };
+    if (terminal) record.terminal = true;
     let encoded;
     try {
-      encoded = encodeRecord(record);
+      encoded = encodeOrdered(record);
     } catch (e) {
       return this.refuse({
         reason: 'bad_record',

@@ -6,6 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tempDir, withTimeout } from '@runplan/test-fixtures';
 import {
+  encodeRecord,
   isLockHeld,
   JournalFailure,
   newRunId,
@@ -50,6 +51,28 @@ test('newRunId: the start second and 32 random bits', () => {
   for (const id of ids) assert.match(id, /^20261201T120000Z-[0-9a-f]{8}$/);
   assert.is(new Set(ids).size, ids.length);
 });
+
+test(
+  'every line the writer appends is, byte for byte, encodeRecord of the record it resolved with (multi-byte text, terminal included)',
+  withTimeout(20_000, async () => {
+    const path = join(dir.path, 'bytes.jsonl');
+    const writer = await open(path, { create: true, runId: 'bytes' });
+    const records = [
+      await writer.append('tick', { note: 'caf\u00e9 \u2014 \u{1f600}', n: 1 }),
+      ...(await Promise.all([writer.append('tick', { quote: '"\\\n' }), writer.append('tick', { nested: { a: [1, null, true] } })])),
+      await writer.appendTerminal('done', { ok: true }),
+    ];
+    await writer.close();
+    const lines = readFileSync(path).toString('utf8').split('\n').slice(1, -1);
+    assert.equal(
+      lines,
+      records.map((r) => encodeRecord(r).bytes.toString('utf8').slice(0, -1)),
+    );
+    const back = await readJournal(path);
+    assert.is(back.status.kind, 'clean');
+    assert.equal(back.records.slice(1), records, 'and reads back as the same records');
+  }),
+);
 
 test(
   "headerFields go into the header (read back by readHeader and scanJournal); the journal's own keys are refused",
