@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { built, context, interleave, now, pairedRatio, ratio, row, scratch, skipped } from './lib.js';
+import { built, interleave, now, pairedRatio, ratio, row, scratch, skipped } from './lib.js';
 
 export const name = 'journal-append';
 export const title = 'durable `append()` vs a raw write + fdatasync loop';
