@@ -1,9 +1,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readLedger, runBin, withTimeout } from '@runplan/test-fixtures';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireLock } from '@runplan/journal';
+import { gitShim } from './git-shim.js';
 import { alive, ofType, records, runIds, RUNPLAN, runplan, setup, slugDir, waitForEvent, waitForLine } from './support.js';
 
 const HOLD = { MOCK_HOLD: 'only', MOCK_HOLD_SECONDS: '120' };
@@ -63,6 +64,39 @@ test(
       assert.is(nothing.exitCode, 1);
     } finally {
       killAgents(f.ledger);
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  "Ctrl-C at a terminal reaches the job's process group, not runplan's own git commands: no attempt fails of it (a git killed so read as the task's `commit_failed`), the receipt says interrupted, and a resume finishes",
+  withTimeout(120_000, async () => {
+    const f = setup('single');
+    // The integrate step's `git rev-list` sends SIGINT to its parent's (runplan's) process
+    // group, as a terminal's Ctrl-C does to the job, then runs git if it is still alive.
+    const shim = gitShim(f.env, 'git-ctrl-c.sh', (dir) => ({
+      RUNPLAN_TEST_GIT_CTRL_C: 'rev-list',
+      RUNPLAN_TEST_GIT_CTRL_C_MARK: join(dir, 'sent'),
+    }));
+    try {
+      // A process group of its own (setsid), as a shell starts a job.
+      const r = await runBin('setsid', [process.execPath, RUNPLAN, 'run', f.plan], { env: shim.env, cwd: f.repo.path, timeoutMs: 110_000 });
+      assert.ok(existsSync(join(shim.dir, 'sent')), 'the Ctrl-C was sent');
+      assert.is(r.exitCode, 130, r.stderr);
+      const rs = await records(f.repo, 'single');
+      const closed = ofType(rs, 'attempt-closed');
+      assert.is(closed.length, 1, JSON.stringify(closed));
+      // The git command finished, so the attempt may have too (checkpointed before the stop).
+      assert.ok(['success', 'interrupted'].includes(closed[0]!.outcome as string), JSON.stringify(closed[0]));
+      const receipt = rs.find((x) => x.terminal === true)!;
+      assert.is(receipt.type, 'run-failed');
+      assert.is((receipt.data as Record<string, unknown>).class, 'interrupted');
+      const again = await runplan(['run', f.plan], { env: shim.env, repo: f.repo });
+      assert.is(again.exitCode, 0, again.stderr);
+      assert.is(f.repo.fileAt('runplan/single', 'out/only.txt'), 'hello from only\n');
+    } finally {
+      shim.cleanup();
       f.cleanup();
     }
   }),

@@ -73,7 +73,12 @@ export function git(cwd: string, args: readonly string[], input?: string): Promi
     }
     let child: ChildProcess;
     try {
-      child = spawn('git', args, { cwd, env, stdio: [input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+      // A process group (and session) of its own, as settle gives every command it runs: a
+      // terminal's Ctrl-C (SIGINT to the job's process group) must reach runplan, which then
+      // decides, and never kill a git command under it. One killed so would read as a failure
+      // of the task (`the worktree has no HEAD commit`), not as the interruption it is. The
+      // ones still running when runplan exits are ended by killLive.
+      child = spawn('git', args, { cwd, env, detached: true, stdio: [input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     } catch (e) {
       // Refused before any process exists (an argument with a NUL byte, from data).
       resolve({ code: 128, stdout: '', stderr: e instanceof Error ? e.message : String(e) });
