@@ -328,6 +328,19 @@ test('a task waiting for the provider after a failed attempt counts as running i
   assert.is(p.footer(p.rows())[1], 'first failure: a #1 provider_limited · /e/a.1');
 });
 
+test("tasks the run's interruption stopped are counted as interrupted, not failed, and are never the first failure", () => {
+  const p = quiet();
+  p.tasks(['a', 'b', 'c'], { postRun: false });
+  p.track(rec(1, 'attempt-started', { taskId: 'a', attempt: 1, ownerTag: 'o', evidenceDir: '/e/a.1', worktree: '/w' }));
+  p.track(rec(2, 'attempt-started', { taskId: 'b', attempt: 1, ownerTag: 'o', evidenceDir: '/e/b.1', worktree: '/w' }));
+  p.track(rec(3, 'attempt-closed', { taskId: 'a', attempt: 1, outcome: 'interrupted', reason: 'interrupted', class: 'interrupted' }));
+  assert.is(p.rows()[0]!.state, 'interrupted');
+  assert.equal(p.footer(p.rows()), ['0 done · 1 running · 0 failed · 1 interrupted · 1 queued']);
+  p.track(rec(4, 'attempt-closed', { taskId: 'b', attempt: 1, outcome: 'failed', reason: 'exited', class: 'task' }));
+  assert.is(p.rows()[1]!.state, 'failed (exited)');
+  assert.equal(p.footer(p.rows()), ['0 done · 0 running · 1 failed · 1 interrupted · 1 queued', 'first failure: b #1 exited · /e/b.1']);
+});
+
 test('the footer stays the last lines of a table folded to a small window, and gives way in a tiny one', () => {
   const rows = Array.from({ length: 30 }, (_, i) => ({ task: `t-${i}`, state: i < 3 ? 'command' : 'done', attempt: 1, startedAt: 0 }));
   const foot = footer({ rows, tokens: 1500, costUsd: 0.25, budget: { maxCostUsd: 2 } });

@@ -4,7 +4,7 @@ import { rankOf, type Row } from './table.js';
 // The live table's footer: how many tasks stand where, the spend against the budget, and
 // the run's first failure with where its evidence is.
 
-/** The run's first attempt that closed without success. */
+/** The run's first attempt that closed without success (an interrupted one is not a failure). */
 export interface FirstFailure {
   task: string;
   attempt: number;
@@ -24,9 +24,20 @@ export interface FooterInput {
 // One line of totals (and spend), then the first failure when there is one.
 export function footer(o: FooterInput): string[] {
   const count = [0, 0, 0, 0];
-  for (const r of o.rows) count[rankOf(r)]! += 1;
+  let interrupted = 0;
+  for (const r of o.rows) {
+    if (r.interrupted === true) interrupted += 1;
+    else count[rankOf(r)]! += 1;
+  }
   const [running, failed, queued, done] = count;
-  const parts = [`${done} done`, `${running} running`, `${failed} failed`, `${queued} queued`];
+  // Tasks the run's interruption stopped are neither failed nor at work: named only when there are some.
+  const parts = [
+    `${done} done`,
+    `${running} running`,
+    `${failed} failed`,
+    ...(interrupted > 0 ? [`${interrupted} interrupted`] : []),
+    `${queued} queued`,
+  ];
   const { maxTokens, maxCostUsd } = o.budget ?? {};
   if (o.tokens > 0 || maxTokens !== undefined)
     parts.push(`${formatTokens(o.tokens)}${maxTokens !== undefined ? ` of ${formatTokens(maxTokens)}` : ''} tokens`);

@@ -150,7 +150,12 @@ export class Progress {
     // The settled numbers replace what the running command said of itself.
     if ((e?.type === 'command-settled' || e?.type === 'attempt-closed') && this.#live.get(e.data.taskId)?.attempt === e.data.attempt)
       this.#live.delete(e.data.taskId);
-    if (e?.type === 'attempt-closed' && e.data.outcome !== 'success' && this.#firstFailure === undefined) {
+    if (
+      e?.type === 'attempt-closed' &&
+      e.data.outcome !== 'success' &&
+      e.data.outcome !== 'interrupted' &&
+      this.#firstFailure === undefined
+    ) {
       const entry = this.view.log.entries.get(`${e.data.taskId}.${e.data.attempt}`);
       this.#firstFailure = {
         task: e.data.taskId,

@@ -17,6 +17,8 @@ export interface Row {
   state: string;
   /** Whether the task's last step is its attempt's close without success (default: whether the attempt closed). */
   failed?: boolean;
+  /** Whether that close was the run's interruption (Ctrl-C, `runplan stop`): counted apart, not as a failure. */
+  interrupted?: boolean;
   attempt: number;
   startedAt?: number;
   endedAt?: number;
@@ -50,7 +52,17 @@ export function rowOf(task: string, t: TaskStep | undefined, o: RowContext): Row
   const state = roundWord(t, o) ?? stepWord(t, o.postRun);
   // A provider wait after the failed close is the task at work (held back), not a failure standing.
   const failed = t.step === 'attempt-closed' && t.closed?.outcome !== 'success' && t.providerWait === undefined;
-  return { task, state, failed, attempt: t.attempt, startedAt: at(t.startedTs), endedAt: at(t.closedTs), ...spend };
+  const interrupted = failed && t.closed?.outcome === 'interrupted';
+  return {
+    task,
+    state,
+    failed,
+    ...(interrupted ? { interrupted } : {}),
+    attempt: t.attempt,
+    startedAt: at(t.startedTs),
+    endedAt: at(t.closedTs),
+    ...spend,
+  };
 }
 
 // `round N/M` while a loop attempt is in its rounds: from its command's start (after pre_run,
@@ -84,7 +96,11 @@ export function stepWord(t: TaskStep, postRun: boolean): string {
       return 'done';
     case 'attempt-closed':
       if (t.providerWait !== undefined) return `waiting for provider until ${clockOf(t.providerWait.until)}`;
-      return t.closed?.outcome === 'success' ? 'done' : `${String(t.closed?.outcome)} (${String(t.closed?.reason)})`;
+      if (t.closed?.outcome === 'success') return 'done';
+      // `interrupted`, not `interrupted (interrupted)`: the reason says nothing more.
+      return t.closed?.reason === t.closed?.outcome
+        ? String(t.closed?.outcome)
+        : `${String(t.closed?.outcome)} (${String(t.closed?.reason)})`;
     case 'checkpoint-adopted':
       return 'adopted';
     default:
