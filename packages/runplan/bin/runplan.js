@@ -6,8 +6,8 @@
 //
 // CommonJS on purpose (bin/package.json), as settle's bin: it runs dist/lib/cli.cjs, the CLI
 // as one CommonJS module wrapped in its function, with the V8 code cache the build made of it
-// (scripts/code-cache.js): no ES module loader and no compile at start (README, "Start-up"). Without that file (a
-// build that stopped after the ES modules) it imports dist/lib/cli.js instead.
+// (scripts/code-cache.js): no ES module loader and no compile at start (README, "Start-up").
+// Without that file (a build that stopped after the ES modules) it imports dist/lib/cli.js.
 'use strict';
 const { existsSync, readFileSync } = require('node:fs');
 const { dirname, join } = require('node:path');
