@@ -339,6 +339,13 @@ test("tasks the run's interruption stopped are counted as interrupted, not faile
   p.track(rec(4, 'attempt-closed', { taskId: 'b', attempt: 1, outcome: 'failed', reason: 'exited', class: 'task' }));
   assert.is(p.rows()[1]!.state, 'failed (exited)');
   assert.equal(p.footer(p.rows()), ['0 done · 0 running · 1 failed · 1 interrupted · 1 queued', 'first failure: b #1 exited · /e/b.1']);
+  // An attempt a crashed coordinator left is closed `interrupted` by the take-over, class engine: a failure.
+  const q = quiet();
+  q.tasks(['c'], { postRun: false });
+  q.track(rec(1, 'attempt-started', { taskId: 'c', attempt: 1, ownerTag: 'o', evidenceDir: '/e/c.1', worktree: '/w' }));
+  q.track(rec(2, 'attempt-closed', { taskId: 'c', attempt: 1, outcome: 'interrupted', reason: 'coordinator_crashed', class: 'engine' }));
+  assert.is(q.rows()[0]!.state, 'interrupted (coordinator_crashed)');
+  assert.equal(q.footer(q.rows()), ['0 done · 0 running · 1 failed · 0 queued', 'first failure: c #1 coordinator_crashed · /e/c.1']);
 });
 
 test('the footer stays the last lines of a table folded to a small window, and gives way in a tiny one', () => {

@@ -19,8 +19,8 @@ export interface TaskStep {
     | undefined;
   /** gates-done: after the command (`gates`) or again after a rebase (`integrate`). */
   gatesPhase?: 'gates' | 'integrate';
-  /** attempt-closed: how the attempt ended. */
-  closed?: { outcome: AttemptClosedData['outcome']; reason: string };
+  /** attempt-closed: how the attempt ended (`class` `interrupted`: the run's interruption stopped it). */
+  closed?: { outcome: AttemptClosedData['outcome']; reason: string; class?: AttemptClosedData['class'] };
   /** provider-wait after the closed attempt: the next one waits for the provider until then (ISO). */
   providerWait?: { until: string; reason: string };
   /** When the attempt started and closed (record ts). */
@@ -41,7 +41,7 @@ export function nextStep(task: TaskStep | undefined, e: RunEvent): TaskStep {
     case 'gates-done':
       return { ...t, step: e.type, gatesPhase: e.data.phase };
     case 'attempt-closed':
-      return { ...t, step: e.type, closed: { outcome: e.data.outcome, reason: e.data.reason }, closedTs: e.ts };
+      return { ...t, step: e.type, closed: { outcome: e.data.outcome, reason: e.data.reason, class: e.data.class }, closedTs: e.ts };
     case 'round-done':
       return { ...t, round: { done: e.data.round, action: e.data.action } };
     case 'provider-wait':

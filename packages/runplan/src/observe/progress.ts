@@ -153,7 +153,7 @@ export class Progress {
     if (
       e?.type === 'attempt-closed' &&
       e.data.outcome !== 'success' &&
-      e.data.outcome !== 'interrupted' &&
+      e.data.class !== 'interrupted' &&
       this.#firstFailure === undefined
     ) {
       const entry = this.view.log.entries.get(`${e.data.taskId}.${e.data.attempt}`);

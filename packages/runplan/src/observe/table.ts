@@ -52,7 +52,9 @@ export function rowOf(task: string, t: TaskStep | undefined, o: RowContext): Row
   const state = roundWord(t, o) ?? stepWord(t, o.postRun);
   // A provider wait after the failed close is the task at work (held back), not a failure standing.
   const failed = t.step === 'attempt-closed' && t.closed?.outcome !== 'success' && t.providerWait === undefined;
-  const interrupted = failed && t.closed?.outcome === 'interrupted';
+  // Stopped by the run's interruption (Ctrl-C, `runplan stop`): the class says so. An attempt a
+  // crashed coordinator left is closed `interrupted` too, but with class engine: a failure.
+  const interrupted = failed && t.closed?.class === 'interrupted';
   return {
     task,
     state,
