@@ -98,11 +98,11 @@ const self = JSON.parse(readFileSync(join(here, 'package.json'), 'utf8')).name.r
 
 // runplan's CLI also as one CommonJS file, dist/lib/cli.cjs, which its bin runs with a V8 code
 // cache (scripts/code-cache.js, the package's next build step): no ES module loader and no
-// compile at start (packages/runplan/README.md, "Start-up"). Stamping also wraps it in its
-// module function (scripts/stamp.js). The ES modules stay for the
+// compile at start (packages/runplan/README.md, "Start-up"). The ES modules stay for the
 // library and as the bin's fallback. `import.meta` is the bundle's own file, beside cli.js,
-// so what the CLI reads relative to it (its package.json, build-id.js, the demo) is the same;
-// its first line is the build id's placeholder (scripts/stamp.js), stamped here.
+// so what the CLI reads relative to it (its package.json, build-id.js, the demo) is the same.
+// Its first line is the build id's placeholder; stamping it here (scripts/stamp.js) also wraps
+// it in its module function, before build-id.js hashes it.
 if (self === 'runplan' && entryPoints.cli !== undefined) {
   await build({
     absWorkingDir: here,

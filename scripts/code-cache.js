@@ -5,9 +5,9 @@
 //
 // Wraps the CommonJS bundle in its module function and stamps it with its build id
 // (scripts/stamp.js: `// build:<first 16 hex of its sha256>` as its first line), runs it once
-// in this process exactly as the package's bin loads it — the CLI's `main(ARGS)` (settle's `-- /bin/true`), or, with `--warmup`, MODULE's
-// default export called with `main` (runplan's: a two-task plan in a scratch repository) —
-// and then writes V8's code cache of it, which by then holds the functions that ran compiled,
+// in this process exactly as the package's bin loads it — the CLI's `main(ARGS)` (settle's
+// `-- /bin/true`), or, with `--warmup`, MODULE's default export called with `main` (runplan's:
+// a two-task plan in a scratch repository) — and then writes V8's code cache of it, which by then holds the functions that ran compiled,
 // to BUNDLE with `.cache` for `.cjs`, behind a header naming the bundle and the same build id
 // (`<name>-code-cache <id>`, name the bundle's file name without `.cjs`). The run must end 0.
 // `--quiet` keeps the run's output and prints it only when the step fails. `--checksum` adds
