@@ -405,6 +405,36 @@ test(
   }),
 );
 
+// unshare(1) as the caller: root enters a new pid namespace directly, anyone else through
+// a user namespace of their own (where they are root).
+const unshareArgs = (...more: string[]) => [...(process.getuid?.() === 0 ? [] : ['--user', '--map-root-user']), '--pid', '--fork', ...more];
+
+test(
+  'in a pid namespace whose /proc is the host’s: 125, spawn_failed proc_mismatch, nothing runs; with its own /proc it runs',
+  withTimeout(30_000, async () => {
+    const dir = tempDir();
+    try {
+      const marker = join(dir.path, 'ran');
+      const report = join(dir.path, 'report.json');
+      const settleArgs = ['--report', report, '--', 'touch', marker];
+      // Without --mount-proc, /proc/self names settle by its pid outside the namespace.
+      const wrong = await runBin('unshare', [...unshareArgs(), process.execPath, settleBin, ...settleArgs]);
+      assert.is(wrong.exitCode, 125, wrong.stderr);
+      assert.match(wrong.stderr, /^settle: spawn_failed: \/proc belongs to another pid namespace \(it names us \d+, we are 1\); mount a \/proc of this namespace/);
+      assert.not.ok(existsSync(marker), 'the command never ran');
+      const r = JSON.parse(readFileSync(report, 'utf8')) as SettleReport;
+      assert.is(r.reason, 'spawn_failed');
+      assert.equal(r.error && { code: r.error.code, where: r.error.where }, { code: 'proc_mismatch', where: 'proc' });
+      // The remedy the message names: the namespace's own /proc.
+      const right = await runBin('unshare', [...unshareArgs('--mount-proc'), process.execPath, settleBin, ...settleArgs]);
+      assert.is(right.exitCode, 0, right.stderr);
+      assert.ok(existsSync(marker), 'the command ran');
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
 test(
   'usage errors exit 125 with one line and a hint; nothing runs',
   withTimeout(30_000, async () => {
