@@ -420,7 +420,10 @@ test(
       // Without --mount-proc, /proc/self names settle by its pid outside the namespace.
       const wrong = await runBin('unshare', [...unshareArgs(), process.execPath, settleBin, ...settleArgs]);
       assert.is(wrong.exitCode, 125, wrong.stderr);
-      assert.match(wrong.stderr, /^settle: spawn_failed: \/proc belongs to another pid namespace \(it names us \d+, we are 1\); mount a \/proc of this namespace/);
+      assert.match(
+        wrong.stderr,
+        /^settle: spawn_failed: \/proc belongs to another pid namespace \(it names us \d+, we are 1\); mount a \/proc of this namespace/,
+      );
       assert.not.ok(existsSync(marker), 'the command never ran');
       const r = JSON.parse(readFileSync(report, 'utf8')) as SettleReport;
       assert.is(r.reason, 'spawn_failed');
