@@ -10,7 +10,7 @@ import { embedJson, PAGE_SIZE, reportHtml } from '../src/observe/report-html.js'
 import { GRAPH_LIMIT } from '../src/observe/report-graph.js';
 import { render } from './chromium.js';
 import { HOSTILE, HOSTILE_PLAN } from './hostile.js';
-import { alive, ofType, records, RUNPLAN, runIds, runplan, slugDir, waitForLine, withPlan } from './support.js';
+import { alive, ofType, records, RUNPLAN, runIds, runplan, slugDir, waitForEvent, waitForLine, withPlan } from './support.js';
 
 const count = (dom: string, pattern: RegExp): number => dom.match(pattern)?.length ?? 0;
 // The text of the element with this id in the dumped DOM.
@@ -95,6 +95,54 @@ id = "d"
 needs = ["c"]
 prompt = "mock: write out/d.txt d"
 `;
+
+// Two tasks side by side: x fails for good (no repair), h holds until the run is interrupted.
+const INTERRUPT_PLAN = `slug = "stopped"
+base = "main"
+jobs = 2
+[defaults]
+command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
+format = "claude-stream-json"
+deadline = "1m"
+grace = "2s"
+
+[[tasks]]
+id = "x"
+repair = { task = 0 }
+prompt = "mock: fail-first 1"
+
+[[tasks]]
+id = "h"
+prompt = "mock: write out/h.txt h"
+`;
+
+test(
+  'the report of an interrupted run in Chromium: the attempt SIGINT stopped is listed as interrupted, not among the failures',
+  withPlan(INTERRUPT_PLAN, { timeoutMs: 180_000, env: { MOCK_HOLD: 'h:1', MOCK_HOLD_SECONDS: '120' } }, async (f) => {
+    let pid = 0;
+    const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 120_000, onSpawn: (p) => (pid = p) });
+    // x's attempt closed (failed), h's agent holding: then Ctrl-C.
+    const journal = await waitForEvent(f.repo, 'stopped', 'attempt-closed', 100_000);
+    await waitForLine(f.ledger, (l) => l.startsWith('h 1 '), 100_000);
+    assert.is(ofType(await records(f.repo, 'stopped'), 'attempt-closed').length, 1, journal);
+    process.kill(pid, 'SIGINT');
+    const r = await running;
+    assert.is(r.exitCode, 130, r.stderr);
+    const file = /^ {2}report: (.*report\.html)$/m.exec(r.stderr)?.[1];
+    assert.ok(file !== undefined && existsSync(file), r.stderr);
+    const shown = await render(file);
+    assert.equal(shown.console, [], 'nothing is logged to the console');
+    assert.match(shown.dom, /data-rendered="yes"/);
+    // Failures: x alone, with its class and reason; h apart, as interrupted.
+    assert.is(count(shown.dom, /class="failure"/g), 1);
+    assert.match(shown.dom, /<strong>x #1: task \(/);
+    assert.not.match(shown.dom, /<strong>h #1/);
+    assert.is(textOf(shown.dom, 'interrupted'), 'Interrupted, not failed (1): h #1');
+    // The timeline marks them apart too: one failed bar, one interrupted bar.
+    assert.is(count(shown.dom, /class="attempt-bar failed-bar"/g), 1);
+    assert.is(count(shown.dom, /class="attempt-bar interrupted-bar"/g), 1);
+  }),
+);
 
 test(
   'the report of a crashed, resumed and continued run in Chromium: every run folded in, crash and resume marks, adopted checkpoints, the task graph',

@@ -30,7 +30,7 @@ table{border-collapse:collapse}td,th{padding:2px 10px;border-bottom:1px solid #e
 code,pre{font:12px ui-monospace,monospace}pre{white-space:pre-wrap;background:#f5f6f8;padding:6px;margin:4px 0;max-width:100ch}
 .st-done{color:#17803d}.st-failed{color:#b42318}.st-adopted{color:#2563eb}.st-running{color:#a15c07}
 .ph-pre_run{fill:#94a3b8}.ph-command{fill:#3b82f6}.ph-gates{fill:#8b5cf6}.ph-post_run{fill:#14b8a6}.ph-integrate{fill:#f59e0b}.ph-checkpoint{fill:#22c55e}
-.ph-open{fill:#cbd5e1}.failed-bar{stroke:#b42318;stroke-width:2}.wait{fill:#fde68a}.tick{stroke:#111;stroke-width:1}
+.ph-open{fill:#cbd5e1}.failed-bar{stroke:#b42318;stroke-width:2}.interrupted-bar{stroke:#a15c07;stroke-width:2;stroke-dasharray:3 2}.st-interrupted{color:#a15c07}.wait{fill:#fde68a}.tick{stroke:#111;stroke-width:1}
 .mark-crash{stroke:#b42318;stroke-dasharray:4 2}.mark-adopted{stroke:#2563eb;stroke-dasharray:2 2}.mark-journal{stroke:#a15c07}
 .gn-done{fill:#dcfce7;stroke:#17803d}.gn-adopted{fill:#dbeafe;stroke:#2563eb}.gn-failed{fill:#fee2e2;stroke:#b42318}.gn-running{fill:#fef3c7;stroke:#a15c07}.gn-waiting{fill:#f1f5f9;stroke:#94a3b8}
 .graph-edge{stroke:#94a3b8;stroke-width:1}#graph{overflow:auto;max-height:520px;max-width:100%}.graph-label{font:11px ui-monospace,monospace;fill:#1d232a}.mark-continued{stroke:#17803d;stroke-dasharray:8 3}.earlier-run{opacity:.6}
@@ -116,7 +116,7 @@ function timeline(shown) {
     const name = svg('text', { x: 0, y: y + 11, class: 'lane-label' }); name.textContent = t.id; s.append(name);
     for (const a of byTask.get(t.id) || []) {
       const earlier = a.run !== D.runs[D.runs.length - 1].runId;
-      const g = svg('g', { class: 'attempt-bar' + (a.outcome && a.outcome !== 'success' ? ' failed-bar' : '') + (earlier ? ' earlier-run' : ''), 'data-task': t.id, 'data-attempt': a.attempt, 'data-run': a.run });
+      const g = svg('g', { class: 'attempt-bar' + (a.outcome && a.outcome !== 'success' ? (a.class === 'interrupted' ? ' interrupted-bar' : ' failed-bar') : '') + (earlier ? ' earlier-run' : ''), 'data-task': t.id, 'data-attempt': a.attempt, 'data-run': a.run });
       const title = svg('title', {}); title.textContent = (earlier ? 'run ' + a.run + ': ' : '') + t.id + ' #' + a.attempt + ': ' + (a.outcome ?? 'open') + (a.reason && a.reason !== 'ok' ? ' (' + a.reason + ')' : '') + (a.jobs.length ? ', Slurm job ' + a.jobs.map((j) => j.jobId).join(' ') : ''); g.append(title);
       const stop = a.end ?? D.wallMs;
       g.append(svg('rect', { x: x(a.start), y, width: Math.max(1, x(stop) - x(a.start)), height: lane - 4, class: 'ph-open' }));
@@ -149,8 +149,12 @@ function costCurve() {
 }
 function failures() {
   const host = document.getElementById('failures');
-  const failed = D.attempts.filter((a) => a.outcome !== null && a.outcome !== 'success');
-  if (failed.length === 0) { host.append(el('p', {}, 'No attempt failed.')); return; }
+  // An attempt the run's interruption stopped (class interrupted: SIGINT, SIGTERM, SIGHUP) is
+  // not a failure of its task: listed apart, as the live table counts it apart.
+  const closed = D.attempts.filter((a) => a.outcome !== null && a.outcome !== 'success');
+  const failed = closed.filter((a) => a.class !== 'interrupted');
+  const stopped = closed.filter((a) => a.class === 'interrupted');
+  if (failed.length === 0) host.append(el('p', {}, 'No attempt failed.'));
   for (const a of failed.slice(0, 500)) {
     const div = el('div', { class: 'failure' });
     div.append(el('strong', {}, a.task + ' #' + a.attempt + ': ' + a.class + ' (' + a.reason + ')'));
@@ -162,6 +166,10 @@ function failures() {
     host.append(div);
   }
   if (failed.length > 500) host.append(el('p', {}, (failed.length - 500) + ' more failed attempts: runplan report --json'));
+  if (stopped.length > 0) {
+    const shown = stopped.slice(0, 500).map((a) => a.task + ' #' + a.attempt).join(', ');
+    host.append(el('p', { id: 'interrupted' }, 'Interrupted, not failed (' + stopped.length + '): ' + shown + (stopped.length > 500 ? ', …' : '')));
+  }
 }
 function draw() {
   const shown = D.tasks.slice(page * PAGE, (page + 1) * PAGE);
