@@ -117,7 +117,7 @@ prompt = "mock: write out/h.txt h"
 `;
 
 test(
-  'the report of an interrupted run in Chromium: the attempt SIGINT stopped is listed as interrupted, not among the failures',
+  'an interrupted run after a failure: the summary and receipt name the failure as the first, with its own class; the report lists the attempt SIGINT stopped as interrupted, not among the failures (Chromium)',
   withPlan(INTERRUPT_PLAN, { timeoutMs: 180_000, env: { MOCK_HOLD: 'h:1', MOCK_HOLD_SECONDS: '120' } }, async (f) => {
     let pid = 0;
     const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 120_000, onSpawn: (p) => (pid = p) });
@@ -128,6 +128,16 @@ test(
     process.kill(pid, 'SIGINT');
     const r = await running;
     assert.is(r.exitCode, 130, r.stderr);
+    // The summary and the receipt: x failed on its own before the signal, h was interrupted.
+    assert.match(
+      r.stderr,
+      /^runplan: interrupted: class interrupted: interrupted by SIGINT\n {2}first failure: task x, phase command, class task \(exited\)\n {2}evidence: .*\/x\.1\//m,
+    );
+    const receipt = ofType(await records(f.repo, 'stopped'), 'run-failed')[0]!;
+    assert.equal(
+      [receipt.class, receipt.task, receipt.firstFailure],
+      ['interrupted', 'x', { task: 'x', class: 'task', reason: 'exited', phase: 'command' }],
+    );
     const file = /^ {2}report: (.*report\.html)$/m.exec(r.stderr)?.[1];
     assert.ok(file !== undefined && existsSync(file), r.stderr);
     const shown = await render(file);
@@ -138,6 +148,10 @@ test(
     assert.match(shown.dom, /<strong>x #1: task \(/);
     assert.not.match(shown.dom, /<strong>h #1/);
     assert.is(textOf(shown.dom, 'interrupted'), 'Interrupted, not failed (1): h #1');
+    assert.is(textOf(shown.dom, 'first-failure'), 'task x, phase command, class task (exited)');
+    // The graph and the table show h as interrupted, x as failed.
+    assert.match(shown.dom, /data-task="h" data-state="interrupted"><title>[^<]*<\/title><rect [^>]*class="gn-interrupted"/);
+    assert.match(shown.dom, /data-task="x" data-state="failed"><title>[^<]*<\/title><rect [^>]*class="gn-failed"/);
     // The timeline marks them apart too: one failed bar, one interrupted bar.
     assert.is(count(shown.dom, /class="attempt-bar failed-bar"/g), 1);
     assert.is(count(shown.dom, /class="attempt-bar interrupted-bar"/g), 1);

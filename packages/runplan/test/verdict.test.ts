@@ -42,7 +42,7 @@ test('a disk failure comes before an interruption; the scheduler-stopped disk fa
   assert.equal(verdict({ ...everything, failure: own }, { ...clean, diskFault: disk }), { kind: 'failed', stop: own });
 });
 
-test('an interruption names the signal, keeps the failure task, phase and evidence', () => {
+test('an interruption names the signal, keeps the failure task, phase and evidence, and that task’s own failure as the first', () => {
   const v = verdict(everything, { ...clean, interrupted: { reason: 'SIGTERM' } });
   assert.equal(v, {
     kind: 'failed',
@@ -50,8 +50,12 @@ test('an interruption names the signal, keeps the failure task, phase and eviden
       failure: { class: 'interrupted', reason: 'interrupted', phase: 'gates', message: 'interrupted by SIGTERM', evidenceTail: '' },
       task: 't',
       evidence: ['t.log'],
+      firstFailure: { task: 't', class: 'gate', reason: 'gate_failed', phase: 'gates' },
     },
   });
+  // The stop the scheduler recorded was itself the interruption: no first failure.
+  const stopped = verdict({ ...everything, failure: stop('interrupted', 'h') }, { ...clean, interrupted: { reason: 'SIGINT' } });
+  assert.equal(stopped.kind === 'failed' && [stopped.stop.task, stopped.stop.firstFailure], ['h', undefined]);
   const bare = verdict(
     { failure: undefined, waiting: [], survivors: undefined, keptGoing: [], notDispatched: [] },
     { ...clean, interrupted: { reason: 'SIGINT' } },

@@ -42,6 +42,7 @@ export function failedReceipt(parts: RunParts, stop: StopCause, signalReason: un
     signal: f.class === 'interrupted' && typeof signalReason === 'string' ? signalReason : null,
     ...(f.detail !== undefined ? { detail: f.detail } : {}),
     ...(stop.failed !== undefined ? { failed: stop.failed } : {}),
+    ...(stop.firstFailure !== undefined ? { firstFailure: stop.firstFailure } : {}),
     ...(stop.notDispatched !== undefined && stop.notDispatched.length > 0 ? { notDispatched: stop.notDispatched } : {}),
     ...refsFailed(parts),
     tasksDone: ledger.checkpoints.size,

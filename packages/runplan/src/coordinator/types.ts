@@ -88,4 +88,6 @@ export interface StopCause {
   failed?: FailedTask[];
   /** Under keep-going: the tasks downstream of a stop, never dispatched (the receipt's `notDispatched`). */
   notDispatched?: NotDispatchedTask[];
+  /** An interruption after a task stopped for good: that task's own failure (the receipt's `firstFailure`). */
+  firstFailure?: FailedTask;
 }

@@ -43,6 +43,12 @@ export function verdict(end: ScheduleEnd, known: VerdictInputs): Verdict {
   }
   if (known.interrupted !== undefined) {
     const f = failure?.failure;
+    // A task that had failed on its own before the signal keeps its own class and reason:
+    // the receipt names it as the first failure, never as interrupted.
+    const own =
+      failure?.task != null && f !== undefined && f.class !== 'interrupted'
+        ? { task: failure.task, class: f.class, reason: f.reason, phase: f.phase }
+        : undefined;
     return {
       kind: 'failed',
       stop: {
@@ -57,6 +63,7 @@ export function verdict(end: ScheduleEnd, known: VerdictInputs): Verdict {
         evidence: failure?.evidence ?? [],
         ...(failure?.failed !== undefined ? { failed: failure.failed } : {}),
         ...(failure?.notDispatched !== undefined ? { notDispatched: failure.notDispatched } : {}),
+        ...(own !== undefined ? { firstFailure: own } : {}),
       },
     };
   }

@@ -37,10 +37,18 @@ export function receiptSummary(type: 'run-complete' | 'run-failed', data: RunCom
     return lines;
   }
   const d = data as RunFailedData;
-  const where = [d.task !== null ? `task ${d.task}` : undefined, d.phase !== null ? `phase ${d.phase}` : undefined, `class ${d.class}`]
+  // An interruption after a task had failed on its own: the task is that failure, not the
+  // interruption's, and is said apart with its own class and reason.
+  const first = d.firstFailure;
+  const where = [
+    d.task !== null && first === undefined ? `task ${d.task}` : undefined,
+    d.phase !== null && first === undefined ? `phase ${d.phase}` : undefined,
+    `class ${d.class}`,
+  ]
     .filter((x) => x !== undefined)
     .join(', ');
   const lines = [`runplan: ${d.reason}: ${where}: ${d.message}`];
+  if (first !== undefined) lines.push(`  first failure: task ${first.task}, phase ${first.phase}, class ${first.class} (${first.reason})`);
   for (const path of d.evidence) lines.push(`  evidence: ${path}`);
   if (d.failed !== undefined && d.failed.length > 1) lines.push(`  failed: ${d.failed.map((f) => `${f.task} (${f.reason})`).join(', ')}`);
   if (d.notDispatched !== undefined && d.notDispatched.length > 0)

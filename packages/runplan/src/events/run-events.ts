@@ -200,6 +200,12 @@ export interface RunFailedData {
   detail?: { errno: string | null; path: string };
   /** Under keep-going: every task that stopped for good, in the order they stopped (absent otherwise). */
   failed?: FailedTask[];
+  /**
+   * An interruption (class `interrupted`) that came after a task had stopped for good: that
+   * task's own failure. The receipt's `task`, `phase` and `evidence` are that task's; the
+   * interruption did not stop it (absent otherwise).
+   */
+  firstFailure?: FailedTask;
   /** Under keep-going: the tasks downstream of a stop that were never dispatched (absent otherwise). */
   notDispatched?: NotDispatchedTask[];
   /** Refs git would not write or delete during the run (each also journaled as ref-failed; absent when none). */

@@ -32,6 +32,8 @@ export interface ReportData {
   class: string | null;
   reason: string | null;
   message: string | null;
+  /** An interruption after a task had failed on its own: that failure (the receipt's `firstFailure`). */
+  firstFailure: { task: string; class: string; reason: string; phase: string } | null;
   continues: string | null;
   /** The runs this report covers, oldest first: those this one continued, then itself (its directory id last). */
   runs: Array<{ runId: string; startedAt: string | null; outcome: 'complete' | 'failed' | 'incomplete' }>;
@@ -158,6 +160,7 @@ export async function reportData(
     class: failed?.class ?? null,
     reason: failed?.reason ?? null,
     message: o.corrupt ?? failed?.message ?? null,
+    firstFailure: failed?.firstFailure ?? null,
     continues: started?.continues ?? null,
     runs: runs.map((r) => ({ runId: r.runId, startedAt: r.view.startedTs ?? null, outcome: outcomeOf(r.view) })),
     crashes: marks.filter((m) => m.kind === 'coordinator-crashed' || m.kind === 'journal-failed').length,
