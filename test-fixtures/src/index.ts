@@ -7,5 +7,7 @@ export type { GateEnvEntry, LedgerEntry } from './ledger.js';
 export { expectVersionFrom, packageVersionOf } from './version-check.js';
 export { alive, killAll, waitForLine, waitUntil, withCleanup } from './waits.js';
 export type { Disposable, WaitOptions } from './waits.js';
+export { inHangingTerminal } from './terminal.js';
+export type { HangingTerminal } from './terminal.js';
 export { otherBuildOf, runRecordingLoad, wrappedModule } from './load-record.js';
 export type { LoadSeen } from './load-record.js';

@@ -22,6 +22,7 @@ try {
 } catch (e) {
   cli = Promise.reject(e);
 }
+
 // The exit code the CLI returned (or the bin chose); undefined until then.
 let returned;
 process.on('exit', (code) => {
@@ -30,6 +31,30 @@ process.on('exit', (code) => {
     process.exitCode = failed;
   } else if (failed === 2 && code !== returned) process.exitCode = 2; // an error after the gate's answer
 });
+
+// Node 20 aborts as it exits (an assertion in its ResetStdio: exit 134 and a native stack trace
+// instead of our exit code) when it restores the mode of a terminal that has hung up, a tmux
+// pane killed or an ssh session dropped while we ran (nodejs/node#51519; later majors fixed it).
+// A standard fd that is a character device, the null device aside, and no longer answers as a
+// terminal is closed first: Node then leaves it alone. The same guard is in settle's bin.
+process.on('exit', releaseHungUpTerminals);
+function releaseHungUpTerminals() {
+  const { closeSync, fstatSync, statSync } = require('node:fs');
+  let nullDevice;
+  for (const fd of [0, 1, 2]) {
+    let st;
+    try {
+      st = fstatSync(fd);
+    } catch {
+      continue;
+    }
+    if (!st.isCharacterDevice() || st.rdev === (nullDevice ??= statSync('/dev/null').rdev)) continue;
+    if (require('node:tty').isatty(fd)) continue;
+    try {
+      closeSync(fd);
+    } catch {}
+  }
+}
 cli
   .then((loaded) => {
     if (typeof loaded?.main !== 'function') throw new Error('it has no main()');

@@ -24,6 +24,30 @@ try {
   cli = Promise.reject(e);
 }
 
+// Node 20 aborts as it exits (an assertion in its ResetStdio: exit 134 and a native stack trace
+// instead of our exit code) when it restores the mode of a terminal that has hung up, a tmux
+// pane killed or an ssh session dropped while we ran (nodejs/node#51519; later majors fixed it).
+// A standard fd that is a character device, the null device aside, and no longer answers as a
+// terminal is closed first: Node then leaves it alone. The same guard is in runplan's bin.
+process.on('exit', releaseHungUpTerminals);
+function releaseHungUpTerminals() {
+  const { closeSync, fstatSync, statSync } = require('node:fs');
+  let nullDevice;
+  for (const fd of [0, 1, 2]) {
+    let st;
+    try {
+      st = fstatSync(fd);
+    } catch {
+      continue;
+    }
+    if (!st.isCharacterDevice() || st.rdev === (nullDevice ??= statSync('/dev/null').rdev)) continue;
+    if (require('node:tty').isatty(fd)) continue;
+    try {
+      closeSync(fd);
+    } catch {}
+  }
+}
+
 // The exit code the CLI returned; undefined until then. A CLI that cannot load, rejects, or
 // never returns one (nothing left to run and no answer) is settle's own failure, 125, never
 // the 0 an empty exit code would be.

@@ -5,7 +5,7 @@ import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runBin, tempDir, withTimeout } from '@runplan/test-fixtures';
+import { inHangingTerminal, runBin, tempDir, waitUntil, withTimeout } from '@runplan/test-fixtures';
 import type { SettleReport } from '../src/report.js';
 import { alive, killQuietly, pidsIn, settleBin, sh, startSettle, taggedAlive } from './support.js';
 
@@ -434,6 +434,29 @@ test(
       assert.ok(existsSync(marker), 'the command ran');
     } finally {
       dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'the terminal hangs up while settle runs (tmux pane killed, HUP ignored by the caller): the command’s exit code, never Node’s abort (134)',
+  withTimeout(60_000, async () => {
+    const quoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
+    // The command waits, after it started, until the test has hung the terminal up.
+    const wait = 'touch "$T/started"; while [ ! -e "$T/hung" ]; do sleep 0.05; done; exit 3';
+    const term = await inHangingTerminal(
+      `${quoted(process.execPath)} ${quoted(settleBin)} -- sh -c ${quoted(wait)} 2>"$T/err"`,
+      process.env,
+    );
+    try {
+      await waitUntil('the command started', () => existsSync(join(term.dir, 'started')));
+      await term.hangUp();
+      writeFileSync(join(term.dir, 'hung'), '');
+      const err = () => readFileSync(join(term.dir, 'err'), 'utf8');
+      assert.is(await term.exitStatus(), 3, err());
+      assert.not.match(err(), /Assertion failed|Native stack trace/);
+    } finally {
+      await term.cleanup();
     }
   }),
 );
