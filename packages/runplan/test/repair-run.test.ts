@@ -208,6 +208,50 @@ test(
   }),
 );
 
+// Keep going: two tasks each stopped for good by their first failure.
+const TWO_STOPPED = `slug = "two-stopped"
+base = "main"
+keep_going = true
+[defaults]
+command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
+format = "claude-stream-json"
+deadline = "1m"
+grace = "2s"
+
+[[tasks]]
+id = "a"
+repair = { task = 0 }
+prompt = "mock: fail-first 9"
+
+[[tasks]]
+id = "b"
+repair = { task = 0 }
+prompt = "mock: fail-first 9"
+`;
+
+test(
+  'a continuation with two tasks repair stopped is refused once, naming both; its hint, with the --retry already given, is the command that goes on',
+  withPlan(TWO_STOPPED, {}, async (f) => {
+    const first = await runplan(['run', f.plan], f);
+    assert.is(first.exitCode, 1, first.stderr);
+    const refused = await runplan(['run', f.plan], f);
+    assert.is(refused.exitCode, 3, refused.stderr);
+    assert.match(refused.stderr, /repair_stopped: 2 tasks of run \S+ were stopped by repair: a \(class task, [^)]*\); b \(class task, /);
+    assert.match(refused.stderr, /hint: if their causes changed: runplan run \S+ --retry a --retry b {3}\(or --fresh/);
+    // Half of it given: the hint keeps it and adds the other.
+    const half = await runplan(['run', f.plan, '--retry', 'b'], f);
+    assert.is(half.exitCode, 3, half.stderr);
+    assert.match(half.stderr, /repair_stopped: task a of run \S+ was stopped by repair/);
+    assert.match(half.stderr, /hint: if its cause changed: runplan run \S+ --retry b --retry a {3}/);
+    assert.is(readLedger(f.ledger).length, 2, 'nothing dispatched by a refused run');
+    // The hint's command dispatches both again.
+    const hinted = /runplan run \S+ (--retry \S+ --retry \S+)/.exec(half.stderr)![1]!.split(' ');
+    const again = await runplan(['run', f.plan, ...hinted], f);
+    assert.is(again.exitCode, 1, again.stderr);
+    assert.equal(Object.fromEntries(dispatchCounts(f.ledger)), { a: 2, b: 2 });
+  }),
+);
+
 test(
   '--retry TASK after a repeated_failure dispatches it once more (continuation), journaled; a repeat names the real earlier attempt',
   withPlan('repeat-fail', {}, async (f) => {

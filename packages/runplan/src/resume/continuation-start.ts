@@ -40,11 +40,17 @@ export async function continuationStart(last: PriorRun, input: DecideInput): Pro
       !(req.retry ?? []).includes(task) && digests.has(task) && (s.contractDigest === null || s.contractDigest === digests.get(task)),
   );
   if (stopped.length > 0) {
-    const [task, s] = stopped[0]!;
+    // Every such task at once, and a hint that retries them all with the --retry already
+    // given: one refusal per stopped task would take as many tries to get past.
+    const why = ([task, s]: (typeof stopped)[number]) => `${task} (class ${s.class}, ${s.reason}: ${s.detail})`;
+    const retries = [...new Set([...(req.retry ?? []), ...stopped.map(([task]) => task)])].map((task) => `--retry ${task}`).join(' ');
+    const one = stopped.length === 1;
     return refused({
       reason: 'repair_stopped',
-      message: `task ${task} of run ${last.paths.runId} was stopped by repair (class ${s.class}, ${s.reason}: ${s.detail}); running it again on the same inputs would repeat it`,
-      hint: `if its cause changed: runplan run ${plan.file} --retry ${task}   (or --fresh to start over)`,
+      message: one
+        ? `task ${stopped[0]![0]} of run ${last.paths.runId} was stopped by repair (class ${stopped[0]![1].class}, ${stopped[0]![1].reason}: ${stopped[0]![1].detail}); running it again on the same inputs would repeat it`
+        : `${stopped.length} tasks of run ${last.paths.runId} were stopped by repair: ${stopped.map(why).join('; ')}; running them again on the same inputs would repeat them`,
+      hint: `if ${one ? 'its cause' : 'their causes'} changed: runplan run ${plan.file} ${retries}   (or --fresh to start over)`,
     });
   }
   const spent = budgetSpentRefusal(plan, input.carried, 'a continuation');
