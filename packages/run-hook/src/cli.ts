@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { cac } from 'cac';
 import { asTyped, prepareArgv, packageVersion, parseCommandLineDuration, unreachable, usageAsTyped } from '@runplan/common';
 import { exitCodeFor } from '@runplan/settle';
-import type { TemplateVars } from '@runplan/workdir';
+import { isUntrusted, knownVariables, type TemplateVars, variableSpec } from '@runplan/workdir';
 import type { HookOutcome, HookTier } from './outcome.js';
 import { executeHook, type HookRun } from './run.js';
 import { flattenVars, parseAssignment } from './vars.js';
@@ -52,7 +52,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--timeout <dur>', 'deadline for the hook (500ms, 30s, 10m, 2h, 1d; a bare number is seconds; 0: none)', { default: '10m' })
     .option('--grace <dur>', 'after the deadline TERM, wait this long before KILL')
     .option('--cwd <dir>', 'working directory of the hook')
-    .option('--var <name=value>', 'a template variable, e.g. --var run.id=r1 (repeatable; wins over --vars)')
+    .option('--var <name=value>', 'a template variable, e.g. --var run.id=r1 (repeatable, each name once; wins over --vars)')
     .option('--vars <file>', 'a JSON object of variables (dotted names, or nested objects)')
     .option('--json', 'after the hook is done, print its outcome as one JSON line on stdout')
     .option('--version', "print run-hook's version")
@@ -202,13 +202,26 @@ function readVars(options: Record<string, unknown>): TemplateVars {
     if (!flat.ok) throw new UsageError(flat.error.reason, flat.error.message);
     Object.assign(vars, flat.value);
   }
+  const given = new Set<string>();
   for (const text of list(options.var)) {
     const assignment = parseAssignment(text);
     if (!assignment.ok) throw new UsageError(assignment.error.reason, assignment.error.message);
     const [name, value] = assignment.value;
+    refuseVar(name, given);
+    given.add(name);
     vars[name] = value;
   }
   return vars;
+}
+
+// A --var must name a template variable, once: a typo (`run.outcom`) would otherwise just leave
+// its hook variable unset, and of two values one would silently win. As workdir refuses them.
+// Only the command line is held to this: the library takes whatever vars its caller passes.
+function refuseVar(name: string, given: ReadonlySet<string>): void {
+  if (!variableSpec(name) && !isUntrusted(name)) {
+    throw new UsageError('unknown_variable', `--var ${name}: not a template variable (known: ${knownVariables().join(', ')})`);
+  }
+  if (given.has(name)) throw new UsageError('usage', `--var ${name} given twice`);
 }
 
 function duration(name: string, value: unknown): number | undefined {

@@ -75,6 +75,39 @@ test(
 );
 
 test(
+  'an unknown or repeated --var is refused with exit 125 and one line naming it; nothing spawned',
+  withTimeout(60_000, async () => {
+    const dir = tempDir();
+    try {
+      const marker = join(dir.path, 'ran');
+      const hook = ['--', shFixture('hook-marker.sh'), marker];
+      const cases: [string[], string][] = [
+        // A typo of run.outcome: the hook would run without HARNESS_RUN_OUTCOME.
+        [
+          ['--tier', 'post_run', '--var', 'run.outcom=success', ...hook],
+          'run-hook: unknown_variable: --var run.outcom: not a template variable (known: harness.name, plan.slug, run.id, ',
+        ],
+        [['--var', 'run.idd=a', ...hook], 'run-hook: unknown_variable: --var run.idd: not a template variable (known: '],
+        // Of two values, one would silently win; --vars then --var is the documented override, not a repeat.
+        [['--var', 'run.id=a', '--var', 'run.id=b', ...hook], 'run-hook: usage: --var run.id given twice\n'],
+      ];
+      for (const [args, expected] of cases) {
+        const result = await runBin(bin, args);
+        assert.is(result.exitCode, 125, `${args.join(' ')}: ${result.stderr}`);
+        assert.is(result.stdout, '');
+        assert.ok(result.stderr.startsWith(expected), result.stderr);
+        assert.match(result.stderr, /run\.outcome, run\.exit_code|given twice/);
+        assert.is(result.stderr.split('\n').length, 3, result.stderr);
+        assert.match(result.stderr, /\n {2}hint: run-hook --help\n$/);
+        assert.not.ok(existsSync(marker), args.join(' '));
+      }
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
   'run.outcome is refused in pre_run (the default tier) and rendered in post_run',
   withTimeout(60_000, async () => {
     const dir = tempDir();
