@@ -154,6 +154,7 @@ export async function cat(argv: string[], file: string): Promise<number> {
   // Validate first so a corrupt journal prints nothing; then print exactly the bytes
   // validated (records appended meanwhile wait for the next cat).
   const first = await scanOrFail(file);
+  if (first.size === 0) throw emptyJournal(file);
   if (first.status.kind === 'corrupt') {
     reportStatus(file, first.status);
     return 3;
@@ -175,21 +176,14 @@ export async function cat(argv: string[], file: string): Promise<number> {
     },
   });
   flush();
-  if (first.status.kind === 'torn_tail' && first.size > 0)
+  if (first.status.kind === 'torn_tail')
     say('torn_tail', `${describeStatus(file, first.status)}; printed the ${first.count} records before it`, `journal repair ${file}`);
   return 0;
 }
 
 export async function validate(file: string, options: { json?: boolean }): Promise<number> {
   const scan = await scanOrFail(file);
-  // An empty file holds no record, not even a header: nothing repair could cut, so it is
-  // answered as repair and append --no-create answer it (missing), never as repairable.
-  if (scan.size === 0)
-    throw new JournalFailure({
-      reason: 'missing',
-      path: file,
-      message: `${file} is empty: it has no header, so there is nothing to repair`,
-    });
+  if (scan.size === 0) throw emptyJournal(file);
   if (options.json) process.stdout.write(`${JSON.stringify(statusJson(file, scan))}\n`);
   switch (scan.status.kind) {
     case 'clean':
@@ -205,6 +199,18 @@ export async function validate(file: string, options: { json?: boolean }): Promi
     default:
       return unreachable(scan.status);
   }
+}
+
+// An empty file holds no record, not even a header: nothing repair could cut, so cat and
+// validate answer it as repair and append --no-create do (missing), never as a torn tail
+// whose hint (journal repair) would only get the same answer. A journal is created whole
+// (temp file, then link), so a reader never meets an empty one that is still being created.
+function emptyJournal(file: string): JournalFailure {
+  return new JournalFailure({
+    reason: 'missing',
+    path: file,
+    message: `${file} is empty: it has no header, so there is nothing to repair`,
+  });
 }
 
 export async function repair(argv: string[], file: string, options: { breakLock?: boolean; json?: boolean }): Promise<number> {

@@ -10,7 +10,7 @@ import { pathProblem } from './input-check.js';
 
 export const EXIT_CODES = `  0  success (validate: clean; holder: someone holds the lock)
   1  a negative answer: validate found a torn tail (repairable with journal repair); holder: nobody holds the lock
-  2  usage or invalid input: unknown flag, bad duration, --data or a stdin line not a JSON object, bad record type, record over 1 MiB, bad or missing journal path, an empty (0-byte) journal for validate or repair (no header: nothing to repair), a run id that is not an identifier or not the journal's
+  2  usage or invalid input: unknown flag, bad duration, --data or a stdin line not a JSON object, bad record type, record over 1 MiB, bad or missing journal path, an empty (0-byte) journal for cat, validate or repair (no header: nothing to repair), a run id that is not an identifier or not the journal's
   3  refused or failed: the journal is corrupt (nothing was changed), already ends with its terminal record, already exists (init), or a write/sync failed (every record acknowledged before it is durable)
   4  the writer lock is held by a live process (after --wait), or was taken on another host (--break-lock overrides)`;
 

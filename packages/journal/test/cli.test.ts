@@ -217,12 +217,15 @@ test(
 );
 
 test(
-  'an empty (0-byte) journal: validate and repair give the one answer, missing (exit 2), and change nothing; a repaired torn header leaves the same',
+  'an empty (0-byte) journal: cat, validate and repair give the one answer, missing (exit 2), and change nothing; a repaired torn header leaves the same',
   withTimeout(60_000, async () => {
     const empty = fresh('empty');
     writeFileSync(empty, '');
     const said = `journal: missing: ${empty} is empty: it has no header, so there is nothing to repair\n`;
     for (const args of [
+      // cat used to print nothing at all and exit 0, as if the journal were whole and had no records.
+      ['cat', empty],
+      ['cat', empty, '--type', 'checkpoint'],
       ['validate', empty],
       ['validate', empty, '--json'],
       ['repair', empty],
@@ -239,6 +242,10 @@ test(
     const torn = fresh('torn-header');
     writeFileSync(torn, '1234abcd {"seq":0,"prev":"00000000","ts"');
     assert.is((await journal(['validate', torn])).exitCode, 1);
+    const tornCat = await journal(['cat', torn]);
+    assert.equal([tornCat.exitCode, tornCat.stdout], [0, '']);
+    assert.ok(tornCat.stderr.startsWith(`journal: torn_tail: ${torn} has a torn tail at byte 0`), tornCat.stderr);
+    assert.match(tornCat.stderr, `printed the 0 records before it\n  hint: journal repair ${torn}\n`);
     assert.is((await journal(['repair', torn])).exitCode, 0);
     assert.is((await journal(['validate', torn])).exitCode, 2);
   }),
