@@ -18,7 +18,8 @@ Options:
                    before KILL / before the pipes are abandoned; default 5s. It also bounds
                    a pipe still held open after the command exited
   -k, --kill-after DUR
-                   the wait between the first signal and KILL alone; default: --grace
+                   the wait between the first signal and KILL alone; default: --grace.
+                   0: KILL right after the first signal (GNU's -k 0 sends no KILL)
   -s, --signal NAME
                    the first signal at the deadline (TERM, INT, HUP, ...); default TERM
   --stall DUR      no stdout for DUR ends the command like a deadline; 0: none

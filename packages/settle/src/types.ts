@@ -97,7 +97,7 @@ export interface SettleSpec {
   deadlineMs?: number;
   /** How long a signalled tree (or a post-exit drain) may take before escalation. Default 5000. */
   graceMs?: number;
-  /** The wait between a teardown's first signal and KILL alone (GNU `--kill-after`); default graceMs. */
+  /** The wait between a teardown's first signal and KILL alone (GNU `--kill-after`); default graceMs. 0: KILL at once (GNU's 0 sends no KILL). */
   killAfterMs?: number;
   /** No stdout for this long is torn down like a deadline, reason `stalled`; 0 or absent: none. */
   stallMs?: number;

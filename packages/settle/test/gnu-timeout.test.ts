@@ -10,7 +10,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runBin, tempDir, withTimeout } from '@runplan/test-fixtures';
 import type { SettleReport } from '../src/report.js';
-import { alive, killQuietly, settleBin, sh, startSettle } from './support.js';
+import { alive, killQuietly, pidsIn, settleBin, sh, startSettle } from './support.js';
 
 const settle = (args: string[]) => runBin(settleBin, args);
 
@@ -212,6 +212,36 @@ test(
       assert.is(parsed.teardown.result, 'escalated');
       const short = await settle(['-k', '0.2', '--deadline', '0.2', '--', sh('ignore-term.sh')]);
       assert.is(short.exitCode, 124, short.stderr);
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+// GNU's `timeout -k 0` sends no KILL at all (a TERM-ignoring command runs on); settle always
+// escalates, so 0 is no wait: KILL right after the first signal.
+test(
+  '-k 0 is not GNU’s “no KILL”: KILL follows the first signal at once, exit 124, the TERM-ignoring command is gone',
+  withTimeout(30_000, async () => {
+    const dir = tempDir();
+    try {
+      const report = join(dir.path, 'r.json');
+      const r = await settle(['--report', report, '--grace', '20s', '-k', '0', '--deadline', '300ms', '--', sh('ignore-term.sh')]);
+      assert.is(r.exitCode, 124, r.stderr);
+      assert.match(r.stderr, /^settle: timed_out: .*teardown escalated/);
+      const parsed = JSON.parse(readFileSync(report, 'utf8')) as SettleReport;
+      assert.is(parsed.reason, 'timed_out');
+      assert.is(parsed.signal, 'SIGKILL');
+      assert.is(parsed.teardown.result, 'escalated');
+      assert.equal(parsed.teardown.survivors, []);
+      // No wait between TERM and KILL: not the 20s grace, not any wait of its own (typically ~10 ms).
+      assert.ok(
+        parsed.durationMs - parsed.deadlineMs! < 2_000,
+        `KILL came ${parsed.durationMs - parsed.deadlineMs!} ms after the deadline`,
+      );
+      const [pid] = pidsIn(r.stdout);
+      assert.ok(pid !== undefined, r.stdout);
+      assert.not.ok(alive(pid!), 'the TERM-ignoring command is gone');
     } finally {
       dir.cleanup();
     }
