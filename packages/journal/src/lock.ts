@@ -16,6 +16,11 @@ export interface HeldLock {
   readonly path: string;
   readonly identityPath: string;
   readonly holder: LockHolder;
+  /**
+   * Rewrites the identity file with these fields changed (whole, as at acquisition): for a
+   * holder whose details are known only once it holds the lock. Who and since when stay.
+   */
+  update(details: Record<string, unknown>): Promise<void>;
   release(): Promise<void>;
 }
 
@@ -225,7 +230,15 @@ function heldLock(path: string, identityPath: string, holder: LockHolder, server
   return {
     path,
     identityPath,
-    holder,
+    get holder() {
+      return holder;
+    },
+    async update(details) {
+      if (released !== undefined) throw new Error(`the lock on ${path} was released: its identity is not ours to write`);
+      const { pid, startTime, bootId, host, acquiredAt } = holder;
+      holder = { ...holder, ...details, pid, startTime, bootId, host, acquiredAt };
+      await writeIdentity(identityPath, holder);
+    },
     release() {
       released ??= (async () => {
         // Remove the identity first, and only if it is still ours: once the socket is

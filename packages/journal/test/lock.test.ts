@@ -45,6 +45,30 @@ test(
 );
 
 test(
+  'update rewrites the identity with new details, keeping who holds it and since when; release still removes it; a released lock refuses',
+  withTimeout(10_000, async () => {
+    const { path, identityPath } = slugDir();
+    const held = await acquireLock(path, { identityPath, details: { runId: 'minted', role: 'coordinator' } });
+    assert.ok(held.ok);
+    if (!held.ok) return;
+    const before = readLockHolder(identityPath)!;
+    await held.value.update({ runId: 'resumed', pid: 1, acquiredAt: 'never' });
+    const after = readLockHolder(identityPath)!;
+    assert.equal(after, { ...before, runId: 'resumed' }, 'only the details changed');
+    assert.equal(held.value.holder, after);
+    await held.value.release();
+    assert.not.ok(existsSync(identityPath), 'still recognised as ours at release');
+    try {
+      await held.value.update({ runId: 'late' });
+      assert.unreachable('update after release');
+    } catch (e) {
+      assert.match((e as Error).message, /was released/);
+    }
+    assert.not.ok(existsSync(identityPath), 'nothing written after release');
+  }),
+);
+
+test(
   'isLockHeld only connects: asking never takes the lock',
   withTimeout(10_000, async () => {
     const { path, identityPath } = slugDir();

@@ -181,6 +181,38 @@ test(
 );
 
 test(
+  'a resume after kill -9: the lock names the run it resumes (status --json coordinator.runId is a run that exists), not an id minted before it knew',
+  withTimeout(150_000, async () => {
+    const f = setup('single', {}, HOLD);
+    try {
+      let pid = 0;
+      const crashed = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
+      await waitForEvent(f.repo, 'single', 'attempt-started');
+      process.kill(pid, 'SIGKILL');
+      assert.is((await crashed).signal, 'SIGKILL');
+      const [id] = runIds(f.repo, 'single');
+      // The resume takes the run over and its attempt holds again.
+      let resumer = 0;
+      const resumed = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000, onSpawn: (p) => (resumer = p) });
+      await waitUntil('the resumed attempt holds', () => readLedger(f.ledger).length === 2);
+      const status = await runplan(['status', 'single', '--json'], f);
+      assert.is(status.exitCode, 0, status.stderr);
+      const row = JSON.parse(status.stdout.trim());
+      assert.is(row.state, 'running');
+      assert.is(row.runId, id);
+      assert.is(row.coordinator.pid, resumer);
+      assert.is(row.coordinator.runId, id, 'the lock names the resumed run');
+      assert.equal(runIds(f.repo, 'single'), [id], 'no other run was made');
+      process.kill(resumer, 'SIGTERM');
+      assert.is((await resumed).exitCode, 143);
+    } finally {
+      killAgents(f.ledger);
+      f.cleanup();
+    }
+  }),
+);
+
+test(
   'the journal failing: attempts torn down, exit 5, no receipt, the run left incomplete',
   withTimeout(60_000, async () => {
     const f = setup('single', {}, { RUNPLAN_FAILPOINT: 'journal-error:command-settled' });

@@ -63,6 +63,9 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
     const chosen = await chooseRun({ slug, plan, repo, req, runId, baseCommit, digests: contracts });
     for (const line of chosen.notices) req.onNotice?.(line);
     if (!chosen.ok) return chosen.end;
+    // A resume keeps its run's id: the identity names the run this coordinator goes on with,
+    // not the id minted before it knew (status and stop read it).
+    if (chosen.value.run.runId !== runId) await lock.value.update({ runId: chosen.value.run.runId });
     if (plan.land !== undefined) {
       const start = chosen.value;
       const line = start.mode === 'clean' ? baseCommit : start.recovered.head;
