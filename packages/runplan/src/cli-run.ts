@@ -15,14 +15,6 @@ import { writeRunReport } from './observe/report.js';
 export async function runCommand(planFile: string, o: Record<string, unknown>, stdout: SafeOutput, stderr: SafeOutput): Promise<number> {
   const options = runOptions(o);
   const controller = new AbortController();
-  const onSigint = () => controller.abort('SIGINT');
-  const onSigterm = () => controller.abort('SIGTERM');
-  // The terminal closed (a hung-up ssh session, a closed tmux pane): torn down and a receipt
-  // like SIGTERM, never Node's default of dying at once with the attempts left running.
-  const onSighup = () => controller.abort('SIGHUP');
-  process.on('SIGINT', onSigint);
-  process.on('SIGTERM', onSigterm);
-  process.on('SIGHUP', onSighup);
   const progress = new Progress({
     stderr,
     stdout,
@@ -30,6 +22,26 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
     table: process.stderr.isTTY === true,
     size: () => ({ columns: process.stderr.columns ?? 0, rows: process.stderr.rows ?? 0 }),
   });
+  // Each signal is said at once: the teardown takes up to each attempt's grace, and a table
+  // that went on showing "running" read as a Ctrl-C that was not heard.
+  let heard = 0;
+  const interrupt = (signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP') => () => {
+    heard += 1;
+    progress.notice(
+      heard === 1
+        ? `runplan: ${signal}: stopping the running attempts (TERM, then KILL after each one's grace), then the receipt`
+        : `runplan: ${signal} again: already stopping; each attempt gets its grace, then KILL`,
+    );
+    controller.abort(signal);
+  };
+  const onSigint = interrupt('SIGINT');
+  const onSigterm = interrupt('SIGTERM');
+  // The terminal closed (a hung-up ssh session, a closed tmux pane): torn down and a receipt
+  // like SIGTERM, never Node's default of dying at once with the attempts left running.
+  const onSighup = interrupt('SIGHUP');
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigterm);
+  process.on('SIGHUP', onSighup);
   try {
     const end = await runPlan({
       planFile,

@@ -1,6 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { inHangingTerminal, readLedger, runBin, waitUntil, withTimeout } from '@runplan/test-fixtures';
+import { inHangingTerminal, readLedger, runBin, tempDir, waitUntil, withTimeout } from '@runplan/test-fixtures';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireLock } from '@runplan/journal';
@@ -119,9 +121,71 @@ test(
       assert.is(terminal.length, 1);
       assert.is((terminal[0]!.data as Record<string, unknown>).class, 'interrupted');
       assert.is((terminal[0]!.data as Record<string, unknown>).signal, 'SIGINT');
+      // Said as it came (two signals sent at once may arrive as one).
+      assert.match(
+        r.stderr,
+        /^runplan: SIGINT: stopping the running attempts \(TERM, then KILL after each one's grace\), then the receipt$/m,
+      );
     } finally {
       killAgents(f.ledger);
       f.cleanup();
+    }
+  }),
+);
+
+// A task whose command ignores TERM: its teardown waits out the grace before KILL.
+const STUBBORN_PLAN = `slug = "stubborn"
+base = "main"
+[defaults]
+format = "text"
+deadline = "1m"
+grace = "5s"
+
+[[tasks]]
+id = "deaf"
+command = ["sh", "-c", "trap '' TERM; touch \\"$T/started\\"; sleep 60"]
+`;
+
+test(
+  'a Ctrl-C is answered at once, and a second during the teardown is told it is under way: the attempt still gets its grace, one receipt, exit 130',
+  withTimeout(90_000, async () => {
+    const scratch = tempDir('runplan-stubborn-');
+    const f = setup(STUBBORN_PLAN, {}, { T: scratch.path });
+    try {
+      const child = spawn(process.execPath, [RUNPLAN, 'run', f.plan], {
+        cwd: f.repo.path,
+        env: f.env,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+      const closed = once(child, 'close');
+      // Resolves once stderr says it; fails if runplan exits without saying it.
+      const said = (pattern: RegExp) =>
+        new Promise<void>((resolve, reject) => {
+          const look = () => pattern.test(stderr) && resolve();
+          child.stderr.on('data', look);
+          closed.then(() => reject(new Error(`runplan exited without saying ${pattern}: ${stderr}`)));
+          look();
+        });
+      await waitUntil('the command started', () => existsSync(join(scratch.path, 'started')));
+      child.kill('SIGINT');
+      await said(/^runplan: SIGINT: stopping the running attempts/m);
+      const secondAt = Date.now();
+      child.kill('SIGINT');
+      await said(/^runplan: SIGINT again: already stopping; each attempt gets its grace, then KILL$/m);
+      const [code] = await closed;
+      assert.is(code, 130, stderr);
+      assert.ok(Date.now() - secondAt >= 3_000, 'the second Ctrl-C did not cut the grace short');
+      const rs = await records(f.repo, 'stubborn');
+      assert.is(rs.filter((x) => x.terminal === true).length, 1);
+      assert.equal(
+        ofType(rs, 'command-settled').map((d) => [d.reason, d.signal]),
+        [['interrupted', 'SIGKILL']],
+      );
+    } finally {
+      f.cleanup();
+      scratch.cleanup();
     }
   }),
 );
