@@ -177,6 +177,9 @@ test(
     const status = await runplan(['status', '--json'], f);
     assert.is(status.exitCode, 0);
     assert.is(JSON.parse(status.stdout.trim()).state, 'corrupt');
+    // What --fresh would do, read-only: a and b at attempt 2 (the corrupt run's evidence holds their 1).
+    const preview = await runplan(['run', f.plan, '--fresh', '--dry-run'], f);
+    assert.match(preview.stdout, /^dispatch a attempt 2$/m, preview.stdout + preview.stderr);
 
     const fresh = await runplan(['run', f.plan, '--fresh'], f);
     assert.is(fresh.exitCode, 0, fresh.stderr);
@@ -184,8 +187,14 @@ test(
       readdirSync(slugDir(f.repo, 'chain-gated')).some((n) => /\.corrupt-\d{8}T\d{6}Z$/.test(n)),
       'renamed aside',
     );
-    const started = ofType(await records(f.repo, 'chain-gated'), 'run-started')[0]!;
+    const rs = await records(f.repo, 'chain-gated');
+    const started = ofType(rs, 'run-started')[0]!;
     assert.match(started.abandoned[0], /corrupt journal renamed/);
+    // Attempt numbers never repeat, even past a journal that cannot be read: a and b had
+    // started attempt 1 in the run set aside (its evidence says so), so they go on at 2.
+    const attempts = Object.fromEntries(ofType(rs, 'attempt-started').map((d) => [d.taskId, d.attempt]));
+    assert.is(attempts.a, 2);
+    assert.is(attempts.b, 2);
   }),
 );
 

@@ -1,5 +1,5 @@
 import { ZERO_USAGE } from '../events/types.js';
-import { nextStartOrder, runPaths } from '../host/state.js';
+import { asideRunDirs, evidenceAttempts, nextStartOrder, runPaths } from '../host/state.js';
 import { taskContractDigests } from '../plan/digest.js';
 import { closeNeverStarted, closePriorRuns } from './close.js';
 import { continuationStart } from './continuation-start.js';
@@ -58,7 +58,12 @@ export async function chooseRun({
   const start = decided.value;
   if (start.mode !== 'resume') start.abandoned.push(...closed.abandoned);
   const attemptFloor = new Map<string, number>();
-  for (const run of prior) for (const [task, n] of run.journal.attempts) attemptFloor.set(task, Math.max(attemptFloor.get(task) ?? 0, n));
+  const raise = (task: string, n: number) => attemptFloor.set(task, Math.max(attemptFloor.get(task) ?? 0, n));
+  for (const run of prior) for (const [task, n] of run.journal.attempts) raise(task, n);
+  // A corrupt journal (this one's, or one --fresh set aside) may no longer show every attempt
+  // it started: their evidence dirs, one per attempt started, do.
+  const unread = [...prior.filter((p) => p.kind === 'corrupt').map((p) => p.paths.dir), ...(await asideRunDirs(slug))];
+  for (const dir of unread) for (const [task, n] of await evidenceAttempts(dir)) raise(task, n);
   return {
     ok: true,
     value: { ...start, attemptFloor, carried, threadTotals: slugThreadTotals(prior) },
