@@ -245,7 +245,7 @@ test(
 );
 
 test(
-  'a resume after kill -9: the lock names the run it resumes (status --json coordinator.runId is a run that exists), not an id minted before it knew',
+  'a resume after kill -9: the lock names the run it resumes (status --json coordinator.runId is a run that exists), not an id minted before it knew; log says incomplete, then running',
   withTimeout(150_000, async () => {
     const f = setup('single', {}, HOLD);
     try {
@@ -255,6 +255,9 @@ test(
       process.kill(pid, 'SIGKILL');
       assert.is((await crashed).signal, 'SIGKILL');
       const [id] = runIds(f.repo, 'single');
+      // Its coordinator dead: log says incomplete, its duration to its last record.
+      const dead = JSON.parse((await runplan(['log', 'single', '--json'], f)).stdout.trim().split('\n')[0]!);
+      assert.equal([dead.runId, dead.outcome], [id, 'incomplete']);
       // The resume takes the run over and its attempt holds again.
       let resumer = 0;
       const resumed = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000, onSpawn: (p) => (resumer = p) });
@@ -266,6 +269,11 @@ test(
       assert.is(row.runId, id);
       assert.is(row.coordinator.pid, resumer);
       assert.is(row.coordinator.runId, id, 'the lock names the resumed run');
+      // log says running, its duration to now: longer than it was when the crash left it.
+      const live = JSON.parse((await runplan(['log', 'single', '--json'], f)).stdout.trim().split('\n')[0]!);
+      assert.equal([live.runId, live.outcome], [id, 'running']);
+      assert.ok(live.durationMs > dead.durationMs, `${live.durationMs} > ${dead.durationMs}`);
+      assert.match((await runplan(['log', 'single'], f)).stdout, new RegExp(`${id} .* running `));
       assert.equal(runIds(f.repo, 'single'), [id], 'no other run was made');
       process.kill(resumer, 'SIGTERM');
       assert.is((await resumed).exitCode, 143);

@@ -2,6 +2,7 @@ import { shownCost } from '../events/types.js';
 import { listSlugs, slugPaths } from '../host/state.js';
 import { inspectRuns } from '../resume/inspect.js';
 import { alignColumns } from './columns.js';
+import { liveCoordinator } from './status.js';
 
 // `runplan log [SLUG]`: every logical run of a slug, oldest first, read from the journals only.
 
@@ -11,8 +12,10 @@ export interface LogRow {
   runId: string;
   /** When run-started was journaled (else the journal's creation). */
   startedAt: string | null;
+  /** To its receipt; a live run's to now; an incomplete one's to its last record. */
   durationMs: number;
-  outcome: 'complete' | 'failed' | 'incomplete' | 'corrupt';
+  /** `running`: no receipt yet and its coordinator alive (the slug lock names it); `incomplete`: no receipt and none. */
+  outcome: 'complete' | 'failed' | 'incomplete' | 'running' | 'corrupt';
   /** A failed run's class (`interrupted`, `task`, …). */
   class: string | null;
   tasksDone: number;
@@ -28,21 +31,26 @@ export interface LogRow {
 export async function collectLog(stateRoot: string, slug?: string): Promise<LogRow[] | undefined> {
   const slugs: LogRow[][] = [];
   for (const name of slug !== undefined ? [slug] : await listSlugs(stateRoot)) {
-    const runs = await inspectRuns(slugPaths(stateRoot, name));
+    const paths = slugPaths(stateRoot, name);
+    const runs = await inspectRuns(paths);
     if (runs.length === 0 && slug !== undefined) return undefined;
+    // The run a live coordinator holds the slug for, if any: as status, by the lock and the
+    // identity naming that live process.
+    const live = runs.some((r) => r.kind === 'incomplete') ? (await liveCoordinator(paths))?.['runId'] : undefined;
     const rows: LogRow[] = [];
     slugs.push(rows);
     for (const run of runs) {
       const view = run.journal;
+      const running = run.kind === 'incomplete' && run.paths.runId === live;
       const start = view.startedTs ?? view.createdAt ?? null;
-      const end = view.terminal?.ts ?? view.lastEvent ?? null;
+      const end = running ? new Date().toISOString() : (view.terminal?.ts ?? view.lastEvent ?? null);
       const ms = start !== null && end !== null ? Date.parse(end) - Date.parse(start) : 0;
       rows.push({
         slug: name,
         runId: run.paths.runId,
         startedAt: start,
         durationMs: Number.isFinite(ms) ? Math.max(0, ms) : 0,
-        outcome: run.kind,
+        outcome: running ? 'running' : run.kind,
         class: run.failedClass,
         tasksDone: view.tasksDone(),
         tasksTotal: view.taskCount,
