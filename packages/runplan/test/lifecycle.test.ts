@@ -251,7 +251,8 @@ test(
     try {
       let pid = 0;
       const crashed = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
-      await waitForEvent(f.repo, 'single', 'attempt-started');
+      // Its agent running (attempt-started is journaled before the spawn), then kill -9.
+      await waitUntil('the first attempt holds', () => readLedger(f.ledger).length === 1);
       process.kill(pid, 'SIGKILL');
       assert.is((await crashed).signal, 'SIGKILL');
       const [id] = runIds(f.repo, 'single');
