@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { dispatchCounts, readLedger, savedPrompts, tempDir, withTimeout } from '@runplan/test-fixtures';
+import { dispatchCounts, readLedger, savedPrompts, tempDir, waitUntil, withTimeout } from '@runplan/test-fixtures';
 import { ofType, records, runIds, runplan, setup, waitForEvent, withPlan } from './support.js';
 
 async function receipt(f: ReturnType<typeof setup>, slug: string): Promise<{ type: string; data: Record<string, any> }> {
@@ -202,6 +202,47 @@ test(
       assert.is(data.reason, 'agent_error');
       assert.is(ofType(await records(f.repo, 'is-error'), 'command-settled')[0]!.exitCode, 0);
       assert.is(ofType(await records(f.repo, 'is-error'), 'checkpoint').length, 0);
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
+  'provider_reset_too_far: the rerun its receipt names is refused until the reset, saying when, and goes on after it',
+  withTimeout(90_000, async () => {
+    const reset = Math.floor(Date.now() / 1000) + 4;
+    const f = setup(`slug = "far"
+base = "main"
+[repair]
+provider_max_wait = "500ms"
+[defaults]
+command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
+format = "claude-stream-json"
+deadline = "1m"
+
+[[tasks]]
+id = "limited"
+prompt = """
+mock: on-attempt 1 rate-limit ${reset}
+mock: write out.txt x
+"""
+`);
+    try {
+      const first = await runplan(['run', f.plan], f);
+      assert.is(first.exitCode, 1, first.stderr);
+      assert.match(first.stderr, /provider_reset_too_far: .*rerun after the reset with: runplan run /);
+      const early = await runplan(['run', f.plan], f);
+      assert.is(early.exitCode, 3, early.stderr);
+      const at = new Date(reset * 1000).toISOString();
+      assert.ok(early.stderr.includes(`limited of run `) && early.stderr.includes(`resets at ${at}: not before then`), early.stderr);
+      assert.ok(early.stderr.includes(`hint: run the same command after ${at}`), early.stderr);
+      assert.is(readLedger(f.ledger).length, 1, 'not dispatched before the reset');
+      // The reset is a time on the clock: wait for the clock.
+      await waitUntil('the reset passed', () => Date.now() > reset * 1000, { timeoutMs: 10_000 });
+      const after = await runplan(['run', f.plan], f);
+      assert.is(after.exitCode, 0, after.stderr);
+      assert.is(readLedger(f.ledger).length, 2, 'dispatched once more, after the reset');
     } finally {
       f.cleanup();
     }

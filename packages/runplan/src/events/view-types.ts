@@ -24,4 +24,6 @@ export interface StoppedTask {
   reason: string;
   detail: string;
   contractDigest: string | null;
+  /** A stop for a provider reset past `provider_max_wait`: when the limit resets (ms), else null. */
+  resetAtMs: number | null;
 }

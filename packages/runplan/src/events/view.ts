@@ -210,11 +210,13 @@ export class RunView {
         if (d.action === 'retry' && failure !== undefined) this.lastFailure.set(d.taskId, { attempt: d.attempt, failure });
         else this.lastFailure.delete(d.taskId);
         if (d.action === 'stop') {
+          const reset = d.reason === 'provider_reset_too_far' ? failure?.resetAtMs : undefined;
           this.stopped.set(d.taskId, {
             class: String(d.class),
             reason: String(d.stopReason),
             detail: String(d.detail),
             contractDigest: this.contracts.get(key) ?? null,
+            resetAtMs: typeof reset === 'number' && Number.isFinite(reset) ? reset : null,
           });
         }
         break;

@@ -35,10 +35,26 @@ export async function continuationStart(last: PriorRun, input: DecideInput): Pro
   // says the cause changed) or a contract changed since the stopped attempt (the digest
   // its attempt-started journaled) lets a continuation dispatch it. An attempt that
   // journaled no digest counts as unchanged.
+  // A stop for a provider limit that resets too far away is over once the reset has passed:
+  // time is the input that changed, and the receipt's own hint is this very command.
+  const now = Date.now();
   const stopped = [...recovered.value.stopped].filter(
     ([task, s]) =>
-      !(req.retry ?? []).includes(task) && digests.has(task) && (s.contractDigest === null || s.contractDigest === digests.get(task)),
+      !(req.retry ?? []).includes(task) &&
+      digests.has(task) &&
+      (s.contractDigest === null || s.contractDigest === digests.get(task)) &&
+      !(s.resetAtMs !== null && s.resetAtMs <= now),
   );
+  const waiting = stopped.filter(([, s]) => s.resetAtMs !== null);
+  if (waiting.length === stopped.length && waiting.length > 0) {
+    const until = Math.max(...waiting.map(([, s]) => s.resetAtMs!));
+    const retries = [...new Set([...(req.retry ?? []), ...waiting.map(([task]) => task)])].map((task) => `--retry ${task}`).join(' ');
+    return refused({
+      reason: 'repair_stopped',
+      message: `${waiting.map(([task]) => task).join(', ')} of run ${last.paths.runId} stopped for a provider limit that resets at ${new Date(until).toISOString()}: not before then`,
+      hint: `run the same command after ${new Date(until).toISOString()} (or now, if the limit was lifted: runplan run ${plan.file} ${retries})`,
+    });
+  }
   if (stopped.length > 0) {
     // Every such task at once, and a hint that retries them all with the --retry already
     // given: one refusal per stopped task would take as many tries to get past.
