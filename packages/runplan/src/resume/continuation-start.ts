@@ -43,9 +43,9 @@ export async function continuationStart(last: PriorRun, input: DecideInput): Pro
       !(req.retry ?? []).includes(task) &&
       digests.has(task) &&
       (s.contractDigest === null || s.contractDigest === digests.get(task)) &&
-      !(s.resetAtMs !== null && s.resetAtMs <= now),
+      !(typeof s.resetAtMs === 'number' && s.resetAtMs <= now),
   );
-  const waiting = stopped.filter(([, s]) => s.resetAtMs !== null);
+  const waiting = stopped.filter(([, s]) => typeof s.resetAtMs === 'number');
   if (waiting.length === stopped.length && waiting.length > 0) {
     const until = Math.max(...waiting.map(([, s]) => s.resetAtMs!));
     const retries = [...new Set([...(req.retry ?? []), ...waiting.map(([task]) => task)])].map((task) => `--retry ${task}`).join(' ');
