@@ -143,6 +143,28 @@ test(
 );
 
 test(
+  'a post_run hook that cannot be started: spawn_failed, class environment, the agent not sent round again; --dry-run names it',
+  withTimeout(60_000, async () => {
+    const f = setup('post-run-fail', {
+      '"mock-gate", "--label", "post_run", "1", "post_run: outcome {{run.outcome}} rejected"': '"no-such-hook", "{{run.outcome}}"',
+    });
+    try {
+      const preview = await runplan(['run', f.plan, '--dry-run'], f);
+      assert.is(preview.exitCode, 0, preview.stderr);
+      assert.match(preview.stderr, /command_not_found: task demoted: "no-such-hook" is not on the PATH/);
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 1, r.stderr);
+      const receipt = await failedReceipt(f, 'post-run-fail');
+      assert.equal([receipt.reason, receipt.class, receipt.phase], ['spawn_failed', 'environment', 'post_run']);
+      assert.match(receipt.message, /post_run hook could not be started: .*no-such-hook.*ENOENT/);
+      assert.is(readLedger(f.ledger).length, 1, 'dispatched once: a missing hook is not the agent’s to fix');
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
+test(
   'zero diff fails (class task, zero_diff) unless expect = "none"',
   withTimeout(90_000, async () => {
     const f = setup('zero-diff');

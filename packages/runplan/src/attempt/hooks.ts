@@ -46,6 +46,10 @@ export async function postRun(
   const hook = ran.value;
   const after = afterPostRun(run, hook);
   await a.ctx.emit('post-run-done', { ...hookData(a, hook, join(a.evidenceDir, 'post_run.log')), demoted: after.demoted });
+  // A hook that could not be started judged nothing: the host's doing (class environment,
+  // never retried), not a demotion that would send the agent round again.
+  if (after.demoted && hook.reason === 'spawn_failed')
+    return fail('spawn_failed', 'post_run', `post_run hook could not be started: ${hook.ok ? '' : hook.message}`, hook.stderrTail);
   if (after.demoted) return fail('post_run_failed', 'post_run', `post_run ${hook.reason}: ${hook.ok ? '' : hook.message}`, hook.stderrTail);
   if (hook.reason === 'interrupted' && primary === undefined)
     return fail('interrupted', 'post_run', 'the run was interrupted during post_run');

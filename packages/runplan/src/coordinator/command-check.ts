@@ -4,14 +4,19 @@ import type { TaskSpec } from '../plan/types.js';
 
 /**
  * The programs a task's attempt would not find, for `run --dry-run`: the first word of its
- * command, of each gate and of `until`, looked up as the spawn will look it up — a name on
- * the PATH the attempt gets (its `env_file`, then its `env`, then runplan's own; gates and
- * `until` get runplan's), a path with a directory as it is. Not looked up: a word that
+ * command, of each gate and of `until`, and of the plan's `pre_run` / `post_run` hooks
+ * (`hooks`), looked up as the spawn will look it up — a name on the PATH the attempt gets
+ * (its `env_file`, then its `env`, then runplan's own; gates, `until` and hooks get
+ * runplan's), a path with a directory as it is. Not looked up: a word that
  * still holds a template (`{{…}}`: it is rendered per attempt), a relative path (it is
  * relative to the worktree, which does not exist yet), and anything that runs on Slurm (the
  * node's PATH is not ours to read).
  */
-export function missingPrograms(task: TaskSpec, env: NodeJS.ProcessEnv = process.env): string[] {
+export function missingPrograms(
+  task: TaskSpec,
+  env: NodeJS.ProcessEnv = process.env,
+  hooks: ReadonlyArray<readonly string[] | undefined> = [],
+): string[] {
   const missing: string[] = [];
   const own = env.PATH ?? '';
   if (task.executor === undefined) {
@@ -24,6 +29,11 @@ export function missingPrograms(task: TaskSpec, env: NodeJS.ProcessEnv = process
       const name = argv[0];
       if (name !== undefined && !missing.includes(name) && !found(name, own)) missing.push(name);
     }
+  }
+  // Hooks run here, with runplan's environment, whatever the task's executor.
+  for (const argv of hooks) {
+    const name = argv?.[0];
+    if (name !== undefined && !missing.includes(name) && !found(name, own)) missing.push(name);
   }
   return missing;
 }

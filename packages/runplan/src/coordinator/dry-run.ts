@@ -132,7 +132,7 @@ function taskSteps(plan: Plan, start: Start): DryStep[] {
     const own = start.mode === 'resume' ? (start.recovered.attempts.get(task) ?? 0) : 0;
     const attempt = Math.max(own, start.attemptFloor.get(task) ?? 0) + 1;
     const round = start.mode === 'resume' ? start.recovered.durableRounds.get(task) : undefined;
-    const notFound = missingPrograms(byId.get(task)!);
+    const notFound = missingPrograms(byId.get(task)!, process.env, [plan.hooks.preRun, plan.hooks.postRun]);
     return {
       action: 'dispatch',
       task,
