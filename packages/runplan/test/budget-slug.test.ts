@@ -17,6 +17,9 @@ test(
   withPlan('budget', { timeoutMs: 150_000 }, async (f) => {
     const r = await runplan(['run', f.plan], f);
     assert.is(r.exitCode, 1, r.stderr);
+    // The report's "to go on" says what a bare rerun meets.
+    const report = JSON.parse((await runplan(['report', 'budget', '--json'], f)).stdout) as { resumeNote: string | null };
+    assert.match(String(report.resumeNote), /refused while the slug's budget is spent: raise \[budget\] in the plan, or add --reset-budget/);
     for (const flag of ['--fresh', '--new-run']) {
       const refused = await runplan(['run', f.plan, flag], f);
       assert.is(refused.exitCode, 3, `${flag}: ${refused.stderr}`);

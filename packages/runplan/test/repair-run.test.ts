@@ -232,9 +232,11 @@ mock: write out.txt x
       const first = await runplan(['run', f.plan], f);
       assert.is(first.exitCode, 1, first.stderr);
       assert.match(first.stderr, /provider_reset_too_far: .*rerun after the reset with: runplan run /);
+      const at = new Date(reset * 1000).toISOString();
+      const report = JSON.parse((await runplan(['report', 'far', '--json'], f)).stdout) as { resumeNote: string | null };
+      assert.is(report.resumeNote, `not before ${at}, when the provider's limit resets`);
       const early = await runplan(['run', f.plan], f);
       assert.is(early.exitCode, 3, early.stderr);
-      const at = new Date(reset * 1000).toISOString();
       assert.ok(early.stderr.includes(`limited of run `) && early.stderr.includes(`resets at ${at}: not before then`), early.stderr);
       assert.ok(early.stderr.includes(`hint: run the same command after ${at}`), early.stderr);
       assert.is(readLedger(f.ledger).length, 1, 'not dispatched before the reset');
@@ -275,6 +277,9 @@ test(
   withPlan(TWO_STOPPED, {}, async (f) => {
     const first = await runplan(['run', f.plan], f);
     assert.is(first.exitCode, 1, first.stderr);
+    // The report's "to go on" says what the bare command would meet.
+    const report = JSON.parse((await runplan(['report', 'two-stopped', '--json'], f)).stdout) as { resumeNote: string | null };
+    assert.is(report.resumeNote, 'refused while a, b stay stopped by repair: add --retry a --retry b if the cause changed');
     const refused = await runplan(['run', f.plan], f);
     assert.is(refused.exitCode, 3, refused.stderr);
     assert.match(refused.stderr, /repair_stopped: 2 tasks of run \S+ were stopped by repair: a \(class task, [^)]*\); b \(class task, /);

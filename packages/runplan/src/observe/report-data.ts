@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { isPlainObject } from '@runplan/common';
 import { interruptedExitCode } from '../events/receipt.js';
-import { shownCost } from '../events/types.js';
+import { shownCost, type RunFailedData } from '../events/types.js';
 import type { Plan } from '../plan/types.js';
 import type { RunView } from '../events/view.js';
 import { attemptsOf, type FoldedRun, type ReportAttempt, type ReportMark, tokensOf } from './report-attempts.js';
@@ -51,6 +51,11 @@ export interface ReportData {
   wallMs: number;
   startedAt: string | null;
   resumeCommand: string | null;
+  /**
+   * Why `resumeCommand` alone would be refused, and what goes with it: tasks repair stopped
+   * (`--retry` them if their cause changed), a provider reset not yet passed, a spent budget.
+   */
+  resumeNote: string | null;
   tasks: ReportTask[];
   attempts: ReportAttempt[];
   marks: ReportMark[];
@@ -177,8 +182,27 @@ export async function reportData(
     wallMs: Number.isFinite(end) ? Math.max(0, end - t0) : 0,
     startedAt: view.startedTs ?? null,
     resumeCommand: o.corrupt !== undefined || terminal === undefined || failed !== undefined ? o.resumeCommand : null,
+    resumeNote: o.corrupt === undefined && failed !== undefined ? resumeNote(view, failed) : null,
     tasks,
     attempts,
     marks,
   };
+}
+
+// What a continuation of this failed run would refuse on, as the run would say it
+// (resume/continuation-start.ts, slug-spend.ts): null when the plain command goes on.
+function resumeNote(view: RunView, failed: RunFailedData): string | null {
+  const notes: string[] = [];
+  const now = Date.now();
+  const stopped = [...view.stopped].filter(([, s]) => !(typeof s.resetAtMs === 'number' && s.resetAtMs <= now));
+  const waiting = stopped.filter(([, s]) => typeof s.resetAtMs === 'number');
+  const others = stopped.filter(([, s]) => typeof s.resetAtMs !== 'number');
+  if (waiting.length > 0)
+    notes.push(`not before ${new Date(Math.max(...waiting.map(([, s]) => s.resetAtMs!))).toISOString()}, when the provider's limit resets`);
+  if (others.length > 0)
+    notes.push(
+      `refused while ${others.map(([task]) => task).join(', ')} ${others.length === 1 ? 'stays' : 'stay'} stopped by repair: add ${others.map(([task]) => `--retry ${task}`).join(' ')} if the cause changed`,
+    );
+  if (failed.class === 'budget') notes.push("refused while the slug's budget is spent: raise [budget] in the plan, or add --reset-budget");
+  return notes.length > 0 ? notes.join('; ') : null;
 }

@@ -78,6 +78,7 @@ function header() {
   if (D.message) row(dl, 'message', D.message);
   if (D.firstFailure) row(dl, 'first failure', 'task ' + D.firstFailure.task + ', phase ' + D.firstFailure.phase + ', class ' + D.firstFailure.class + ' (' + D.firstFailure.reason + ')', 'first-failure');
   if (D.resumeCommand) row(dl, 'to go on', D.resumeCommand, 'resume-command');
+  if (D.resumeNote) row(dl, 'note', D.resumeNote, 'resume-note');
   root.append(dl);
 }
 let page = 0;
