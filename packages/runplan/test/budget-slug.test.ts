@@ -19,7 +19,10 @@ test(
     assert.is(r.exitCode, 1, r.stderr);
     // The report's "to go on" says what a bare rerun meets.
     const report = JSON.parse((await runplan(['report', 'budget', '--json'], f)).stdout) as { resumeNote: string | null };
-    assert.match(String(report.resumeNote), /refused while the slug's budget is spent: raise \[budget\] in the plan, or add --reset-budget/);
+    assert.match(
+      String(report.resumeNote),
+      /refused while the slug's budget is spent: raise \[budget\] in the plan, or add --reset-budget/,
+    );
     for (const flag of ['--fresh', '--new-run']) {
       const refused = await runplan(['run', f.plan, flag], f);
       assert.is(refused.exitCode, 3, `${flag}: ${refused.stderr}`);
