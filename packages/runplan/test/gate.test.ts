@@ -436,6 +436,16 @@ test(
       assert.match(bad.stderr, /--bash-timeout soon: not a duration/);
       const codex = await runBin(RUNPLAN, ['gate', 'codex'], { input: '{}', timeoutMs: 30_000 });
       assert.is(codex.exitCode, 2);
+      // Install options without --install: a usage error at once (valid hook input waiting on
+      // stdin is not read), never taken for a hook call.
+      for (const args of [['--project', home.path], ['--user'], ['--bash-timeout', '2h']]) {
+        const stray = await runBin(RUNPLAN, ['gate', 'claude', ...args], {
+          input: JSON.stringify({ tool_name: 'Bash', tool_input: { command: 'echo hi' }, cwd: home.path }),
+          timeoutMs: 30_000,
+        });
+        assert.is(stray.exitCode, 2, args.join(' '));
+        assert.match(stray.stderr, /^runplan gate: usage: --[a-z-]+ only go with --install\n {2}hint: runplan gate claude --install /);
+      }
     } finally {
       home.cleanup();
     }

@@ -32,6 +32,17 @@ export async function gateMain(agent: string, o: GateOptions, io: GateIo): Promi
       io.say(`runplan gate: usage: unknown agent "${agent}" (claude)`);
       return 2;
     }
+    if (o.install !== true) {
+      // Install options without --install are a mistyped install, not a hook call: said at
+      // once, instead of waiting on a terminal for hook input or calling it bad JSON.
+      const stray = (['project', 'user', 'bashTimeout'] as const).filter((k) => o[k] !== undefined && o[k] !== false);
+      if (stray.length > 0) {
+        const flags = stray.map((k) => (k === 'bashTimeout' ? '--bash-timeout' : `--${k}`)).join(', ');
+        io.say(`runplan gate: usage: ${flags} only go with --install`);
+        io.say('  hint: runplan gate claude --install [--project DIR | --user] [--bash-timeout DUR]');
+        return 2;
+      }
+    }
     return o.install === true ? await install(o, io) : await hook(io);
   } catch (e) {
     io.say(`runplan gate: gate_error: ${e instanceof Error ? e.message : String(e)}; the call is denied (the gate fails closed)`);
