@@ -542,6 +542,11 @@ test(
     const settled = ofType(rs, 'command-settled')[0]!;
     assert.is(settled.lingered, true);
     assert.match(settled.warnings.join('\n'), /result_grace/);
+    // Said on the progress line too: a kill by signal that is not the agent's failure.
+    assert.match(
+      r.stderr,
+      /command-settled r1 #1: signaled exit=null \d+ms \(stayed alive after its result line: torn down, result_grace\)/,
+    );
     assert.is(settled.sessionId, 'acc21b20-13b3-423c-9191-01925b546d5b');
     assert.is(settled.costUsd, 0.2882215);
     assert.is(ofType(rs, 'attempt-closed')[0]!.reason, 'ok');

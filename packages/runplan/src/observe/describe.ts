@@ -20,7 +20,8 @@ export function detailOf(r: JournalRecord): string {
     case 'run-started':
       return ` ${String(e.data.slug)}: ${taskCountOf(e.data)} task(s), run ${String(e.data.logicalRunId)}`;
     case 'command-settled':
-      return `: ${String(e.data.reason)} exit=${String(e.data.exitCode)} ${String(e.data.durationMs)}ms`;
+      // A command torn down after its terminal line (result_grace) was not killed for failing.
+      return `: ${String(e.data.reason)} exit=${String(e.data.exitCode)} ${String(e.data.durationMs)}ms${e.data.lingered === true ? ' (stayed alive after its result line: torn down, result_grace)' : ''}`;
     case 'gates-done':
       return `: ${e.data.passed === false ? 'failed' : 'ok'}`;
     case 'pre-run-done':
