@@ -263,6 +263,17 @@ test(
         { tool: 'Read', toolInput: { file_path: journal }, cwd },
         { tool: 'Grep', toolInput: { pattern: 'failed', path: state }, cwd },
         { tool: 'Glob', toolInput: { pattern: `${state}/**/evidence/*` }, cwd },
+        // Walks of a tree started above the state root (a user trial found them let through).
+        { command: 'grep -r attempt-failed .git', cwd },
+        { command: 'grep -rl x', cwd: join(cwd, '.git') },
+        { command: 'ls -R .git', cwd },
+        { command: 'find . -name journal.jsonl', cwd },
+        { command: 'du -sh .git/', cwd },
+        { command: 'cp -r .git /tmp/copy', cwd },
+        { command: 'tar czf /tmp/state.tgz .', cwd },
+        { command: 'rg --hidden failed', cwd },
+        { tool: 'Grep', toolInput: { pattern: 'failed', path: join(cwd, '.git') }, cwd },
+        { tool: 'Grep', toolInput: { pattern: 'failed' }, cwd: join(cwd, '.git') },
       ];
       for (const call of probes) {
         const stderr = await expectDeny(call, /^runplan gate: coordinator_live: .* while a coordinator is live: single \(pid \d+/);
@@ -281,6 +292,14 @@ test(
         { command: 'shopt -s globstar; ls src/**/*.ts **/README.md', cwd },
         { command: 'D=.git; cat $D/HEAD', cwd },
         { command: 'runplan status', cwd: other.path },
+        // Walks that never reach it: below it elsewhere, or skipping hidden directories (.git).
+        { command: 'grep -rn TODO src', cwd },
+        { command: "find src -name '*.ts'", cwd },
+        { command: 'du -sh src', cwd },
+        { command: 'rg TODO', cwd },
+        { command: 'ls -R', cwd },
+        { tool: 'Grep', toolInput: { pattern: 'TODO' }, cwd },
+        { tool: 'Grep', toolInput: { pattern: 'TODO', path: join(cwd, 'src') }, cwd },
       ])
         await expectAllow(call);
 

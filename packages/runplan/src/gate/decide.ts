@@ -2,6 +2,7 @@ import { classify, FORENSIC, flagValues, launches, type Classified } from './cla
 import type { HookInput } from './input.js';
 import { expandHome, liveRuns, stateRoots, touchesRoot, type LiveRun } from './live.js';
 import { resolve } from 'node:path';
+import { grepToolReaches, walksIntoRoot } from './recursive.js';
 import { ShellSyntaxError, type SimpleCommand } from './shell.js';
 
 /** The gate's answer: allow (exit 0) or deny with a reason slug and what to do instead (exit 2). */
@@ -56,6 +57,12 @@ export async function decide(input: HookInput): Promise<Decision> {
     input.paths.find((path) => touchesRoot(path, cwds, liveRoots, 'glob_tool')) ??
     words.find((word) => touchesRoot(word, cwds, liveRoots, 'bash'));
   if (read !== undefined) return denyLive(live, `reading ${read}`);
+  // A walk of a directory tree started above the state root reads it too.
+  const walk =
+    input.toolName === 'Grep'
+      ? grepToolReaches(input.paths[0], input.cwd, liveRoots)
+      : (found?.others ?? []).map((c) => walksIntoRoot(c, cwds, liveRoots)).find((w) => w !== undefined);
+  if (walk !== undefined) return denyLive(live, `walking ${walk}, which holds the state`);
   return { kind: 'allow' };
 }
 

@@ -26,7 +26,8 @@ export async function stateRoots(q: StateQuery): Promise<string[]> {
   const roots = new Set<string>();
   for (const dir of [q.cwd, ...q.repos.map((r) => resolve(q.cwd, r))]) {
     const top = await toplevel(dir);
-    const common = top !== undefined ? await commonDir(top) : undefined;
+    // Inside the git dir itself (`cd .git`) there is no work tree, but git still names it.
+    const common = await commonDir(top ?? dir);
     if (common !== undefined) roots.add(stateRootFor(common));
   }
   for (const dir of q.stateDirs) roots.add(stateRootFor('', resolve(q.cwd, dir)));
@@ -117,7 +118,7 @@ function globPart(part: string): RegExp {
 }
 
 // A root as given and as its real path (a symlinked checkout names it either way).
-function spellings(root: string): string[] {
+export function spellings(root: string): string[] {
   try {
     const real = realpathSync(root);
     return real === root ? [root] : [root, real];
