@@ -114,6 +114,11 @@ prompt = "mock: fail-first 1"
 [[tasks]]
 id = "h"
 prompt = "mock: write out/h.txt h"
+
+[[tasks]]
+id = "after"
+needs = ["x"]
+prompt = "mock: write out/after.txt after"
 `;
 
 test(
@@ -152,6 +157,8 @@ test(
     // The graph and the table show h as interrupted, x as failed.
     assert.match(shown.dom, /data-task="h" data-state="interrupted"><title>[^<]*<\/title><rect [^>]*class="gn-interrupted"/);
     assert.match(shown.dom, /data-task="x" data-state="failed"><title>[^<]*<\/title><rect [^>]*class="gn-failed"/);
+    // x's dependant never ran, and never will in this run: not dispatched, not waiting.
+    assert.match(shown.dom, /data-task="after" data-state="not_dispatched"><title>[^<]*<\/title><rect [^>]*class="gn-not_dispatched"/);
     // The timeline marks them apart too: one failed bar, one interrupted bar.
     assert.is(count(shown.dom, /class="attempt-bar failed-bar"/g), 1);
     assert.is(count(shown.dom, /class="attempt-bar interrupted-bar"/g), 1);

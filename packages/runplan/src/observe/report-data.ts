@@ -134,6 +134,8 @@ export async function reportData(
   }
   const ids = [...new Set([...plan.needs.keys(), ...view.tasks.keys()])];
   const done = new Set(view.checkpoints.map((c) => c.taskId));
+  // Once the run has its receipt, a task that never started will not: not dispatched, not waiting.
+  const ended = view.terminal !== undefined;
   const tasks = ids.map((id) => {
     const t = perTask.get(id) ?? { tokens: 0, costUsd: 0, attempts: 0 };
     const step = view.tasks.get(id);
@@ -144,7 +146,9 @@ export async function reportData(
       : view.stopped.has(id)
         ? 'failed'
         : step?.step === undefined
-          ? 'waiting'
+          ? ended
+            ? 'not_dispatched'
+            : 'waiting'
           : step.step === 'attempt-closed'
             ? String(step.closed?.outcome)
             : 'running';

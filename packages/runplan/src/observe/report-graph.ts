@@ -46,7 +46,7 @@ function graph() {
     const p = at.get(t.id);
     const g = svg('g', { class: 'graph-node', 'data-task': t.id, 'data-state': t.state });
     const title = svg('title', {}); title.textContent = t.id + ': ' + t.state + (t.needs.length ? ' (needs ' + t.needs.join(', ') + ')' : ''); g.append(title);
-    const known = ['done', 'adopted', 'failed', 'running', 'waiting', 'interrupted'].includes(t.state);
+    const known = ['done', 'adopted', 'failed', 'running', 'waiting', 'interrupted', 'not_dispatched'].includes(t.state);
     g.append(svg('rect', { x: p.x, y: p.y, width: 130, height: 20, rx: 3, class: 'gn-' + (known ? t.state : 'failed') }));
     const label = svg('text', { x: p.x + 6, y: p.y + 14, class: 'graph-label' });
     label.textContent = t.id.length > 18 ? t.id.slice(0, 17) + '…' : t.id;

@@ -32,7 +32,7 @@ code,pre{font:12px ui-monospace,monospace}pre{white-space:pre-wrap;background:#f
 .ph-pre_run{fill:#94a3b8}.ph-command{fill:#3b82f6}.ph-gates{fill:#8b5cf6}.ph-post_run{fill:#14b8a6}.ph-integrate{fill:#f59e0b}.ph-checkpoint{fill:#22c55e}
 .ph-open{fill:#cbd5e1}.failed-bar{stroke:#b42318;stroke-width:2}.interrupted-bar{stroke:#a15c07;stroke-width:2;stroke-dasharray:3 2}.st-interrupted{color:#a15c07}.wait{fill:#fde68a}.tick{stroke:#111;stroke-width:1}
 .mark-crash{stroke:#b42318;stroke-dasharray:4 2}.mark-adopted{stroke:#2563eb;stroke-dasharray:2 2}.mark-journal{stroke:#a15c07}
-.gn-done{fill:#dcfce7;stroke:#17803d}.gn-adopted{fill:#dbeafe;stroke:#2563eb}.gn-failed{fill:#fee2e2;stroke:#b42318}.gn-running{fill:#fef3c7;stroke:#a15c07}.gn-interrupted{fill:#fff;stroke:#a15c07;stroke-dasharray:3 2}.gn-waiting{fill:#f1f5f9;stroke:#94a3b8}
+.gn-done{fill:#dcfce7;stroke:#17803d}.gn-adopted{fill:#dbeafe;stroke:#2563eb}.gn-failed{fill:#fee2e2;stroke:#b42318}.gn-running{fill:#fef3c7;stroke:#a15c07}.gn-interrupted{fill:#fff;stroke:#a15c07;stroke-dasharray:3 2}.gn-not_dispatched{fill:#fff;stroke:#94a3b8;stroke-dasharray:2 2}.st-not_dispatched{color:#5b6570}.gn-waiting{fill:#f1f5f9;stroke:#94a3b8}
 .graph-edge{stroke:#94a3b8;stroke-width:1}#graph{overflow:auto;max-height:520px;max-width:100%}.graph-label{font:11px ui-monospace,monospace;fill:#1d232a}.mark-continued{stroke:#17803d;stroke-dasharray:8 3}.earlier-run{opacity:.6}
 .lane-label{font:11px ui-monospace,monospace;fill:#334155}.axis{stroke:#cbd5e1}.curve{fill:none;stroke:#3b82f6;stroke-width:2}.budget{stroke:#b42318;stroke-dasharray:6 3}
 .legend span{display:inline-block;margin-right:12px}.sw{display:inline-block;width:10px;height:10px;margin-right:4px}
