@@ -286,6 +286,16 @@ test('fit: never taller than the window, never wider; the tasks at work and fail
   assert.match(lines.join('\n'), /busy-with/);
   assert.match(lines.join('\n'), /failing/);
   assert.match(lines.at(-1)!, /^\+30 done$/);
+  // A task id wider than the window gives way: every row still shows its state.
+  const long = 'a-task-id-that-is-sixty-six-characters-long-and-will-not-fit-at-all';
+  const narrow = fit([{ task: long, state: 'failed (exited)', attempt: 1, startedAt: 0, endedAt: 1000 }, ...rows.slice(0, 2)], {
+    now: 5000,
+    columns: 40,
+    rows: 10,
+  });
+  for (const l of narrow) assert.ok(l.length <= 39, `${l.length}: ${l}`);
+  assert.match(narrow[1]!, /^a-task-id-t\S*…\s+failed \(exited\)/, narrow.join('\n'));
+  assert.match(narrow[2]!, /^done-0\s+done\s+1/, narrow.join('\n'));
   // A terminal that does not know its size (0×0) limits nothing.
   assert.is(fit(rows, { now: 5000, columns: 0, rows: 0 }).length, rows.length + 1);
   // A window that holds them all shows them all, unfolded.

@@ -153,13 +153,15 @@ export function fit(rows: Row[], o: { now: number; columns: number; rows: number
       .join(', ');
     shown = keep.sort((a, b) => a.i - b.i).map((x) => x.r);
   }
-  const lines = [...table(shown, o.now), ...(folded !== '' ? [folded] : []), ...shownFooter].map(showControls);
   const width = o.columns > 0 ? Math.max(1, o.columns - 1) : Number.POSITIVE_INFINITY;
+  const lines = [...table(shown, o.now, width), ...(folded !== '' ? [folded] : []), ...shownFooter].map(showControls);
   return lines.map((line) => (line.length > width ? line.slice(0, Math.max(0, width - 1)) + '…' : line));
 }
 
 // The live table: task, state, attempt, elapsed, and what each task spent once any reported it.
-export function table(rows: Row[], now: number): string[] {
+// Wider than `width`, the TASK column gives way first (long ids cut with `…`, to 12 at the
+// least), so a narrow window still shows each task's state.
+export function table(rows: Row[], now: number, width = Number.POSITIVE_INFINITY): string[] {
   const spend = rows.some((r) => r.tokens !== undefined || r.costUsd !== undefined);
   const header = ['TASK', 'STATE', 'ATTEMPT', 'ELAPSED', ...(spend ? ['TOKENS', 'COST'] : [])];
   const body = rows.map((r) => [
@@ -169,5 +171,11 @@ export function table(rows: Row[], now: number): string[] {
     r.startedAt === undefined ? '-' : `${Math.max(0, Math.round(((r.endedAt ?? now) - r.startedAt) / 1000))}s`,
     ...(spend ? [r.tokens === undefined ? '-' : formatTokens(r.tokens), r.costUsd === undefined ? '-' : formatCost(r.costUsd)] : []),
   ]);
-  return alignColumns([header, ...body]);
+  const lines = alignColumns([header, ...body]);
+  const widest = Math.max(...lines.map((l) => showControls(l).length));
+  if (widest <= width) return lines;
+  const taskWidth = Math.max(...[header, ...body].map((cells) => showControls(cells[0]!).length));
+  const room = Math.max(Math.min(taskWidth, 12), taskWidth - (widest - width));
+  const cut = (task: string) => (showControls(task).length > room ? `${task.slice(0, room - 1)}…` : task);
+  return alignColumns([header, ...body.map(([task, ...rest]) => [cut(task!), ...rest])]);
 }
