@@ -38,7 +38,9 @@ export function normalizeEvidence(text: string, ownPaths: readonly string[], opt
     .replace(/\b(?=[0-9a-f]*\d)[0-9a-f]{7,}\b/gi, '<hex>')
     .replace(/\b\d+(?:\.\d+)?(?:ns|us|\u00B5s|ms|s|m|h)\b/g, '<dur>')
     .replace(/\b\d+(?:\.\d+)? ?(?:secs?|seconds?|mins?|minutes?|hours?|milliseconds?)\b/gi, '<dur>')
-    .replace(/\b(pid|PID|Pid)([ =:#]*)\d+\b/g, '$1$2<pid>');
+    .replace(/\b(pid|PID|Pid|process|Process)([ =:#]*)\d+\b/g, '$1$2<pid>')
+    // A log line's `program[pid]:` (syslog, `node[1220]:`).
+    .replace(/\b([A-Za-z][\w.-]*)\[\d+\]:/g, '$1[<pid>]:');
   return out
     .split('\n')
     .map((line) => line.trimEnd())
