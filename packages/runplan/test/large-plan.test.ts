@@ -71,7 +71,7 @@ test('the journal fold: a stopped task keeps the contract its attempt ran under;
   );
   fold.add(record(6, 'plan-amended', { from: 'p1', to: 'p2' }));
   fold.add(record(7, 'run-failed', { class: 'task' }, true));
-  assert.equal(fold.stopped.get('a'), { class: 'task', reason: 'repeated_failure', detail: 'd', contractDigest: 'c1' });
+  assert.equal(fold.stopped.get('a'), { class: 'task', reason: 'repeated_failure', detail: 'd', contractDigest: 'c1', resetAtMs: null });
   assert.is(fold.planDigest, 'p2');
   assert.is(fold.terminal?.type, 'run-failed');
   assert.is(fold.attemptsTotal, 1);
