@@ -475,4 +475,46 @@ mock: commit only
   }),
 );
 
+test(
+  'a resume whose journal cannot be opened for a full disk (injected ENOSPC): disk_full and the make-room hint, never --fresh',
+  withTimeout(60_000, async () => {
+    const f = setup(`slug = "enospc"
+base = "main"
+[[tasks]]
+id = "only"
+command = ["${join(agentsPath(), 'mock-agent')}", "{{task.id}}", "{{run.attempt}}"]
+format = "claude-stream-json"
+prompt = """
+mock: write out/only.txt hello
+mock: commit only
+"""
+`);
+    const enospc = () => Object.assign(new Error('ENOSPC: no space left on device, open'), { code: 'ENOSPC' });
+    const signal = new AbortController().signal;
+    try {
+      const first = await runPlan({
+        planFile: f.plan,
+        signal,
+        journalFs: {
+          ...nodeJournalFs,
+          write: (fd, buffer, offset, length) =>
+            buffer.includes('"type":"command-settled"') ? Promise.reject(enospc()) : nodeJournalFs.write(fd, buffer, offset, length),
+        },
+      });
+      assert.is(first.kind, 'journal_failed');
+      const second = await runPlan({ planFile: f.plan, signal, journalFs: { ...nodeJournalFs, open: () => Promise.reject(enospc()) } });
+      assert.is(second.kind, 'refused');
+      if (second.kind !== 'refused') return;
+      assert.is(second.reason, 'disk_full', second.message);
+      assert.match(second.message, /ENOSPC.*was not resumed; nothing was started/);
+      assert.is(second.hint, 'make room on that file system, then run the same command again');
+      // With room again, the same command resumes it.
+      const third = await runPlan({ planFile: f.plan, signal });
+      assert.is(third.kind, 'complete');
+    } finally {
+      f.cleanup();
+    }
+  }),
+);
+
 test.run();

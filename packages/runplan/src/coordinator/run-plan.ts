@@ -174,6 +174,10 @@ async function startRun(inputs: StartInputs): Promise<RunEnd> {
         : { create: true, digest: true, runId: run.runId, headerFields: { [START_ORDER_FIELD]: start.startOrder }, ...fs },
     );
     if (!opened.ok) {
+      // A full disk is not a reason to abandon the run: room, then the same command.
+      const full = diskFaultOf({ error: opened.error });
+      if (start.mode === 'resume' && full !== undefined)
+        return refusedForDisk(full, `the run ${run.runId} was not resumed; nothing was started`);
       if (start.mode === 'resume')
         return {
           kind: 'refused',
