@@ -298,6 +298,28 @@ test(
 );
 
 test(
+  '--new-run with an incomplete run is refused (incomplete_run), run and --dry-run alike, nothing started; the plain command resumes it',
+  withPlan('chain-gated', { timeoutMs: 120_000 }, async (f) => {
+    await crashAt(f, 'checkpoint:a');
+    const [id] = runIds(f.repo, 'chain-gated');
+    const preview = await runplan(['run', f.plan, '--new-run', '--dry-run'], f);
+    assert.is(preview.exitCode, 3, preview.stdout + preview.stderr);
+    assert.match(preview.stdout, /^refuse incomplete_run$/m);
+    const r = await runplan(['run', f.plan, '--new-run'], f);
+    assert.is(r.exitCode, 3, r.stderr);
+    assert.ok(
+      r.stderr.includes(`runplan: incomplete_run: slug chain-gated has an incomplete run (${id}): --new-run starts no run beside it`),
+      r.stderr,
+    );
+    assert.match(r.stderr, /hint: resume it: runplan run \S+ {3}\(or --fresh to abandon it and start a new run\)/);
+    assert.equal(runIds(f.repo, 'chain-gated'), [id], 'no run started');
+    const resumed = await runplan(['run', f.plan], f);
+    assert.is(resumed.exitCode, 0, resumed.stderr);
+    assert.equal(runIds(f.repo, 'chain-gated'), [id], 'the same run, resumed');
+  }),
+);
+
+test(
   'two incomplete runs: exit 3 listing both; --run ID resumes the named one',
   withPlan('chain-gated', { timeoutMs: 120_000 }, async (f) => {
     await crashAt(f, 'checkpoint:a');

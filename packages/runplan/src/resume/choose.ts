@@ -114,6 +114,15 @@ async function decideRun(input: DecideInput): Promise<Decided> {
     }
     return resumeStart(target, plan, repo, digests);
   }
+  // --new-run starts no run beside an incomplete one (it was resumed as if not given).
+  if (req.newRun === true && incomplete.length > 0) {
+    const ids = incomplete.map((p) => p.paths.runId).join(', ');
+    return refused({
+      reason: 'incomplete_run',
+      message: `slug ${plan.slug} has ${incomplete.length === 1 ? 'an incomplete run' : 'incomplete runs'} (${ids}): --new-run starts no run beside ${incomplete.length === 1 ? 'it' : 'them'}`,
+      hint: `resume it: runplan run ${plan.file}   (or --fresh to abandon ${incomplete.length === 1 ? 'it' : 'them'} and start a new run)`,
+    });
+  }
   if (incomplete.length > 1) {
     const list = incomplete.map((p) => p.paths.runId).join(', ');
     return refused({

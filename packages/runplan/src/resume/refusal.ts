@@ -17,6 +17,7 @@ export type RefusalReason =
   | 'dependency_mismatch'
   | 'executor_unavailable'
   | 'executor_workdir_not_shared'
+  | 'incomplete_run'
   | 'journal_corrupt'
   | 'land_checked_out'
   | 'land_moved'
