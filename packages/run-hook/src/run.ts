@@ -101,8 +101,12 @@ export async function executeHook(argvTemplate: readonly string[], opts: RunHook
     undefined,
     async (output) => {
       // A broken passthrough surfaces only when the hook wrote more, and that write would
-      // have earned it SIGPIPE on a real pipe; our pipe to it is a socket, so we deliver it.
-      if ((await drainInto(output, stdout)) === 'broken' && hook && isAlive(hook)) sendSigpipe(hook.pid);
+      // have earned it SIGPIPE on a real pipe; our pipe to it is a socket, so we deliver it:
+      // to the hook's process group (the writer may be a grandchild, `sh -c 'yes'`), before
+      // the socket closes (after, the next write meets ECONNRESET first).
+      await drainInto(output, stdout, () => {
+        if (hook && isAlive(hook)) sendSigpipe(hook.pid);
+      });
     },
   );
   const outcome = hookOutcome(execution, argv, stdout.tail.text(), stderr.tail.text(), tier);
@@ -112,7 +116,7 @@ export async function executeHook(argvTemplate: readonly string[], opts: RunHook
 
 function sendSigpipe(pid: number): void {
   try {
-    process.kill(pid, 'SIGPIPE');
+    process.kill(-pid, 'SIGPIPE');
   } catch {
     // it exited between the liveness check and the signal: nothing left to tell
   }

@@ -56,13 +56,18 @@ export class TailSink extends Writable {
  * as it would have without us in the pipe. Never throws: what arrived before a teardown is
  * the evidence, the outcome says why it stopped.
  */
-export async function drainInto(source: Readable, sink: TailSink): Promise<'done' | 'broken'> {
+// `onBroken` runs as it stops for a broken sink, before the source is closed (settle's
+// passThrough says why: a socket closed under a writer gives ECONNRESET, not SIGPIPE).
+export async function drainInto(source: Readable, sink: TailSink, onBroken: () => void = () => {}): Promise<'done' | 'broken'> {
   const gone = once(source, 'close').catch(() => {});
   try {
     for await (const chunk of source) {
       sink.tail.push(chunk as Buffer);
       if (sink.passOn(chunk as Buffer)) await sink.drained(gone);
-      if (sink.broken) return 'broken';
+      if (sink.broken) {
+        onBroken();
+        return 'broken';
+      }
     }
   } catch {
     // the source was destroyed under us: the hook is settled and nothing more will come

@@ -296,6 +296,16 @@ test(
     const [code] = (await once(child, 'exit')) as [number | null];
     assert.is(code, 128 + 13, stderr);
     assert.is(stderr, '');
+    // The writer a grandchild (`sh -c 'yes; …'`): SIGPIPE too, not "Connection reset by peer".
+    for (let i = 0; i < 5; i++) {
+      const nested = spawn(process.execPath, [bin, '--', 'sh', '-c', 'yes; exit 0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let said = '';
+      nested.stderr.on('data', (c: Buffer) => (said += c.toString()));
+      nested.stdout.once('data', () => nested.stdout.destroy());
+      const [nestedCode] = (await once(nested, 'close')) as [number | null];
+      assert.is(nestedCode, 128 + 13, said);
+      assert.is(said, '');
+    }
   }),
 );
 

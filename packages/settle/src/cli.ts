@@ -53,7 +53,11 @@ export async function main(argv: string[]): Promise<number> {
   const consume = async (stdout: Readable) => {
     if (!(await firstOutput(stdout))) return;
     out = process.stdout;
-    if ((await passThrough(stdout, out)) === 'broken' && child && isAlive(child)) process.kill(child.pid, 'SIGPIPE');
+    // SIGPIPE to the command's process group (the writer may be a grandchild: `sh -c 'yes'`),
+    // and before the socket closes: after, the next write meets ECONNRESET first.
+    await passThrough(stdout, out, () => {
+      if (child && isAlive(child)) process.kill(-child.pid, 'SIGPIPE');
+    });
   };
   const startedAt = Date.now();
   let execution: Execution;

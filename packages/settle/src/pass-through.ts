@@ -5,14 +5,19 @@ import { BreakableDestination } from '@runplan/common';
 /**
  * Copies the child's stdout to a writable byte for byte, honouring backpressure. When the
  * destination breaks (`settle -- cmd | head -1`) it stops and says `broken`; it never
- * throws (observers never change outcomes).
+ * throws (observers never change outcomes). `onBroken` runs as it stops, before the source
+ * is closed: the child's pipe is a socket, so a write after that close would meet
+ * ECONNRESET ("Connection reset by peer") where a plain pipe gives SIGPIPE first.
  */
-export async function passThrough(source: Readable, destination: Writable): Promise<'done' | 'broken'> {
+export async function passThrough(source: Readable, destination: Writable, onBroken: () => void = () => {}): Promise<'done' | 'broken'> {
   const out = new BreakableDestination(destination);
   const gone = once(source, 'close').catch(() => {});
   try {
     for await (const chunk of source) {
-      if (out.broken) return 'broken';
+      if (out.broken) {
+        onBroken();
+        return 'broken';
+      }
       await out.send(chunk as Buffer, gone);
     }
   } catch {

@@ -352,6 +352,17 @@ test(
     child.stdout.once('data', () => child.stdout.destroy());
     const [code] = await once(child, 'exit');
     assert.is(code, 141);
+    // The writer a grandchild (`sh -c 'yes; …'` does not exec it): it too ends by SIGPIPE, with
+    // nothing to say, not "Connection reset by peer" (settle's pipe to it is a socket).
+    for (let i = 0; i < 5; i++) {
+      const nested = spawn(process.execPath, [settleBin, '--', 'sh', '-c', 'yes; exit 0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      nested.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      nested.stdout.once('data', () => nested.stdout.destroy());
+      const [nestedCode] = await once(nested, 'close');
+      assert.is(nestedCode, 141, stderr);
+      assert.is(stderr, '');
+    }
   }),
 );
 
