@@ -255,7 +255,10 @@ test(
     assert.match(stop.stderr, `jobs_cancelled: run ${runId}: cancelled 1 Slurm job(s): ${job?.jobId}`);
     assert.equal(queued(runTagPrefix(runId!)), []);
     const rs = await records(f.repo, 'long');
-    assert.is(ofType(rs, 'run-failed')[0]?.reason, 'stopped_after_crash');
+    const receipt = ofType(rs, 'run-failed')[0];
+    assert.is(receipt?.reason, 'stopped_after_crash');
+    // The receipt says what stop ended: the job, never "nothing was alive".
+    assert.match(String(receipt?.message), /runplan stop ended (.+ and )?1 Slurm job\(s\)$/);
   }),
 );
 

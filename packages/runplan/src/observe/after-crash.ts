@@ -96,7 +96,8 @@ export async function stopAfterCrash(paths: SlugPaths, opts: StopOptions): Promi
     try {
       if (jobs !== undefined) await opened.value.append('jobs-cancelled', jobs as unknown as Record<string, unknown>);
       // A job still queued leaves the run incomplete, as a surviving process does.
-      if (jobs === undefined || jobs.survivors.length === 0) stop.receipt = await closeCrashedRun(opened.value, p, report, threadTotals);
+      if (jobs === undefined || jobs.survivors.length === 0)
+        stop.receipt = await closeCrashedRun(opened.value, p, report, threadTotals, jobs?.cancelled.length ?? 0);
     } catch (e) {
       stop.error = {
         reason: 'journal_failed',
@@ -124,6 +125,7 @@ async function closeCrashedRun(
   p: PriorRun,
   report: TeardownReport,
   threadTotals: Map<string, UsageTotals>,
+  jobsCancelled: number,
 ): Promise<JournalRecord | undefined> {
   const fold = p.journal;
   // What openWriter just repaired is no news from the run: last heard of before that.
@@ -187,10 +189,12 @@ async function closeCrashedRun(
     await writer.append('attempt-closed', closed as unknown as Record<string, unknown>);
   }
   const interrupted = open.find((a) => !fold.checkpoints.some((c) => c.taskId === a.taskId && c.attempt === a.attempt));
-  const ended =
-    report.signalled.length > 0
-      ? `ended ${report.signalled.length} leftover process(es): ${report.signalled.join(' ')}`
-      : 'no leftover process was alive';
+  // What it ended: the processes and the Slurm jobs (none of either alive: said so).
+  const endedParts = [
+    ...(report.signalled.length > 0 ? [`${report.signalled.length} leftover process(es): ${report.signalled.join(' ')}`] : []),
+    ...(jobsCancelled > 0 ? [`${jobsCancelled} Slurm job(s)`] : []),
+  ];
+  const ended = endedParts.length > 0 ? `ended ${endedParts.join(' and ')}` : 'no leftover process or job was alive';
   const dead = fold.coordinator !== null ? `pid ${fold.coordinator.pid}` : 'unknown';
   const receipt: RunFailedData = {
     logicalRunId: p.paths.runId,
