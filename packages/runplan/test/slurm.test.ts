@@ -1,10 +1,12 @@
 import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { readJournal } from '@runplan/journal';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readLedger, transcriptPath } from '@runplan/test-fixtures';
 import { runTagPrefix } from '../src/index.js';
 import { jobState, queued, slurmPlan, withSlurmPlan, SLURM_RUN_MS } from './slurm-support.js';
-import { mockPlan, ofType, records, runIds, runplan, waitForEvent, withPlan, type Fixture } from './support.js';
+import { mockPlan, ofType, records, runIds, runplan, slugDir, waitForEvent, withPlan, type Fixture } from './support.js';
 
 // The slurm executor on a real single-node cluster (scripts/slurm-local.sh up; CI starts it).
 // Every test goes through the real bin; none leaves a job in the queue (withSlurmPlan checks).
@@ -259,6 +261,34 @@ test(
     assert.is(receipt?.reason, 'stopped_after_crash');
     // The receipt says what stop ended: the job, never "nothing was alive".
     assert.match(String(receipt?.message), /runplan stop ended (.+ and )?1 Slurm job\(s\)$/);
+  }),
+);
+
+test(
+  "--fresh after a crash cancels the run's queued jobs, says so on stderr and journals jobs-cancelled in the run it abandons",
+  withSlurmPlan(LONG, { timeoutMs: 60_000 }, async (f) => {
+    const crashed = await runplan(
+      ['run', f.plan],
+      { env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:job-submitted:long' }, repo: f.repo },
+      SLURM_RUN_MS,
+    );
+    assert.is(crashed.signal, 'SIGKILL', crashed.stderr);
+    const [runId] = runIds(f.repo, 'long');
+    const [job] = ofType(await records(f.repo, 'long'), 'job-submitted');
+    assert.equal(queued(runTagPrefix(runId!)), [job?.jobId]);
+    // The fresh run stops right after its start (failpoint): what --fresh did is what is looked at.
+    const fresh = await runplan(['run', f.plan, '--fresh'], {
+      env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:run-started' },
+      repo: f.repo,
+    });
+    assert.match(fresh.stderr, `jobs_cancelled: run ${runId}: cancelled 1 Slurm job(s): ${job?.jobId}`);
+    assert.equal(queued(runTagPrefix(runId!)), []);
+    const old = (await readJournal(join(slugDir(f.repo, 'long'), runId!, 'journal.jsonl'))).records;
+    assert.equal(
+      old.filter((r) => r.type === 'jobs-cancelled').map((r) => (r.data as { cancelled: string[] }).cancelled),
+      [[job?.jobId]],
+    );
+    assert.is((old.at(-1)!.data as { class?: string }).class, 'abandoned');
   }),
 );
 

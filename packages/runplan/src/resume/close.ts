@@ -1,6 +1,6 @@
 import { rename } from 'node:fs/promises';
 import { openWriter, type JournalWriter } from '@runplan/journal';
-import { ZERO_USAGE, type RunFailedData } from '../events/types.js';
+import { ZERO_USAGE, type JobsCancelledData, type RunFailedData } from '../events/types.js';
 import { releaseReserve } from '../host/disk-reserve.js';
 import { compactUtc } from '../host/state.js';
 import type { RunEnd } from '../coordinator/types.js';
@@ -21,10 +21,14 @@ export async function closePriorRuns(runs: PriorRun[]): Promise<Closed> {
   for (const p of runs) {
     const run = p.paths;
     const corrupt = p.kind === 'corrupt';
-    const { signalled, survivors } = await endCrashedAttempts(p);
+    const { signalled, survivors, jobs } = await endCrashedAttempts(p);
     if (signalled.length > 0)
       notices.push(
         `runplan: leftovers_ended: run ${run.runId}: ended ${signalled.length} process(es) its crashed coordinator left running: ${signalled.join(' ')}`,
+      );
+    if (jobs !== undefined && jobs.cancelled.length > 0)
+      notices.push(
+        `runplan: jobs_cancelled: run ${run.runId}: cancelled ${jobs.cancelled.length} Slurm job(s): ${jobs.cancelled.join(' ')}`,
       );
     if (survivors.length > 0)
       notices.push(`runplan: teardown_failed: run ${run.runId}: processes survived SIGKILL: ${survivors.join(' ')}`);
@@ -44,6 +48,8 @@ export async function closePriorRuns(runs: PriorRun[]): Promise<Closed> {
         ok: false,
         end: { kind: 'refused', reason: writer.error.reason, message: `cannot close ${run.runId} as abandoned: ${writer.error.message}` },
       };
+    // The jobs it cancelled are journaled in the run they belonged to, as a resume does.
+    if (jobs !== undefined) await writer.value.append('jobs-cancelled', jobs as unknown as Record<string, unknown>);
     await closeAbandoned(
       writer.value,
       run.runId,
@@ -119,11 +125,15 @@ async function closeAbandoned(writer: JournalWriter, runId: string, reason: 'aba
 // as it could be read; an unreadable one names none, and the prefix alone finds them).
 // Nothing else is touched (their cgroups are looked for where attempt-started said, too).
 // Held under the slug lock, so no live coordinator of the run owns them.
-async function endCrashedAttempts(p: PriorRun): Promise<{ signalled: number[]; survivors: number[] }> {
+async function endCrashedAttempts(p: PriorRun): Promise<{ signalled: number[]; survivors: number[]; jobs: JobsCancelledData | undefined }> {
   const open = [...p.journal.open.values()];
   const tags = open.map((a) => a.ownerTag);
   // Its Slurm jobs first (named by the same tags); one still queued is a survivor.
   const jobs = mayHaveJobs(open) ? await cancelRunJobs(p.paths.runId, 2000) : undefined;
   const report = await endLeftovers(p.paths.runId, tags, 2000, { cgroupParents: journaledCgroupParents(open) });
-  return { signalled: report.signalled, survivors: [...report.survivors, ...(jobs?.survivors ?? []).map(Number).filter(Number.isInteger)] };
+  return {
+    signalled: report.signalled,
+    survivors: [...report.survivors, ...(jobs?.survivors ?? []).map(Number).filter(Number.isInteger)],
+    jobs,
+  };
 }
