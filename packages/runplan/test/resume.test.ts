@@ -2,7 +2,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, truncateSync, statSync, 
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { dispatchCounts, readLedger, readPids, runBin, tempDir, withTimeout } from '@runplan/test-fixtures';
+import { dispatchCounts, readLedger, readPids, runBin, tempDir, waitUntil, withTimeout } from '@runplan/test-fixtures';
 import { openWriter, readJournal } from '@runplan/journal';
 import { checkpointId } from '../src/attempt/integrate.js';
 import { taskContractDigests } from '../src/plan/digest.js';
@@ -294,6 +294,64 @@ test(
     assert.is(amended.length, 1);
     assert.is(amended[0]!.jobs, 4);
     assert.is(dispatchCounts(f.ledger).get('a'), 1);
+  }),
+);
+
+// Two tasks side by side, then one that needs both; each writes its file after a while.
+const PAIR_PLAN = `slug = "pair"
+base = "main"
+jobs = 2
+[defaults]
+format = "text"
+deadline = "1m"
+grace = "1s"
+
+[[tasks]]
+id = "a"
+command = ["sh", "-c", "sleep 1; echo a > a.txt"]
+
+[[tasks]]
+id = "b"
+command = ["sh", "-c", "sleep 1; echo b > b.txt"]
+
+[[tasks]]
+id = "c"
+needs = ["a", "b"]
+command = ["sh", "-c", "echo c > c.txt"]
+`;
+
+test(
+  'a continuation resumed after a crash removes the worktrees of the run it continues too: none is left registered once the run completes',
+  withTimeout(120_000, async () => {
+    const f = setup(PAIR_PLAN);
+    try {
+      // Run 1: interrupted while a and b run (their worktrees stay, as evidence).
+      let pid = 0;
+      const first = runBin(RUNPLAN, ['run', f.plan], { env: f.env, cwd: f.repo.path, timeoutMs: 60_000, onSpawn: (p) => (pid = p) });
+      await waitUntil(
+        'a and b started',
+        async () => runIds(f.repo, 'pair').length === 1 && ofType(await records(f.repo, 'pair'), 'attempt-started').length === 2,
+      );
+      process.kill(pid, 'SIGINT');
+      assert.is((await first).exitCode, 130);
+      // Run 2, its continuation: killed once b started again.
+      const crashed = await runplan(['run', f.plan], {
+        env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:attempt-started:b' },
+        repo: f.repo,
+      });
+      assert.is(crashed.signal, 'SIGKILL', crashed.stderr);
+      assert.is(runIds(f.repo, 'pair').length, 2);
+      // Run 2 resumed: it completes, and every earlier attempt's worktree goes.
+      const resumed = await runplan(['run', f.plan], f);
+      assert.is(resumed.exitCode, 0, resumed.stderr);
+      const listed = f.repo
+        .git(['worktree', 'list', '--porcelain'])
+        .split('\n')
+        .filter((l) => l.startsWith('worktree '));
+      assert.equal(listed, [`worktree ${f.repo.path}`], listed.join('\n'));
+    } finally {
+      f.cleanup();
+    }
   }),
 );
 

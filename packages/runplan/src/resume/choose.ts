@@ -112,7 +112,7 @@ async function decideRun(input: DecideInput): Promise<Decided> {
     if (target === undefined) {
       return refused({ reason: 'no_such_run', message: `slug ${plan.slug} has no incomplete run ${req.run}`, hint: 'runplan status' });
     }
-    return resumeStart(target, plan, repo, digests);
+    return resumeStart(target, plan, repo, digests, prior);
   }
   // --new-run starts no run beside an incomplete one (it was resumed as if not given).
   if (req.newRun === true && incomplete.length > 0) {
@@ -131,7 +131,7 @@ async function decideRun(input: DecideInput): Promise<Decided> {
       hint: `pick one: runplan run ${plan.file} --run ${incomplete[0]!.paths.runId}   (or --fresh to abandon them all)`,
     });
   }
-  if (incomplete.length === 1) return resumeStart(incomplete[0]!, plan, repo, digests);
+  if (incomplete.length === 1) return resumeStart(incomplete[0]!, plan, repo, digests, prior);
   const last = prior.at(-1);
   const current = req.newRun === true ? undefined : upToDate(last, plan, digests, input.baseCommit);
   if (current !== undefined) return { ok: false, end: { kind: 'up_to_date', ...current } };

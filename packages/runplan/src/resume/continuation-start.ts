@@ -2,6 +2,7 @@ import { roomRefusal } from '../host/disk.js';
 import { runPaths } from '../host/state.js';
 import { PLAN_DEFAULTS } from '../plan/types.js';
 import type { PriorRun } from './inspect.js';
+import { withContinuedTrees } from './chain-trees.js';
 import { recoverRun } from './recover.js';
 import { budgetSpentRefusal } from './slug-spend.js';
 import type { Refusal } from './refusal.js';
@@ -86,7 +87,7 @@ export async function continuationStart(last: PriorRun, input: DecideInput): Pro
       run: runPaths(slug, runId),
       startOrder,
       origin: last.paths.runId,
-      recovered: recovered.value,
+      recovered: withContinuedTrees(recovered.value, last, input.prior),
       abandoned: [],
     },
     notices: moved,

@@ -2,12 +2,19 @@ import { roomRefusal } from '../host/disk.js';
 import { readJournalFailureNote } from '../host/disk-reserve.js';
 import { PLAN_DEFAULTS, type Plan } from '../plan/types.js';
 import type { PriorRun } from './inspect.js';
+import { withContinuedTrees } from './chain-trees.js';
 import { recoverRun } from './recover.js';
 import type { Decided } from './start.js';
 
 // Resumes the slug's incomplete run `target`: refused while the disk that stopped it is still
 // short, or when its journal does not recover (recover.ts).
-export async function resumeStart(target: PriorRun, plan: Plan, repo: string, digests: Map<string, string>): Promise<Decided> {
+export async function resumeStart(
+  target: PriorRun,
+  plan: Plan,
+  repo: string,
+  digests: Map<string, string>,
+  prior: readonly PriorRun[] = [],
+): Promise<Decided> {
   // A coordinator that exited 5 because its journal's disk was full: the same check as after disk_full.
   const note = await readJournalFailureNote(target.paths.dir, target.journal.coordinator);
   if (note?.reason === 'disk_full') {
@@ -21,5 +28,7 @@ export async function resumeStart(target: PriorRun, plan: Plan, repo: string, di
   }
   const recovered = await recoverRun(target, { plan, repo, mode: 'resume', digests });
   if (!recovered.ok) return { ok: false, end: { kind: 'refused', ...recovered.error } };
-  return { ok: true, value: { mode: 'resume', run: target.paths, recovered: recovered.value, scanned: target.scan } };
+  // A resumed continuation still owes the removal of the trees of the runs it continues.
+  const withTrees = withContinuedTrees(recovered.value, target, prior);
+  return { ok: true, value: { mode: 'resume', run: target.paths, recovered: withTrees, scanned: target.scan } };
 }
