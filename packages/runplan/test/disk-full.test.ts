@@ -269,6 +269,12 @@ test(
         /^runplan: disk_full: no space left on device \(ENOSPC\) writing \/.*\/single\/\d{8}T\d{6}Z-[0-9a-f]{8}\/plan\.json; nothing was started$/m,
       );
       assert.is(runDirs(state.path, 'single').length, 0, 'no journal was created');
+      // Nor is the new run's directory left on the full disk, half a plan copy in it.
+      assert.equal(
+        readdirSync(join(state.path, 'single')).filter((n) => /^\d{8}T\d{6}Z-/.test(n)),
+        [],
+        'no run directory left',
+      );
       assert.not.ok(existsSync(f.ledger), 'nothing was dispatched');
     } finally {
       f.cleanup();

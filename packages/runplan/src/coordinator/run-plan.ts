@@ -1,4 +1,5 @@
 import writeFileAtomic from 'write-file-atomic';
+import { rm } from 'node:fs/promises';
 import { isStopHolder } from '../observe/status.js';
 import { acquireLock, openWriter } from '@runplan/journal';
 import { checkSharedWorkdir } from '../executor/shared-workdir.js';
@@ -161,6 +162,9 @@ async function startRun(inputs: StartInputs): Promise<RunEnd> {
       const fault = diskFaultOf(e, path);
       if (fault === undefined) throw e;
       await releaseReserve(run.dir);
+      // A new run's directory, made just now and holding no journal, goes with it: left, its
+      // plan copy took space on the full disk that status and log never show.
+      if (start.mode !== 'resume') await rm(run.dir, { recursive: true, force: true }).catch(() => undefined);
       return refusedForDisk(fault, 'nothing was started');
     }
   }
