@@ -272,6 +272,9 @@ test(
         { command: 'cp -r .git /tmp/copy', cwd },
         { command: 'tar czf /tmp/state.tgz .', cwd },
         { command: 'rg --hidden failed', cwd },
+        { command: 'grep -rn -m 1 failed', cwd },
+        { command: 'LC_ALL=C grep -r failed .', cwd },
+        { command: 'timeout 5 find .', cwd },
         { tool: 'Grep', toolInput: { pattern: 'failed', path: join(cwd, '.git') }, cwd },
         { tool: 'Grep', toolInput: { pattern: 'failed' }, cwd: join(cwd, '.git') },
       ];
@@ -300,6 +303,11 @@ test(
         { command: 'ls -R', cwd },
         { tool: 'Grep', toolInput: { pattern: 'TODO' }, cwd },
         { tool: 'Grep', toolInput: { pattern: 'TODO', path: join(cwd, 'src') }, cwd },
+        // A walk of `.` after `cd src` walks src; a copy's destination is not walked.
+        { command: "cd src && find . -name '*.ts'", cwd },
+        { command: 'cp -r /tmp/template .', cwd },
+        { command: 'tar xzf /tmp/a.tgz -C .', cwd },
+        { command: 'constructor', cwd },
       ])
         await expectAllow(call);
 

@@ -209,9 +209,11 @@ test('normalizeEvidence masks what differs between runs of the same failure', ()
   assert.is(normalizeEvidence('x at $T/a/b', [], { tmpDir: '/custom/tmpdir' }), 'x at $T/a/b');
   // A process named by its number, or a log line's program[pid]: (a user trial saw each attempt
   // retried as a new failure for a pid alone).
-  assert.is(normalizeEvidence('error: process 48213 crashed', []), normalizeEvidence('error: process 51 crashed', []));
+  assert.is(normalizeEvidence('error: process 48213 crashed', []), normalizeEvidence('error: process 512 crashed', []));
   assert.is(normalizeEvidence('node[1220]: Assertion failed', []), 'node[<pid>]: Assertion failed');
   assert.is.not(normalizeEvidence('items[3] is undefined', []), normalizeEvidence('items[4] is undefined', []), 'an index is kept');
+  assert.is.not(normalizeEvidence('expected[3]: 4 got 5', []), normalizeEvidence('expected[7]: 4 got 5', []), 'an index with a colon too');
+  assert.is.not(normalizeEvidence('process 3 of 8 failed', []), normalizeEvidence('process 5 of 8 failed', []), 'a count is kept');
   assert.is(normalizeEvidence('x at /custom/tmpdir/a/b', [], { tmpDir: '/custom/tmpdir' }), 'x at <tmp>');
 });
 

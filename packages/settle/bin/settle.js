@@ -27,12 +27,12 @@ try {
 // Node 20 aborts as it exits (an assertion in its ResetStdio: exit 134 and a native stack trace
 // instead of our exit code) when it restores the mode of a terminal that has hung up, a tmux
 // pane killed or an ssh session dropped while we ran (nodejs/node#51519; later majors fixed it).
-// A standard fd that is a character device, the null device aside, and no longer answers as a
-// terminal is closed first: Node then leaves it alone. The same guard is in runplan's bin.
+// A standard fd on a terminal device (major 4, 5 or 136-143: ttys, consoles, ptys) that no
+// longer answers as a terminal is closed first: Node then leaves it alone. The same guard is
+// in runplan's bin.
 process.on('exit', releaseHungUpTerminals);
 function releaseHungUpTerminals() {
-  const { closeSync, fstatSync, statSync } = require('node:fs');
-  let nullDevice;
+  const { closeSync, fstatSync } = require('node:fs');
   for (const fd of [0, 1, 2]) {
     let st;
     try {
@@ -40,7 +40,8 @@ function releaseHungUpTerminals() {
     } catch {
       continue;
     }
-    if (!st.isCharacterDevice() || st.rdev === (nullDevice ??= statSync('/dev/null').rdev)) continue;
+    const major = Math.floor(st.rdev / 256) % 4096;
+    if (!st.isCharacterDevice() || !(major === 4 || major === 5 || (major >= 136 && major <= 143))) continue;
     if (require('node:tty').isatty(fd)) continue;
     try {
       closeSync(fd);

@@ -59,11 +59,27 @@ export async function decide(input: HookInput): Promise<Decision> {
   if (read !== undefined) return denyLive(live, `reading ${read}`);
   // A walk of a directory tree started above the state root reads it too.
   const walk =
-    input.toolName === 'Grep'
-      ? grepToolReaches(input.paths[0], input.cwd, liveRoots)
-      : (found?.others ?? []).map((c) => walksIntoRoot(c, cwds, liveRoots)).find((w) => w !== undefined);
+    input.toolName === 'Grep' ? grepToolReaches(input.paths[0], input.cwd, liveRoots) : walkOf(found?.others ?? [], input.cwd, liveRoots);
   if (walk !== undefined) return denyLive(live, `walking ${walk}, which holds the state`);
   return { kind: 'allow' };
+}
+
+// The first walk into a live root among the commands, each from the directory it runs in:
+// where the script starts, as each `cd`/`pushd` before it left it (a walk of `.` after
+// `cd src` is a walk of src, not of the repository).
+function walkOf(commands: SimpleCommand[], cwd: string, roots: string[]): string | undefined {
+  let here = cwd;
+  for (const c of commands) {
+    const [program, ...args] = c.words;
+    const target = args.find((a) => !a.startsWith('-'));
+    if (program === 'cd' || program === 'pushd') {
+      if (target !== undefined) here = resolve(here, expandHome(target));
+      continue;
+    }
+    const walk = walksIntoRoot(c, [here], roots);
+    if (walk !== undefined) return walk;
+  }
+  return undefined;
 }
 
 // The directories the script's commands may run in: where it starts and every `cd`/`pushd`

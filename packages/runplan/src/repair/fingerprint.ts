@@ -38,9 +38,11 @@ export function normalizeEvidence(text: string, ownPaths: readonly string[], opt
     .replace(/\b(?=[0-9a-f]*\d)[0-9a-f]{7,}\b/gi, '<hex>')
     .replace(/\b\d+(?:\.\d+)?(?:ns|us|\u00B5s|ms|s|m|h)\b/g, '<dur>')
     .replace(/\b\d+(?:\.\d+)? ?(?:secs?|seconds?|mins?|minutes?|hours?|milliseconds?)\b/gi, '<dur>')
-    .replace(/\b(pid|PID|Pid|process|Process)([ =:#]*)\d+\b/g, '$1$2<pid>')
-    // A log line's `program[pid]:` (syslog, `node[1220]:`).
-    .replace(/\b([A-Za-z][\w.-]*)\[\d+\]:/g, '$1[<pid>]:');
+    .replace(/\b(pid|PID|Pid)([ =:#]*)\d+\b/g, '$1$2<pid>')
+    // `process 48213`, a log line's `node[1220]:`: three digits at least, so a count or an
+    // index (`process 3 of 8`, `expected[3]:`) stays as it is.
+    .replace(/\b(process|Process)([ =:#]*)\d{3,}\b/g, '$1$2<pid>')
+    .replace(/\b([A-Za-z][\w.-]*)\[\d{3,}\]:/g, '$1[<pid>]:');
   return out
     .split('\n')
     .map((line) => line.trimEnd())

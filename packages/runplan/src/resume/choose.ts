@@ -120,7 +120,10 @@ async function decideRun(input: DecideInput): Promise<Decided> {
     return refused({
       reason: 'incomplete_run',
       message: `slug ${plan.slug} has ${incomplete.length === 1 ? 'an incomplete run' : 'incomplete runs'} (${ids}): --new-run starts no run beside ${incomplete.length === 1 ? 'it' : 'them'}`,
-      hint: `resume it: runplan run ${plan.file}   (or --fresh to abandon ${incomplete.length === 1 ? 'it' : 'them'} and start a new run)`,
+      hint:
+        incomplete.length === 1 && incomplete[0]!.kind !== 'corrupt'
+          ? `resume it: runplan run ${plan.file}   (or --fresh to abandon it and start a new run)`
+          : `runplan run ${plan.file} --fresh abandons ${incomplete.length === 1 ? 'it' : 'them'} and starts a new run`,
     });
   }
   if (incomplete.length > 1) {
