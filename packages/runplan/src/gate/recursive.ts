@@ -138,7 +138,7 @@ const searcher: Walker = {
   walks: always,
   hidden: (args) =>
     args.some((a) => ['--hidden', '-u', '-uu', '-uuu', '--unrestricted', '-a', '--all-types'].includes(a)) ? 'enters' : 'skips',
-  starts: grepStarts,
+  starts: searchStarts(RG_VALUED),
 };
 
 const WALKERS: Record<string, Walker> = {
