@@ -209,13 +209,15 @@ test(
 );
 
 test(
-  'provider_reset_too_far: the rerun its receipt names is refused until the reset, saying when, and goes on after it',
+  'provider_reset_too_far: the rerun its receipt names is refused until the reset, saying when, and goes on after it, its provider count started over',
   withTimeout(90_000, async () => {
     const reset = Math.floor(Date.now() / 1000) + 4;
     const f = setup(`slug = "far"
 base = "main"
 [repair]
 provider_max_wait = "500ms"
+provider = 2
+backoff = "100ms"
 [defaults]
 command = ["mock-agent", "{{task.id}}", "{{run.attempt}}"]
 format = "claude-stream-json"
@@ -225,6 +227,7 @@ deadline = "1m"
 id = "limited"
 prompt = """
 mock: on-attempt 1 rate-limit ${reset}
+mock: on-attempt 2 rate-limit
 mock: write out.txt x
 """
 `);
@@ -242,9 +245,11 @@ mock: write out.txt x
       assert.is(readLedger(f.ledger).length, 1, 'not dispatched before the reset');
       // The reset is a time on the clock: wait for the clock.
       await waitUntil('the reset passed', () => Date.now() > reset * 1000, { timeoutMs: 10_000 });
+      // After it: an ordinary 429 is waited out and retried (provider = 2), not a cap already
+      // spent by the too-far one.
       const after = await runplan(['run', f.plan], f);
       assert.is(after.exitCode, 0, after.stderr);
-      assert.is(readLedger(f.ledger).length, 2, 'dispatched once more, after the reset');
+      assert.is(readLedger(f.ledger).length, 3, 'dispatched after the reset, rate limited, retried');
     } finally {
       f.cleanup();
     }

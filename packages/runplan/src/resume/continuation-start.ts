@@ -3,7 +3,7 @@ import { runPaths } from '../host/state.js';
 import { PLAN_DEFAULTS } from '../plan/types.js';
 import type { PriorRun } from './inspect.js';
 import { withContinuedTrees } from './chain-trees.js';
-import { recoverRun } from './recover.js';
+import { recoverRun, type RecoveredRun } from './recover.js';
 import { budgetSpentRefusal } from './slug-spend.js';
 import type { Refusal } from './refusal.js';
 import type { Decided, DecideInput } from './start.js';
@@ -87,9 +87,18 @@ export async function continuationStart(last: PriorRun, input: DecideInput): Pro
       run: runPaths(slug, runId),
       startOrder,
       origin: last.paths.runId,
-      recovered: withContinuedTrees(recovered.value, last, input.prior),
+      recovered: withContinuedTrees(afterResets(recovered.value, now), last, input.prior),
       abandoned: [],
     },
     notices: moved,
   };
+}
+
+// A task whose provider reset has passed starts its failure history over, as `--retry` would
+// make it: the too-far failure counted against the provider cap, and carried, the first
+// ordinary 429 of the continuation would stop it at once (cap_exhausted).
+function afterResets(recovered: RecoveredRun, now: number): RecoveredRun {
+  const passed = [...recovered.stopped].filter(([, s]) => typeof s.resetAtMs === 'number' && s.resetAtMs <= now).map(([task]) => task);
+  if (passed.length === 0) return recovered;
+  return { ...recovered, histories: new Map([...recovered.histories].filter(([task]) => !passed.includes(task))) };
 }
