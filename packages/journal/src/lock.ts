@@ -1,13 +1,16 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, realpathSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import net from 'node:net';
 import { hostname } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { err, ok, type Result } from '@runplan/common';
 import { bootId, isAlive, processIdentity, type ProcessIdentity } from '@runplan/settle';
 import { ioError, type JournalError, type LockHolder } from './errors.js';
 import { fsyncDirectory } from './fs.js';
+import { lockSocketName, lockTarget } from './lock-name.js';
+
+export { lockSocketName, lockTarget } from './lock-name.js';
 
 export type { LockHolder } from './errors.js';
 
@@ -39,25 +42,6 @@ export interface AcquireLockOptions {
 export type LockEvent =
   | { type: 'lock-waiting'; path: string; holder?: LockHolder }
   | { type: 'lock-acquired'; path: string; previous?: LockHolder; broken: boolean };
-
-// The path a lock is keyed on: the real path, or, for a file not created yet, the real
-// path of its directory plus its name. Undefined when the directory does not exist.
-export function lockTarget(path: string): string | undefined {
-  try {
-    return realpathSync(path);
-  } catch {
-    try {
-      return join(realpathSync(dirname(resolve(path))), basename(path));
-    } catch {
-      return undefined;
-    }
-  }
-}
-
-// The abstract socket name for a lock target: no file on disk, gone when its holder dies.
-export function lockSocketName(target: string): string {
-  return `\0runplan/${createHash('sha256').update(target).digest('hex')}`;
-}
 
 // Human words for a holder: `pid 4312 (start time 88123) on host since 2026-…`.
 export function describeHolder(holder: LockHolder | undefined): string {

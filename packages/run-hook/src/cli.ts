@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { cac } from 'cac';
-import { asTyped, prepareArgv, packageVersion, parseCommandLineDuration, unreachable, usageAsTyped } from '@runplan/common';
-import { exitCodeFor } from '@runplan/settle';
+import { asTyped, prepareArgv, packageVersion, parseCommandLineDuration, usageAsTyped } from '@runplan/common';
 import { isUntrusted, knownVariables, type TemplateVars, variableSpec } from '@runplan/workdir';
-import type { HookOutcome, HookTier } from './outcome.js';
+import { exitCode, jsonOutcome, stderrLine } from './cli-output.js';
+import type { HookTier } from './outcome.js';
 import { executeHook, type HookRun } from './run.js';
 import { flattenVars, parseAssignment } from './vars.js';
 
@@ -118,47 +118,6 @@ async function run(request: Request): Promise<number> {
     await new Promise<void>((resolve) => process.stdout.write(`${newline}${JSON.stringify(jsonOutcome(result))}\n`, () => resolve()));
   }
   return exitCode(result);
-}
-
-// The one exit-code mapping: settle's for anything executed, 125 for a refusal.
-function exitCode({ outcome, execution }: HookRun): number {
-  switch (outcome.reason) {
-    case 'template_refused':
-      return 125;
-    case 'ok':
-    case 'exited':
-    case 'signaled':
-    case 'timed_out':
-    case 'spawn_failed':
-    case 'interrupted':
-      return execution ? exitCodeFor(execution) : 125;
-    default:
-      return unreachable(outcome);
-  }
-}
-
-// What to tell a person on stderr; a plain nonzero exit speaks through the hook's own output.
-function stderrLine(outcome: HookOutcome): string | undefined {
-  switch (outcome.reason) {
-    case 'ok':
-      return undefined;
-    case 'exited':
-      return outcome.teardown?.result === 'failed' ? outcome.message : undefined;
-    case 'signaled':
-      // As in a shell pipeline, a hook ended by SIGPIPE (`run-hook -- cmd | head -1`) is not news.
-      return outcome.signal === 'SIGPIPE' ? undefined : outcome.message;
-    case 'timed_out':
-    case 'spawn_failed':
-    case 'template_refused':
-    case 'interrupted':
-      return outcome.message;
-    default:
-      return unreachable(outcome);
-  }
-}
-
-function jsonOutcome({ outcome, refusal }: HookRun): object {
-  return refusal ? { ...outcome, refusal } : outcome;
 }
 
 /** The string options, read back as typed (see @runplan/common's asTyped). */

@@ -1,5 +1,6 @@
 import { relative, resolve, sep } from 'node:path';
 import { expandHome, spellings } from './live.js';
+import { DU_VALUED, flag, GREP_VALUED, LS_VALUED, NONE, operands, program, RG_VALUED, tarStarts, TREE_VALUED } from './walk-words.js';
 import type { SimpleCommand } from './shell.js';
 
 // Reads that reach the state root from above it: a program that walks a directory tree,
@@ -18,90 +19,6 @@ interface Walker {
   /** The directories it starts from: its operands that are not options, else `.`. */
   starts(args: string[]): string[];
 }
-
-const flag = (args: string[], short: string, long: readonly string[] = []) =>
-  args.some((a) => long.includes(a.split('=')[0]!) || (/^-[^-]/.test(a) && a.slice(1).includes(short)));
-
-// The words that are not options nor the value of one (`-m 1`, `--include '*.ts'`):
-// `valued` names the options that take the next word.
-function operands(args: string[], valued: ReadonlySet<string> = NONE): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === '--') {
-      out.push(...args.slice(i + 1));
-      break;
-    }
-    if (!a.startsWith('-') || a === '-') out.push(a);
-    else if (valued.has(a)) i++;
-  }
-  return out;
-}
-const NONE: ReadonlySet<string> = new Set();
-const GREP_VALUED = new Set([
-  '-e',
-  '-f',
-  '-m',
-  '-A',
-  '-B',
-  '-C',
-  '-d',
-  '-D',
-  '--regexp',
-  '--file',
-  '--max-count',
-  '--include',
-  '--exclude',
-  '--exclude-dir',
-  '--context',
-  '--after-context',
-  '--before-context',
-  '--label',
-]);
-const RG_VALUED = new Set([
-  '-e',
-  '-f',
-  '-m',
-  '-A',
-  '-B',
-  '-C',
-  '-g',
-  '-t',
-  '-T',
-  '-j',
-  '-M',
-  '--glob',
-  '--type',
-  '--type-not',
-  '--regexp',
-  '--file',
-  '--max-count',
-  '--threads',
-  '--max-columns',
-  '--ignore-file',
-  '--max-depth',
-  '--context',
-  '--after-context',
-  '--before-context',
-]);
-const DU_VALUED = new Set(['-d', '-B', '-t', '--max-depth', '--block-size', '--threshold', '--exclude', '-X', '--exclude-from']);
-const TREE_VALUED = new Set(['-L', '-P', '-I', '-o', '--filelimit', '--timefmt', '-H', '-T', '--charset']);
-const LS_VALUED = new Set([
-  '-I',
-  '-w',
-  '-T',
-  '--ignore',
-  '--hide',
-  '--width',
-  '--tabsize',
-  '--format',
-  '--sort',
-  '--time',
-  '--color',
-  '--block-size',
-  '--quoting-style',
-  '--indicator-style',
-]);
 
 // grep's (rg's) first operand is its pattern unless -e or -f gave one.
 function searchStarts(valued: ReadonlySet<string>): (args: string[]) => string[] {
@@ -180,51 +97,6 @@ const WALKERS: Record<string, Walker> = {
     starts: tarStarts,
   },
 };
-
-// tar's operands that it reads: not the archive (the word after `f`, bundled or not) nor `-C DIR`.
-function tarStarts(args: string[]): string[] {
-  const out: string[] = [];
-  const first = args[0] ?? '';
-  const oldStyle = first !== '' && !first.startsWith('-');
-  let archivePending = oldStyle && first.includes('f');
-  for (let i = oldStyle ? 1 : 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === '-C' || a === '--directory' || a === '-f' || a === '--file' || /^-[^-]*f$/.test(a)) {
-      i++;
-      continue;
-    }
-    if (a.startsWith('-')) continue;
-    if (archivePending) {
-      archivePending = false;
-      continue;
-    }
-    out.push(a);
-  }
-  return out;
-}
-
-// Words that run the next word as the command: a leading assignment, and wrappers
-// (`timeout 5 grep -r ...`, `sudo find .`, `env X=1 du .`).
-function program(words: readonly string[]): { name: string | undefined; args: string[] } {
-  let i = 0;
-  for (;;) {
-    const w = words[i];
-    if (w === undefined) return { name: undefined, args: [] };
-    if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(w)) i++;
-    else if (['sudo', 'time', 'nohup', 'command', 'exec', 'env', 'nice', 'ionice', 'stdbuf'].includes(w)) {
-      i++;
-      for (let next = words[i]; next !== undefined; next = words[i]) {
-        if (next.startsWith('-')) i += w !== 'env' && ['-n', '-u', '-g', '-c', '-o', '-i', '-e'].includes(next) ? 2 : 1;
-        else if (w === 'env' && /^[A-Za-z_][A-Za-z0-9_]*=/.test(next)) i++;
-        else break;
-      }
-    } else if (w === 'timeout') {
-      i++;
-      while (words[i]?.startsWith('-')) i += ['-k', '-s', '--kill-after', '--signal'].includes(words[i]!) ? 2 : 1;
-      i++; // its duration
-    } else return { name: w.split('/').pop(), args: words.slice(i + 1) };
-  }
-}
 
 // The first start directory of a command from which it would walk into a live root, or undefined.
 export function walksIntoRoot(c: SimpleCommand, cwds: string[], roots: string[]): string | undefined {

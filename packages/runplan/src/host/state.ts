@@ -126,44 +126,6 @@ export function nextStartOrder(runs: readonly RunStart[]): number {
 }
 
 // The names of a slug's run dirs that hold a journal (entries that are not run dirs are ignored), unordered.
-/** A run directory `--fresh` set aside for its corrupt journal (resume/close.ts). */
-const ASIDE_PATTERN = new RegExp(`^${RUN_ID_PATTERN.source.slice(1, -1)}\\.corrupt-\\d{8}T\\d{6}Z$`);
-
-/**
- * The directories of the slug's runs whose journals were corrupt and set aside by `--fresh`
- * (`<run id>.corrupt-<UTC>`): their journals are not read again, their evidence is kept.
- */
-export async function asideRunDirs(slug: SlugPaths): Promise<string[]> {
-  let names: string[];
-  try {
-    names = await readdir(slug.dir);
-  } catch {
-    return [];
-  }
-  return names.filter((name) => ASIDE_PATTERN.test(name)).map((name) => join(slug.dir, name));
-}
-
-/**
- * Each task's highest attempt number among a run directory's evidence dirs (`<task>.<n>`,
- * one per attempt started): what a run whose journal cannot be read started.
- */
-export async function evidenceAttempts(runDir: string): Promise<Map<string, number>> {
-  const highest = new Map<string, number>();
-  let names: string[];
-  try {
-    names = await readdir(join(runDir, 'evidence'));
-  } catch {
-    return highest;
-  }
-  for (const name of names) {
-    const m = /^(.+)\.([1-9]\d*)$/.exec(name);
-    if (m === null) continue;
-    const n = Number(m[2]);
-    if (n > (highest.get(m[1]!) ?? 0)) highest.set(m[1]!, n);
-  }
-  return highest;
-}
-
 export async function runDirNames(slug: SlugPaths): Promise<string[]> {
   let names: string[];
   try {

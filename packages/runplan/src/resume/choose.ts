@@ -1,5 +1,6 @@
 import { ZERO_USAGE } from '../events/types.js';
-import { asideRunDirs, evidenceAttempts, nextStartOrder, runPaths } from '../host/state.js';
+import { asideRunDirs, evidenceAttempts } from '../host/aside-runs.js';
+import { nextStartOrder, runPaths } from '../host/state.js';
 import { taskContractDigests } from '../plan/digest.js';
 import { closeNeverStarted, closePriorRuns } from './close.js';
 import { continuationStart } from './continuation-start.js';
