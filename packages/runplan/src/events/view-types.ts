@@ -27,3 +27,11 @@ export interface StoppedTask {
   /** A stop for a provider reset past `provider_max_wait`: when the limit resets (ms), else null. */
   resetAtMs: number | null;
 }
+
+/**
+ * A stop for a provider limit whose reset has passed by `now`: over, as time is the input that
+ * changed (a continuation dispatches the task again, with its failure history started over).
+ */
+export function resetHasPassed(s: StoppedTask, now: number): boolean {
+  return s.resetAtMs !== null && s.resetAtMs <= now;
+}

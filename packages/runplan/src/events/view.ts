@@ -21,6 +21,7 @@ import type {
 } from './types.js';
 
 export type { OpenAttempt, StoppedTask } from './view-types.js';
+export { resetHasPassed } from './view-types.js';
 
 /**
  * The one reading of a run's journal: records are folded as they stream by (scanJournal's

@@ -3,7 +3,7 @@ import { isPlainObject } from '@runplan/common';
 import { interruptedExitCode } from '../events/receipt.js';
 import { shownCost, type RunFailedData } from '../events/types.js';
 import type { Plan } from '../plan/types.js';
-import type { RunView } from '../events/view.js';
+import { type RunView, resetHasPassed } from '../events/view.js';
 import { attemptsOf, type FoldedRun, type ReportAttempt, type ReportMark, tokensOf } from './report-attempts.js';
 
 export type { FoldedRun, ReportAttempt, ReportMark } from './report-attempts.js';
@@ -198,9 +198,9 @@ export async function reportData(
 function resumeNote(view: RunView, failed: RunFailedData): string | null {
   const notes: string[] = [];
   const now = Date.now();
-  const stopped = [...view.stopped].filter(([, s]) => !(typeof s.resetAtMs === 'number' && s.resetAtMs <= now));
-  const waiting = stopped.filter(([, s]) => typeof s.resetAtMs === 'number');
-  const others = stopped.filter(([, s]) => typeof s.resetAtMs !== 'number');
+  const stopped = [...view.stopped].filter(([, s]) => !resetHasPassed(s, now));
+  const waiting = stopped.filter(([, s]) => s.resetAtMs !== null);
+  const others = stopped.filter(([, s]) => s.resetAtMs === null);
   if (waiting.length > 0)
     notes.push(`not before ${new Date(Math.max(...waiting.map(([, s]) => s.resetAtMs!))).toISOString()}, when the provider's limit resets`);
   if (others.length > 0)

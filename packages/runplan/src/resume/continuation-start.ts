@@ -1,3 +1,4 @@
+import { resetHasPassed } from '../events/view.js';
 import { roomRefusal } from '../host/disk.js';
 import { runPaths } from '../host/state.js';
 import { PLAN_DEFAULTS } from '../plan/types.js';
@@ -44,9 +45,9 @@ export async function continuationStart(last: PriorRun, input: DecideInput): Pro
       !(req.retry ?? []).includes(task) &&
       digests.has(task) &&
       (s.contractDigest === null || s.contractDigest === digests.get(task)) &&
-      !(typeof s.resetAtMs === 'number' && s.resetAtMs <= now),
+      !resetHasPassed(s, now),
   );
-  const waiting = stopped.filter(([, s]) => typeof s.resetAtMs === 'number');
+  const waiting = stopped.filter(([, s]) => s.resetAtMs !== null);
   if (waiting.length === stopped.length && waiting.length > 0) {
     const until = Math.max(...waiting.map(([, s]) => s.resetAtMs!));
     const retries = [...new Set([...(req.retry ?? []), ...waiting.map(([task]) => task)])].map((task) => `--retry ${task}`).join(' ');
@@ -98,7 +99,7 @@ export async function continuationStart(last: PriorRun, input: DecideInput): Pro
 // make it: the too-far failure counted against the provider cap, and carried, the first
 // ordinary 429 of the continuation would stop it at once (cap_exhausted).
 function afterResets(recovered: RecoveredRun, now: number): RecoveredRun {
-  const passed = [...recovered.stopped].filter(([, s]) => typeof s.resetAtMs === 'number' && s.resetAtMs <= now).map(([task]) => task);
+  const passed = [...recovered.stopped].filter(([, s]) => resetHasPassed(s, now)).map(([task]) => task);
   if (passed.length === 0) return recovered;
   return { ...recovered, histories: new Map([...recovered.histories].filter(([task]) => !passed.includes(task))) };
 }
