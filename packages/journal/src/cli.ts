@@ -4,6 +4,9 @@ import { JournalFailure } from './errors.js';
 import { init, append, cat, validate, repair, holder } from './cli-commands.js';
 import { EXIT_CODES, DEFAULT_WAIT, say, fail, UsageError, fileArg } from './cli-support.js';
 
+// For the bin: see releaseHungUpTerminals in @runplan/common.
+export { releaseHungUpTerminals } from '@runplan/common';
+
 export async function main(argv: string[]): Promise<number> {
   process.stdout.on('error', () => {}); // a closed stdout (| head -1) must not crash us
   const cli = cac('journal');

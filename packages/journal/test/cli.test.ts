@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { bootId, processIdentity } from '@runplan/settle';
-import { binPath, parseJsonLines, runBin, shFixture, tempDir, withTimeout } from '@runplan/test-fixtures';
+import { binPath, inHangingTerminal, parseJsonLines, runBin, shFixture, tempDir, waitUntil, withTimeout } from '@runplan/test-fixtures';
 import { isLockHeld, readJournal, validateJournal } from '../src/index.js';
 import { writeSample } from './sample.js';
 
@@ -473,6 +473,33 @@ test(
     const cat = await journal(['cat', sample.path]);
     assert.equal([cat.exitCode, cat.stdout], [3, '']);
     assert.match(cat.stderr, /\(seq 2000\)/);
+  }),
+);
+
+test(
+  'the terminal hangs up while append waits on its producer (tmux pane killed, HUP ignored by the caller): the record is appended, exit 0, never Node’s abort (134)',
+  withTimeout(60_000, async () => {
+    const file = join(dir.path, `hup-${++n}.jsonl`);
+    assert.is((await journal(['init', file, '--run-id', 'r1'])).exitCode, 0);
+    const quoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
+    // The producer writes its record only after the test has hung the terminal up.
+    const producer = 'touch "$T/started"; while [ ! -e "$T/hung" ]; do sleep 0.05; done; echo \'{"n":1}\'';
+    const term = await inHangingTerminal(
+      `sh -c ${quoted(producer)} | ${quoted(process.execPath)} ${quoted(bin)} append ${quoted(file)} --type note 2>"$T/err"`,
+      process.env,
+    );
+    try {
+      await waitUntil('the producer started', () => existsSync(join(term.dir, 'started')));
+      await term.hangUp();
+      writeFileSync(join(term.dir, 'hung'), '');
+      const err = () => readFileSync(join(term.dir, 'err'), 'utf8');
+      assert.is(await term.exitStatus(), 0, err());
+      assert.not.match(err(), /Assertion failed|Native stack trace/);
+      const cat = await journal(['cat', file, '--type', 'note']);
+      assert.equal(parseJsonLines(cat.stdout).map((r) => (r as { data: unknown }).data), [{ n: 1 }]);
+    } finally {
+      await term.cleanup();
+    }
   }),
 );
 

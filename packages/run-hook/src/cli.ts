@@ -7,6 +7,9 @@ import type { HookTier } from './outcome.js';
 import { executeHook, type HookRun } from './run.js';
 import { flattenVars, parseAssignment } from './vars.js';
 
+// For the bin: see releaseHungUpTerminals in @runplan/common.
+export { releaseHungUpTerminals } from '@runplan/common';
+
 const EXIT_CODES = [
   '  N    the hook exited N (0 only when it succeeded)',
   '  124  the hook passed its deadline (--timeout) and was torn down, even when KILL',

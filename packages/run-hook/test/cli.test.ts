@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { waitForPid } from './support.js';
 import { isAlive } from '@runplan/settle';
-import { binPath, parseJsonLines, runBin, shFixture, tempDir, withTimeout } from '@runplan/test-fixtures';
+import { binPath, inHangingTerminal, parseJsonLines, runBin, shFixture, tempDir, waitUntil, withTimeout } from '@runplan/test-fixtures';
 
 const bin = binPath('run-hook');
 
@@ -361,6 +361,26 @@ test(
     assert.match(result.stdout, 'Exit codes');
     assert.match(result.stdout, '124');
     assert.match(result.stdout, '125');
+  }),
+);
+
+test(
+  'the terminal hangs up while the hook runs (tmux pane killed, HUP ignored by the caller): the hook’s exit code, never Node’s abort (134)',
+  withTimeout(60_000, async () => {
+    const quoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
+    // The hook waits, after it started, until the test has hung the terminal up.
+    const wait = 'touch "$T/started"; while [ ! -e "$T/hung" ]; do sleep 0.05; done; exit 3';
+    const term = await inHangingTerminal(`${quoted(process.execPath)} ${quoted(bin)} -- sh -c ${quoted(wait)} 2>"$T/err"`, process.env);
+    try {
+      await waitUntil('the hook started', () => existsSync(join(term.dir, 'started')));
+      await term.hangUp();
+      writeFileSync(join(term.dir, 'hung'), '');
+      const err = () => readFileSync(join(term.dir, 'err'), 'utf8');
+      assert.is(await term.exitStatus(), 3, err());
+      assert.not.match(err(), /Assertion failed|Native stack trace/);
+    } finally {
+      await term.cleanup();
+    }
   }),
 );
 
