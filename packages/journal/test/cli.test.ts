@@ -496,7 +496,10 @@ test(
       assert.is(await term.exitStatus(), 0, err());
       assert.not.match(err(), /Assertion failed|Native stack trace/);
       const cat = await journal(['cat', file, '--type', 'note']);
-      assert.equal(parseJsonLines(cat.stdout).map((r) => (r as { data: unknown }).data), [{ n: 1 }]);
+      assert.equal(
+        parseJsonLines(cat.stdout).map((r) => (r as { data: unknown }).data),
+        [{ n: 1 }],
+      );
     } finally {
       await term.cleanup();
     }
