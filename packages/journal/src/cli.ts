@@ -1,11 +1,13 @@
 import { cac } from 'cac';
-import { prepareArgv, operandsAfterDashes, packageVersion, usageAsTyped } from '@runplan/common';
+import { prepareArgv, operandsAfterDashes, packageVersion, repeatedValueOption, usageAsTyped } from '@runplan/common';
 import { JournalFailure } from './errors.js';
 import { init, append, cat, validate, repair, holder } from './cli-commands.js';
 import { EXIT_CODES, DEFAULT_WAIT, say, fail, UsageError, fileArg } from './cli-support.js';
 
 // For the bin: see releaseHungUpTerminals in @runplan/common.
 export { releaseHungUpTerminals } from '@runplan/common';
+
+const ONE_VALUE_CHECKED_BY_COMMAND: ReadonlySet<string> = new Set(['--type', '--data', '--run-id']);
 
 export async function main(argv: string[]): Promise<number> {
   process.stdout.on('error', () => {}); // a closed stdout (| head -1) must not crash us
@@ -74,6 +76,11 @@ export async function main(argv: string[]): Promise<number> {
       );
       return 2;
     }
+    // A value option given twice (`cat --since 1 --since 5`, `--wait 1s --wait 1m`) is refused, as in
+    // runplan, settle and run-hook: which one won was the last one, silently. `cat --type` repeats;
+    // append's and init's --type, --data and --run-id are refused by the command with its own hint.
+    const repeated = repeatedValueOption([...cli.globalCommand.options, ...cli.matchedCommand.options], argv, ONE_VALUE_CHECKED_BY_COMMAND);
+    if (repeated !== undefined) throw new UsageError(`${repeated.flag} given ${repeated.times} times; give it once`);
     operandsAfterDashes(cli);
     await cli.runMatchedCommand();
     return exitCode;

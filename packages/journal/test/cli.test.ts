@@ -70,11 +70,24 @@ test(
       ['init', fresh()],
       ['init', fresh(), '--run-id', 'a', '--run-id', 'b'],
       ['append', fresh(), '--type', 'x', '--wait', '10'],
+      ['cat', fresh(), '--since', '1', '--since', '2'],
+      ['append', fresh(), '--type', 'x', '--data', '{}', '--wait', '1s', '--wait=2s'],
+      ['repair', fresh(), '--wait', '1s', '--wait', '2s'],
     ]) {
       const result = await journal(args);
       assert.is(result.exitCode, 2, args.join(' '));
       assert.match(result.stderr, /^journal: usage: /, args.join(' '));
       assert.not.match(result.stderr, /\n\s+at /);
+    }
+    // A value option given twice is refused naming it, never the last one taken silently; nothing is created.
+    for (const [args, flag] of [
+      [['cat', fresh(), '--since', '1', '--since', '2'], '--since'],
+      [['init', fresh(), '--run-id', 'a', '--wait', '1s', '--wait', '2s'], '--wait'],
+    ] as const) {
+      const result = await journal([...args]);
+      assert.is(result.exitCode, 2, args.join(' '));
+      assert.is(result.stderr.split('\n')[0], `journal: usage: ${flag} given 2 times; give it once`, args.join(' '));
+      assert.not.ok(existsSync(args[1]), args.join(' '));
     }
   }),
 );
