@@ -1,4 +1,4 @@
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -103,6 +103,28 @@ test(
       assert.match(r.stderr, 'sacct is not on PATH');
       assert.equal(readLedger(f.ledger), [], 'nothing was dispatched');
       assert.equal(runIds(f.repo, 'onslurm'), [], 'no run was started');
+    } finally {
+      scratch.cleanup();
+    }
+  }),
+);
+
+test(
+  'a controller that does not answer (srun and squeue fail): the probe proves nothing, a warning, and the run goes on',
+  withPlan(ON_SLURM, {}, async (f) => {
+    const scratch = tempDir('runplan-path-');
+    try {
+      const env = { ...f.env, PATH: pathWith(scratch.path, []) };
+      // Slurm's clients as they answer with slurmctld down: one line on stderr, exit 1.
+      for (const tool of ['srun', 'sbatch', 'squeue', 'scancel', 'sacct', 'scontrol']) {
+        const file = join(scratch.path, 'bin', tool);
+        writeFileSync(file, `#!/bin/sh\necho "${tool}: error: Unable to contact slurm controller (connect failure)" >&2\nexit 1\n`);
+        chmodSync(file, 0o755);
+      }
+      const r = await runplan(['run', f.plan], { env, repo: f.repo });
+      assert.match(r.stderr, /^runplan: warning: executor_probe_failed: .*Unable to contact slurm controller/m);
+      assert.equal(runIds(f.repo, 'onslurm').length, 1, `the run started: ${r.stderr}`);
+      assert.not.match(r.stderr, /^runplan: internal_error: squeue/m);
     } finally {
       scratch.cleanup();
     }

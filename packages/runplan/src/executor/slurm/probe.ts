@@ -62,9 +62,19 @@ export async function probeSharedDir(req: ProbeRequest): Promise<ProbeAnswer> {
     const env = { SLURM_JOB_ID: undefined, SLURM_JOBID: undefined };
     const c = await capture({ argv, input: '', env, deadlineMs: PROBE_DEADLINE_MS, graceMs: 1000, maxBuffer: 1 << 16, signal: req.signal });
     if (c.reason !== 'exited' || c.exitCode !== 0) {
-      await endJobs(req.ownerTag, 1000);
       const said = c.stderr.toString('utf8').trim().split('\n').at(-1) ?? '';
-      return { kind: 'unknown', problem: said || `srun ${c.reason} ${c.exitCode ?? c.signal ?? ''}` };
+      const problem = said || `srun ${c.reason} ${c.exitCode ?? c.signal ?? ''}`;
+      // A probe with no answer proves nothing, also when squeue cannot answer either (the
+      // controller is down): that is the warning's problem, never a crash of the run.
+      try {
+        await endJobs(req.ownerTag, 1000);
+      } catch (e) {
+        return {
+          kind: 'unknown',
+          problem: `${problem}; and its job could not be looked for: ${e instanceof Error ? e.message : String(e)}`,
+        };
+      }
+      return { kind: 'unknown', problem };
     }
     const [node = '', held = ''] = c.stdout.toString('utf8').split('\n');
     return held === nonce ? { kind: 'seen', node } : { kind: 'missing', node };
