@@ -2,7 +2,7 @@ import { lstat, readdir, realpath, rm, rmdir, stat, unlink } from 'node:fs/promi
 import { join, resolve } from 'node:path';
 import { err, ok, type Result } from '@runplan/common';
 import { errorCode, type WorkdirError } from './errors.js';
-import { isCode, readMark, type RunDirMark } from './mark.js';
+import { isCode, MARK_FILE, readMark, type RunDirMark } from './mark.js';
 
 /**
  * Why an entry of a holding directory survived a prune. Every entry that is not removed
@@ -168,7 +168,10 @@ async function inFlightSet(paths: readonly string[]): Promise<Set<string>> {
 }
 
 // Removes one of our directories after checking again that it is still a real directory.
-// When `fs.rm` fails, what is left is removed again one entry at a time, so the message names
+// The mark goes last: a removal that fails part way leaves the directory marked, still ours,
+// so the next prune tries it again and says why it fails (`fs.rm` removes a directory's
+// entries all at once, mark included, and the rest was then kept as `unmarked` for good).
+// When that fails, what is left is removed again one entry at a time, so the message names
 // the entry that would not go and its errno (`fs.rm` retries a file's EPERM as a directory
 // and reports that rmdir's ENOTDIR instead).
 async function removeOurs(path: string): Promise<string | undefined> {
@@ -179,6 +182,8 @@ async function removeOurs(path: string): Promise<string | undefined> {
     return `cannot remove ${path}: ${errorCode(error)}`;
   }
   try {
+    const names = (await readdir(path)).filter((name) => name !== MARK_FILE);
+    await Promise.all(names.map((name) => rm(join(path, name), { recursive: true })));
     await rm(path, { recursive: true });
     return undefined;
   } catch {
@@ -201,6 +206,8 @@ async function removeTree(dir: string): Promise<{ path: string; error: unknown }
   } catch (error) {
     return gone(error) ? undefined : { path: dir, error };
   }
+  // The mark last (see removeOurs).
+  entries.sort((a, b) => Number(a.name === MARK_FILE) - Number(b.name === MARK_FILE));
   for (const entry of entries) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {

@@ -431,6 +431,22 @@ test(
         'the other removal stands',
       );
       assert.ok(existsSync(join(tmp.path, 'runs', 'r3')), 'the newest is kept');
+      // The directory that would not go is still ours (its mark went last): once the file
+      // system lets it go, the next prune removes it, never keeps it as someone else's (`unmarked`).
+      const again = await workdir(['prune', template, '--retain', '1', '--json']);
+      assert.is(again.exitCode, 1, again.stderr);
+      assert.equal(
+        (parseJsonLines(again.stdout) as Array<Record<string, string>>).filter((l) => l.action === 'failed').map((l) => l.path),
+        [r1],
+        'tried again, and said again',
+      );
+      execFileSync('chattr', ['-i', stuck.pop()!]);
+      const freed = await workdir(['prune', template, '--retain', '1', '--json']);
+      assert.is(freed.exitCode, 0, freed.stderr);
+      assert.equal(
+        (parseJsonLines(freed.stdout) as Array<Record<string, string>>).filter((l) => l.action === 'removed').map((l) => l.path),
+        [r1],
+      );
 
       const base = join(tmp.path, '.harness-run');
       for (const id of ['a', 'b']) assert.is((await workdir(['datadir', tmp.path, '--run-id', id])).exitCode, 0);
