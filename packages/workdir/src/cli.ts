@@ -1,9 +1,12 @@
 import { cac } from 'cac';
-import { prepareArgv, operandsAfterDashes, packageVersion, usageAsTyped } from '@runplan/common';
+import { prepareArgv, operandsAfterDashes, packageVersion, repeatedValueOption, usageAsTyped } from '@runplan/common';
 import { UsageError } from './cli-args.js';
 import { type Io, runCreate, runDataDir, runHolding, runPrune, runRender } from './cli-commands.js';
 import { EXIT_CODES } from './cli-failure.js';
 import { knownVariables } from './variables.js';
+
+/** Options meant to repeat: each `--var` names its own variable (checked on its own), each `--in-flight` one more path. */
+const REPEATABLE: ReadonlySet<string> = new Set(['--var', '--in-flight']);
 
 export async function main(argv: string[]): Promise<number> {
   // A closed stdout (`workdir prune --json | head -1`) must not turn done work into a crash.
@@ -78,6 +81,10 @@ export async function main(argv: string[]): Promise<number> {
       const what = cli.args[0] === undefined ? 'no command given' : `unknown command ${JSON.stringify(cli.args[0])}`;
       throw new UsageError('usage', `${what} (render, create, datadir, holding, prune; see --help)`);
     }
+    // A value option given twice (`prune --retain 20 --retain 0`) is refused, as in the other
+    // four tools: the last one was taken silently, and for --retain that decides what is removed.
+    const repeated = repeatedValueOption([...cli.globalCommand.options, ...cli.matchedCommand.options], argv, REPEATABLE);
+    if (repeated !== undefined) throw new UsageError('usage', `${repeated.flag} given ${repeated.times} times; give it once`);
     operandsAfterDashes(cli);
     await cli.runMatchedCommand();
     return code;

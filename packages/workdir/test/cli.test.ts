@@ -527,6 +527,10 @@ test(
       ['render', 'x', '--var', 'run.idd=1'],
       ['render', 'x', '--var', 'run.id=a', '--var', 'run.id=b'],
       ['render', 'x', '--var'],
+      ['render', 'x', '--tier', 'workdir', '--tier', 'post_run'],
+      ['prune', '/tmp/never/{{run.id}}', '--retain', '20', '--retain=0'],
+      ['datadir', '/tmp/never', '--run-id', 'a', '--run-id', 'b'],
+      ['datadir', '/tmp/never', '--run-id', 'a', '--keep-runs', '2', '--keep-runs', '3'],
     ];
     for (const args of cases) {
       const result = await workdir(args);
@@ -534,6 +538,8 @@ test(
       assert.match(result.stderr, /^workdir: [a-z_]+: /, result.stderr);
       assert.is(stderrLines(result).length, 1, result.stderr);
       assert.not.match(result.stderr, /\n\s+at /);
+      if (args.filter((a) => /^--(tier|retain|run-id|keep-runs)\b/.test(a)).length > 1)
+        assert.match(result.stderr, /^workdir: usage: --[a-z-]+ given 2 times; give it once$/m, result.stderr);
     }
     const help = await workdir(['--help']);
     assert.is(help.exitCode, 0);
