@@ -9,7 +9,7 @@ import { backstopMinutes, srunArgv } from '../src/executor/slurm/submit.js';
 import { decideRepair, emptyHistory, recordFailure } from '../src/repair/index.js';
 import { classified } from '../src/events/reasons.js';
 import { slurmPlan } from './slurm-support.js';
-import { runIds, runplan, withPlan } from './support.js';
+import { ofType, records, runIds, runplan, withPlan } from './support.js';
 
 // The executor keys, the refusal without Slurm's tools, and the outcome mapping: none of
 // this needs a cluster (slurm.test.ts runs on one).
@@ -125,6 +125,43 @@ test(
       assert.match(r.stderr, /^runplan: warning: executor_probe_failed: .*Unable to contact slurm controller/m);
       assert.equal(runIds(f.repo, 'onslurm').length, 1, `the run started: ${r.stderr}`);
       assert.not.match(r.stderr, /^runplan: internal_error: squeue/m);
+      // The attempt itself: nothing it started can be verified ended, said as such (it was
+      // internal_error, class engine: runplan's own unexpected error).
+      assert.is(r.exitCode, 1, r.stderr);
+      const closed = ofType(await records(f.repo, 'onslurm'), 'attempt-closed');
+      assert.equal(
+        closed.map((data) => [data.reason, data.class]),
+        [['slurm_unreachable', 'teardown']],
+      );
+      assert.match(r.stderr, /slurm_unreachable.*Unable to contact slurm controller/);
+    } finally {
+      scratch.cleanup();
+    }
+  }),
+);
+
+test(
+  'the controller stops answering while a job runs: at the deadline srun is ended all the same and the attempt is slurm_unreachable, never a hang or a crash',
+  withPlan(ON_SLURM.replace('prompt = "mock: write out/a.txt a"', 'prompt = "mock: write out/a.txt a"\ndeadline = "2s"'), {}, async (f) => {
+    const scratch = tempDir('runplan-path-');
+    try {
+      const env = { ...f.env, PATH: pathWith(scratch.path, []) };
+      // The probe's srun (it runs in /) fails as with the controller down; the attempt's srun
+      // holds on as a job would; every other client cannot reach the controller.
+      for (const tool of ['srun', 'sbatch', 'squeue', 'scancel', 'sacct', 'scontrol']) {
+        const file = join(scratch.path, 'bin', tool);
+        const holds = tool === 'srun' ? 'case " $* " in *" --chdir=/ "*) ;; *) exec /bin/sleep 30 ;; esac\n' : '';
+        writeFileSync(file, `#!/bin/sh\n${holds}echo "${tool}: error: Unable to contact slurm controller (connect failure)" >&2\nexit 1\n`);
+        chmodSync(file, 0o755);
+      }
+      const r = await runplan(['run', f.plan, '--keep-going'], { env, repo: f.repo });
+      assert.is(r.exitCode, 1, r.stderr);
+      const closed = ofType(await records(f.repo, 'onslurm'), 'attempt-closed').filter((data) => data.taskId === 'a');
+      assert.equal(
+        closed.map((data) => [data.reason, data.class]),
+        [['slurm_unreachable', 'teardown']],
+      );
+      assert.not.match(r.stderr, /internal_error|unhandled/i);
     } finally {
       scratch.cleanup();
     }

@@ -122,4 +122,45 @@ test(
   }),
 );
 
+test(
+  'a run after one whose jobs were not verified gone ends them first: refused (exit 3, nothing run) while scancel refuses, then cancelled and said before the run starts',
+  withSlurmPlan(plan('left-next', 0), { timeoutMs: 180_000 }, async (f) => {
+    const scancel = refusingScancel(f);
+    let left: string | undefined;
+    try {
+      const first = await runplan(['run', f.plan], { env: scancel.env, repo: f.repo }, SLURM_RUN_MS);
+      assert.is(first.exitCode, 1, first.stderr);
+      const [runId] = runIds(f.repo, 'left-next');
+      const [job] = ofType(await records(f.repo, 'left-next'), 'job-submitted');
+      assert.ok(job !== undefined && runId !== undefined);
+      left = `${job.name}-left`;
+      const [extra] = queued(left);
+      assert.ok(extra !== undefined, `the second job is still queued: ${first.stderr}`);
+
+      // While its job cannot be ended, no run starts beside it (the task would run again next to it).
+      const refused = await runplan(['run', f.plan, '--retry', 'spawner'], { env: scancel.env, repo: f.repo }, SLURM_RUN_MS);
+      assert.is(refused.exitCode, 3, refused.stderr);
+      assert.match(
+        refused.stderr,
+        new RegExp(
+          `^runplan: slurm_cancel_failed: run ${runId} ended slurm_cancel_failed and its Slurm jobs could not be ended: .*\\b${extra}\\b`,
+          'm',
+        ),
+      );
+      assert.match(refused.stderr, `their names start with ${runTagPrefix(runId)}`);
+      assert.equal(runIds(f.repo, 'left-next'), [runId], 'no run was started');
+      assert.equal(queued(left), [extra]);
+
+      // With a scancel that works, the next run ends it first and says so.
+      const next = await runplan(['run', f.plan, '--retry', 'spawner'], f, SLURM_RUN_MS);
+      assert.match(next.stderr, new RegExp(`^runplan: jobs_cancelled: run ${runId}: cancelled 1 Slurm job\\(s\\) it left: ${extra}$`, 'm'));
+      assert.equal(queued(runTagPrefix(runId)), []);
+      assert.is(runIds(f.repo, 'left-next').length, 2, next.stderr);
+    } finally {
+      if (left !== undefined) await cancelNamed(left);
+      scancel.cleanup();
+    }
+  }),
+);
+
 test.run();

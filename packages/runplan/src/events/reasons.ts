@@ -76,7 +76,8 @@ export type BudgetReason = 'max_tokens' | 'max_cost_usd';
 /**
  * The engine ended a job for a reason of its own (src/executor/slurm/outcome.ts): cancelled
  * by someone else, out of memory, its node failed, preempted; or srun's submission was
- * refused; or a job of ours was still queued after scancel.
+ * refused; or a job of ours was still queued after scancel; or Slurm could not be asked
+ * whether the attempt's jobs are gone (squeue failed: the controller unreachable).
  */
 export type EngineReason =
   | 'slurm_cancelled'
@@ -84,7 +85,8 @@ export type EngineReason =
   | 'slurm_node_failed'
   | 'slurm_preempted'
   | 'slurm_submit_failed'
-  | 'slurm_cancel_failed';
+  | 'slurm_cancel_failed'
+  | 'slurm_unreachable';
 
 /** A write the file system refused (host/disk.ts). */
 export type DiskReason = 'disk_full' | 'io_error';
@@ -180,6 +182,7 @@ export const REASON_CLASS = {
   slurm_preempted: 'environment',
   slurm_submit_failed: 'environment',
   slurm_cancel_failed: 'teardown',
+  slurm_unreachable: 'teardown',
   interrupted: 'interrupted',
   internal_error: 'engine',
   journal_failed: 'environment',

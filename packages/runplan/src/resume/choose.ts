@@ -7,11 +7,15 @@ import { continuationStart } from './continuation-start.js';
 import { inspectRuns } from './inspect.js';
 import type { Refusal } from './refusal.js';
 import { resumeStart } from './resume-start.js';
+import { endUnverifiedJobs } from './slurm-jobs.js';
 import { budgetSpentRefusal, slugSpend, slugThreadTotals } from './slug-spend.js';
 import type { ChooseInput, Chosen, Decided, DecideInput } from './start.js';
 import { upToDate } from './up-to-date.js';
 
 export type { ChooseInput, Chosen, Start, StartMode } from './start.js';
+
+/** How long the Slurm jobs a failed run left get after TERM before KILL, when a later run ends them. */
+const PRIOR_JOBS_GRACE_MS = 2000;
 
 // Decides how to start (see decideRun), then closes the slug's never-started runs — runs
 // whose coordinator died between creating the journal and journaling run-started, so
@@ -53,6 +57,13 @@ export async function chooseRun({
   });
   // Up to date is a decision, not a refusal: the never-started runs are closed then too.
   if (!decided.ok && decided.end.kind !== 'up_to_date') return { ...decided, notices: [] };
+  // A run starts only once the Slurm jobs of the failed run before it are verified gone.
+  const last = prior.filter((p) => !p.neverStarted).at(-1);
+  const jobs =
+    decided.ok && !readOnly && last?.kind === 'failed'
+      ? await endUnverifiedJobs({ runId: last.paths.runId, failedReason: last.failedReason }, PRIOR_JOBS_GRACE_MS)
+      : { ok: true as const, notices: [] };
+  if (!jobs.ok) return { ok: false, end: { kind: 'refused', ...jobs.refusal }, notices: [] };
   const closed = readOnly ? { ok: true as const, abandoned: never.map((p) => p.paths.runId), notices: [] } : await closeNeverStarted(never);
   if (!closed.ok) return { ...closed, notices: [] };
   if (!decided.ok) return { ...decided, notices: closed.notices, abandoned: closed.abandoned };
@@ -68,7 +79,7 @@ export async function chooseRun({
   return {
     ok: true,
     value: { ...start, attemptFloor, carried, threadTotals: slugThreadTotals(prior) },
-    notices: [...(decided.notices ?? []), ...closed.notices],
+    notices: [...jobs.notices, ...(decided.notices ?? []), ...closed.notices],
   };
 }
 

@@ -27,6 +27,7 @@ export type RefusalReason =
   | 'repair_stopped'
   | 'run_unreadable'
   | 'several_incomplete_runs'
+  | 'slurm_cancel_failed'
   | 'state_unwritable'
   | 'task_removed'
   | 'unknown_task'

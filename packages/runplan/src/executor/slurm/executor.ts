@@ -104,7 +104,15 @@ async function streamJob<S>(spec: SlurmExecutorSpec, run: JobRun, launch: Launch
   const { reason, endedBy } = launched.execution;
   const ownEnd = fence.fired || endedBy === 'consumer' || (reason !== 'exited' && reason !== 'signaled');
   // Whatever is left of the job (srun torn down locally, a job still completing) is ours to end.
-  const left = await endJobs(cmd.ownerTag, graceMs);
+  // When Slurm cannot be asked (squeue fails: the controller is down), nothing the attempt
+  // started can be verified ended: said as such, never as runplan's own error.
+  let unanswered = fence.error;
+  let left: { ended: string[]; survivors: string[] } = { ended: [], survivors: [] };
+  try {
+    left = await endJobs(cmd.ownerTag, graceMs);
+  } catch (e) {
+    unanswered ??= e;
+  }
   if (left.ended.length > 0 && jobId !== undefined) record = await finalRecord(jobId, RECORD_WAIT_MS);
   if (jobId !== undefined && record !== undefined) {
     await hooks.onEnded?.({ jobId, state: record.state, exitCode: record.exitCode, nodes: record.nodes });
@@ -115,6 +123,17 @@ async function streamJob<S>(spec: SlurmExecutorSpec, run: JobRun, launch: Launch
     jobId !== undefined && record !== undefined ? { ...record, jobId } : undefined,
     ownEnd || left.ended.length > 0,
   );
+  if (unanswered !== undefined) {
+    const said = (unanswered instanceof Error ? unanswered.message : String(unanswered)).trim().split('\n').at(-1);
+    return {
+      ...outcome,
+      state: launched.state,
+      engine: {
+        reason: 'slurm_unreachable',
+        message: `Slurm could not be asked whether the attempt's jobs${jobId !== undefined ? ` (${jobId})` : ''} are gone: ${said}`,
+      },
+    };
+  }
   if (left.survivors.length > 0) {
     return {
       ...outcome,
@@ -129,6 +148,8 @@ async function streamJob<S>(spec: SlurmExecutorSpec, run: JobRun, launch: Launch
 interface Fence {
   fired: boolean;
   done: Promise<void>;
+  /** The fence's cancels failed (Slurm could not be asked): srun is ended all the same. */
+  error?: unknown;
   clear(): void;
 }
 
@@ -139,7 +160,13 @@ function deadlineFence(cmd: CommandSpec, deadlineMs: number, ended: () => void):
   if (deadlineMs <= 0 || cmd.deadlineMs === undefined || process.env[SLURM_FAILPOINT] === 'no-fence') return fence;
   const timer = setTimeout(() => {
     fence.fired = true;
-    fence.done = signalJobs(cmd.ownerTag, cmd.graceMs ?? 5000).then(ended);
+    fence.done = signalJobs(cmd.ownerTag, cmd.graceMs ?? 5000).then(
+      () => ended(),
+      (e: unknown) => {
+        fence.error = e;
+        ended();
+      },
+    );
   }, deadlineMs);
   fence.clear = () => clearTimeout(timer);
   return fence;
