@@ -162,6 +162,14 @@ function readVars(options: Record<string, unknown>): TemplateVars {
     }
     const flat = flattenVars(document, `--vars ${file}`);
     if (!flat.ok) throw new UsageError(flat.error.reason, flat.error.message);
+    // Its names are held to the table as --var's are: a typo in a file leaves a hook variable unset just the same.
+    const unknown = Object.keys(flat.value).find((name) => !variableSpec(name) && !isUntrusted(name));
+    if (unknown !== undefined) {
+      throw new UsageError(
+        'unknown_variable',
+        `--vars ${file}: ${unknown}: not a template variable (known: ${knownVariables().join(', ')})`,
+      );
+    }
     Object.assign(vars, flat.value);
   }
   const given = new Set<string>();
@@ -176,8 +184,9 @@ function readVars(options: Record<string, unknown>): TemplateVars {
   return vars;
 }
 
-// A --var must name a template variable, once: a typo (`run.outcom`) would otherwise just leave
-// its hook variable unset, and of two values one would silently win. As workdir refuses them.
+// A --var (as a --vars name) must name a template variable, and a --var once: a typo
+// (`run.outcom`) would otherwise just leave its hook variable unset, and of two values one
+// would silently win. As workdir refuses them.
 // Only the command line is held to this: the library takes whatever vars its caller passes.
 function refuseVar(name: string, given: ReadonlySet<string>): void {
   if (!variableSpec(name) && !isUntrusted(name)) {

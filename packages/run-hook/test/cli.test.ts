@@ -75,11 +75,13 @@ test(
 );
 
 test(
-  'an unknown or repeated --var is refused with exit 125 and one line naming it; nothing spawned',
+  'an unknown or repeated --var (or an unknown name in --vars) is refused with exit 125 and one line naming it; nothing spawned',
   withTimeout(60_000, async () => {
     const dir = tempDir();
     try {
       const marker = join(dir.path, 'ran');
+      const typoVars = join(dir.path, 'vars.json');
+      writeFileSync(typoVars, JSON.stringify({ run: { id: 'r1', outcom: 'success' }, 'event.file': '/dev/null' }));
       const hook = ['--', shFixture('hook-marker.sh'), marker];
       const cases: [string[], string][] = [
         // A typo of run.outcome: the hook would run without HARNESS_RUN_OUTCOME.
@@ -88,6 +90,11 @@ test(
           'run-hook: unknown_variable: --var run.outcom: not a template variable (known: harness.name, plan.slug, run.id, ',
         ],
         [['--var', 'run.idd=a', ...hook], 'run-hook: unknown_variable: --var run.idd: not a template variable (known: '],
+        // The same typo in a --vars file (nested, as the file may give it).
+        [
+          ['--tier', 'post_run', '--vars', typoVars, ...hook],
+          `run-hook: unknown_variable: --vars ${typoVars}: run.outcom: not a template variable (known: `,
+        ],
         // Of two values, one would silently win; --vars then --var is the documented override, not a repeat.
         [['--var', 'run.id=a', '--var', 'run.id=b', ...hook], 'run-hook: usage: --var run.id given twice\n'],
       ];
