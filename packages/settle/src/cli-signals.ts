@@ -33,10 +33,36 @@ export function listenForSignals({ controller, child, feedsStdin }: SignalListen
       // the group is gone
     }
   };
+  // SIGTSTP (Ctrl-Z) reaches settle alone: the command leads a session of its own, where GNU
+  // timeout's shares its group and stops with it. So settle stops the command's group (SIGSTOP:
+  // a TSTP to a group of another session is orphaned, and the kernel drops it), then itself;
+  // the SIGCONT that resumes settle (fg, bg) resumes the group it stopped.
+  let stoppedGroup = false;
+  const onStop = () => {
+    const leader = child();
+    if (leader && isAlive(leader)) {
+      try {
+        process.kill(-leader.pid, 'SIGSTOP');
+        stoppedGroup = true;
+      } catch {
+        // the group is gone
+      }
+    }
+    process.kill(process.pid, 'SIGSTOP');
+  };
+  const onContinue = () => {
+    if (!stoppedGroup) return;
+    stoppedGroup = false;
+    onRelayed('SIGCONT');
+  };
   for (const s of teardownSignals) process.on(s, onSignal);
   for (const s of relayedSignals) if (!(feedsStdin && s === 'SIGPIPE')) process.on(s, onRelayed);
+  process.on('SIGTSTP', onStop);
+  process.on('SIGCONT', onContinue);
   return () => {
     for (const s of teardownSignals) process.off(s, onSignal);
+    process.off('SIGTSTP', onStop);
+    process.off('SIGCONT', onContinue);
     // The relay stays: removing the last SIGPIPE listener restores SIGPIPE's default action
     // (not the ignore Node starts with), and settle's own write to a closed stderr would kill it.
   };

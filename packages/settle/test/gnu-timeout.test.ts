@@ -8,7 +8,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runBin, tempDir, withTimeout } from '@runplan/test-fixtures';
+import { runBin, tempDir, waitUntil, withTimeout } from '@runplan/test-fixtures';
+import { readProcStat } from '../src/index.js';
 import type { SettleReport } from '../src/report.js';
 import { alive, killQuietly, pidsIn, settleBin, sh, startSettle } from './support.js';
 
@@ -55,6 +56,33 @@ test(
       killQuietly(pid);
       assert.is(exit.code, code, signal);
       assert.is(exit.stderr, '');
+    }
+  }),
+);
+
+test(
+  'SIGTSTP to settle (Ctrl-Z) stops the command’s group as well as settle; SIGCONT (fg) resumes both',
+  withTimeout(30_000, async () => {
+    const run = startSettle(['--', sh('sleeper.sh')]);
+    const pid = Number(await run.firstLine);
+    const settlePid = run.child.pid!;
+    try {
+      const state = (p: number) => readProcStat(p)?.state;
+      run.child.kill('SIGTSTP');
+      await waitUntil('settle stopped', () => state(settlePid) === 'T', { timeoutMs: 10_000 });
+      // GNU timeout's command shares its process group, so the terminal stops both; settle's
+      // runs in a session of its own and would keep running unwatched.
+      await waitUntil('the command stopped', () => state(pid) === 'T', { timeoutMs: 10_000 });
+      run.child.kill('SIGCONT');
+      await waitUntil('the command resumed', () => state(pid) !== 'T', { timeoutMs: 10_000 });
+      assert.is.not(state(settlePid), 'T', 'settle resumed');
+      run.child.kill('SIGTERM');
+      const exit = await run.exit;
+      assert.is(exit.code, 143, exit.stderr);
+      assert.not.ok(alive(pid), 'the command is gone');
+    } finally {
+      killQuietly(pid);
+      killQuietly(settlePid);
     }
   }),
 );
