@@ -2,6 +2,10 @@ import { constants } from 'node:os';
 import { unreachable } from '@runplan/common';
 import type { Execution } from './types.js';
 
+// The errors of the exec itself: GNU `timeout` exits 126 for each (any exec error but ENOENT).
+// A fork or pipe that could not be made (EAGAIN, ENOMEM, EMFILE) stays ours: 125.
+const execFailures = new Set(['EACCES', 'ENOEXEC', 'EISDIR', 'ENOTDIR', 'ELOOP', 'ENAMETOOLONG', 'E2BIG', 'ETXTBSY', 'EPERM', 'ELIBBAD']);
+
 const signalNumber = (signal: NodeJS.Signals): number => constants.signals[signal] ?? 0;
 
 /**
@@ -25,7 +29,7 @@ export function exitCodeFor(e: Execution): number {
       // Only the command itself not found / not executable is 127 / 126; a missing cwd or input is ours.
       if (!e.error || (e.error.where !== undefined && e.error.where !== 'spawn')) return 125;
       if (e.error.code === 'ENOENT') return 127;
-      if (e.error.code === 'EACCES' || e.error.code === 'ENOEXEC' || e.error.code === 'EISDIR') return 126;
+      if (execFailures.has(e.error.code)) return 126;
       return 125;
     default:
       return unreachable(e.reason);

@@ -2,7 +2,7 @@
 // behaviour GNU timeout users expect), run through the real bin.
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, openSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,6 +83,38 @@ test(
     } finally {
       killQuietly(pid);
       killQuietly(settlePid);
+    }
+  }),
+);
+
+test(
+  'a command that cannot be run for a reason other than not found is 126, as in GNU: ENOTDIR, ELOOP, ENAMETOOLONG, ETXTBSY',
+  withTimeout(30_000, async () => {
+    const dir = tempDir();
+    try {
+      const file = join(dir.path, 'file');
+      writeFileSync(file, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+      symlinkSync(join(dir.path, 'loop-b'), join(dir.path, 'loop-a'));
+      symlinkSync(join(dir.path, 'loop-a'), join(dir.path, 'loop-b'));
+      const busy = join(dir.path, 'busy');
+      writeFileSync(busy, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+      const writing = openSync(busy, 'r+'); // open for writing: exec fails with ETXTBSY
+      try {
+        for (const [path, code] of [
+          [join(file, 'below'), 'ENOTDIR'],
+          [join(dir.path, 'loop-a'), 'ELOOP'],
+          [join(dir.path, 'x'.repeat(300)), 'ENAMETOOLONG'],
+          [busy, 'ETXTBSY'],
+        ] as const) {
+          const r = await settle(['--', path]);
+          assert.match(r.stderr, new RegExp(`^settle: spawn_failed: .*${code}`), code);
+          assert.is(r.exitCode, 126, `${code}: ${r.stderr}`);
+        }
+      } finally {
+        closeSync(writing);
+      }
+    } finally {
+      dir.cleanup();
     }
   }),
 );
