@@ -7,6 +7,7 @@ import { Progress, type SafeOutput } from './observe/progress.js';
 import { interruptedExitCode, receiptSummary } from './events/receipt.js';
 import { showControls } from './observe/terminal-text.js';
 import { writeRunReport } from './observe/report.js';
+import { stopWithTheJob } from './cli-job-stop.js';
 
 // `runplan run` and `demo` at the terminal: signals, progress, the end as one exit code.
 
@@ -42,6 +43,8 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
   process.on('SIGINT', onSigint);
   process.on('SIGTERM', onSigterm);
   process.on('SIGHUP', onSighup);
+  let runId: string | undefined;
+  const stopListening = stopWithTheJob(() => runId);
   try {
     const end = await runPlan({
       planFile,
@@ -51,6 +54,7 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
       onLiveUsage: (u) => progress.live(u),
       onNotice: (line) => progress.notice(line),
       onStart: async (info) => {
+        runId = info.runId;
         progress.tasks(info.tasks, { postRun: info.postRun, preRun: info.preRun, budget: info.budget, rounds: info.rounds });
         // A resumed run's tasks done before the crash: the table and its footer count them
         // (the coordinator's fold holds them; read from the journal when there is none).
@@ -70,6 +74,7 @@ export async function runCommand(planFile: string, o: Record<string, unknown>, s
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigterm);
     process.off('SIGHUP', onSighup);
+    stopListening();
   }
 }
 

@@ -1,11 +1,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readLedger, runBin, tempDir, waitUntil, withTimeout } from '@runplan/test-fixtures';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireLock } from '@runplan/journal';
+import { readProcStat } from '@runplan/settle';
 import { gitShim } from './git-shim.js';
 import { alive, ofType, records, runIds, RUNPLAN, runplan, setup, slugDir, waitForEvent, waitForLine } from './support.js';
 
@@ -184,6 +185,58 @@ test(
         [['interrupted', 'SIGKILL']],
       );
     } finally {
+      f.cleanup();
+      scratch.cleanup();
+    }
+  }),
+);
+
+// A task whose command says its pid, then sleeps (exec: the pid is the sleeper's).
+const SLEEPER_PLAN = `slug = "sleeper"
+base = "main"
+[defaults]
+format = "text"
+deadline = "1m"
+grace = "1s"
+
+[[tasks]]
+id = "nap"
+command = ["sh", "-c", "echo $$ > \\"$T/pid.tmp\\"; mv \\"$T/pid.tmp\\" \\"$T/pid\\"; exec sleep 60"]
+`;
+
+test(
+  'Ctrl-Z (SIGTSTP) stops the running attempts with runplan, not runplan alone; fg (SIGCONT) resumes them; Ctrl-C then ends the run, exit 130',
+  withTimeout(90_000, async () => {
+    const scratch = tempDir('runplan-sleeper-');
+    const f = setup(SLEEPER_PLAN, {}, { T: scratch.path });
+    let agent = 0;
+    let started: ChildProcess | undefined;
+    try {
+      const child = spawn(process.execPath, [RUNPLAN, 'run', f.plan], {
+        cwd: f.repo.path,
+        env: f.env,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      started = child;
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+      const closed = once(child, 'close');
+      const pidFile = join(scratch.path, 'pid');
+      agent = await waitUntil('the command started', () => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')));
+      const state = (pid: number) => readProcStat(pid)?.state;
+      child.kill('SIGTSTP');
+      await waitUntil('runplan stopped', () => state(child.pid!) === 'T', { timeoutMs: 10_000 });
+      // Its attempts run in process groups of their own: the terminal's Ctrl-Z stops runplan alone.
+      await waitUntil('the attempt stopped', () => state(agent) === 'T', { timeoutMs: 10_000 });
+      child.kill('SIGCONT');
+      await waitUntil('the attempt resumed', () => state(agent) !== 'T', { timeoutMs: 10_000 });
+      child.kill('SIGINT');
+      const [code] = await closed;
+      assert.is(code, 130, stderr);
+      assert.not.ok(alive(agent), 'the attempt is gone');
+    } finally {
+      if (started?.exitCode === null && started.signalCode === null) started.kill('SIGKILL'); // stopped for good
+      if (agent && alive(agent)) process.kill(agent, 'SIGKILL');
       f.cleanup();
       scratch.cleanup();
     }
