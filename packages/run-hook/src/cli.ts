@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { cac } from 'cac';
 import { asTyped, prepareArgv, packageVersion, parseCommandLineDuration, usageAsTyped } from '@runplan/common';
+import { listenForSignals, processIdentity, type ProcessIdentity } from '@runplan/settle';
 import { isUntrusted, knownVariables, type TemplateVars, variableSpec } from '@runplan/workdir';
 import { exitCode, jsonOutcome, stderrLine } from './cli-output.js';
 import type { HookTier } from './outcome.js';
@@ -93,10 +94,12 @@ export async function main(argv: string[]): Promise<number> {
 // Runs the parsed request with interruption wired to SIGINT/SIGTERM/SIGHUP.
 async function run(request: Request): Promise<number> {
   const controller = new AbortController();
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-  // The abort reason names the signal, so settle reports it and the exit code is 128+N.
-  const onSignal = (name: NodeJS.Signals): void => controller.abort(name);
-  for (const name of signals) process.on(name, onSignal);
+  // As the settle CLI: INT, TERM, HUP and ALRM tear the hook's tree down (the abort reason
+  // names the signal: exit 128+N); QUIT, USR1, USR2, PIPE, XCPU and XFSZ go to the hook's
+  // process group; Ctrl-Z stops it with run-hook. Left to Node's defaults, QUIT, USR2 and
+  // ALRM ended run-hook with the hook still running, and USR1 opened the inspector.
+  let hook: ProcessIdentity | undefined;
+  const stopListening = listenForSignals({ controller, child: () => hook, feedsStdin: false });
   let result: HookRun;
   try {
     result = await executeHook(request.template, {
@@ -108,9 +111,12 @@ async function run(request: Request): Promise<number> {
       signal: controller.signal,
       stdout: process.stdout,
       stderr: process.stderr,
+      onEvent: (event) => {
+        if (event.type === 'settle' && event.event.type === 'spawned') hook = processIdentity(event.event.pid);
+      },
     });
   } finally {
-    for (const name of signals) process.off(name, onSignal);
+    stopListening();
   }
   const { outcome } = result;
   const line = stderrLine(outcome);

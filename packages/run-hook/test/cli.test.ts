@@ -2,10 +2,11 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { waitForPid } from './support.js';
-import { isAlive } from '@runplan/settle';
+import { isAlive, processIdentity, readProcStat } from '@runplan/settle';
 import { binPath, inHangingTerminal, parseJsonLines, runBin, shFixture, tempDir, waitUntil, withTimeout } from '@runplan/test-fixtures';
 
 const bin = binPath('run-hook');
@@ -289,6 +290,52 @@ test(
       assert.not.ok(isAlive(grandchild!));
     } finally {
       dir.cleanup();
+    }
+  }),
+);
+
+test(
+  'QUIT, USR1 and USR2 to run-hook reach the hook’s group (its exit code stands), ALRM tears the tree down (142), Ctrl-Z stops the hook too: none leaves the hook running',
+  withTimeout(90_000, async () => {
+    for (const [name, code] of [
+      ['QUIT', 3],
+      ['USR1', 3],
+      ['USR2', 3],
+      ['ALRM', 128 + 14],
+    ] as const) {
+      const child = spawn(process.execPath, [bin, '--grace', '300ms', '--', shFixture('trap-signal.sh'), name === 'ALRM' ? 'USR2' : name], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      const closed = once(child, 'close');
+      const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+      const hook = processIdentity(Number(line));
+      try {
+        child.kill(`SIG${name}`);
+        const [exitCode] = (await closed) as [number | null];
+        assert.is(exitCode, code, `SIG${name}: ${stderr}`);
+        assert.not.match(stderr, /Debugger|inspector/, `SIG${name}: no inspector`);
+        assert.not.ok(hook && isAlive(hook), `SIG${name}: the hook is gone`);
+      } finally {
+        if (hook && isAlive(hook)) process.kill(hook.pid, 'SIGKILL');
+      }
+    }
+    const child = spawn(process.execPath, [bin, '--', shFixture('trap-signal.sh'), 'USR2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const closed = once(child, 'close');
+    const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+    const hook = Number(line);
+    try {
+      child.kill('SIGTSTP');
+      await waitUntil('run-hook stopped', () => readProcStat(child.pid!)?.state === 'T', { timeoutMs: 10_000 });
+      await waitUntil('the hook stopped', () => readProcStat(hook)?.state === 'T', { timeoutMs: 10_000 });
+      child.kill('SIGCONT');
+      await waitUntil('the hook resumed', () => readProcStat(hook)?.state !== 'T', { timeoutMs: 10_000 });
+      child.kill('SIGUSR2');
+      assert.is((await closed)[0], 3);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (processIdentity(hook)) process.kill(hook, 'SIGKILL');
     }
   }),
 );

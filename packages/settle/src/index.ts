@@ -12,6 +12,8 @@ export type { FindTaggedOptions, TagQuery, TeardownByTagOptions } from './teardo
 export type { OwnedProcess } from './owned.js';
 export { isOwnerTag, newOwnerTag, tagVariable } from './tag.js';
 export { exitCodeFor } from './exit-code.js';
+export { listenForSignals } from './cli-signals.js';
+export type { SignalListeners } from './cli-signals.js';
 export { realProc } from './procfs.js';
 export { ownCgroupDir, cgroupParentDir } from './cgroup-place.js';
 export { primeCgroupJoin } from './ownership-choice.js';
