@@ -9,6 +9,10 @@
 // (scripts/code-cache.js): no ES module loader and no compile at start (README, "Start-up").
 // Without that file (a build that stopped after the ES modules) it imports dist/lib/cli.js.
 'use strict';
+// First statement, as in settle's bin: a SIGUSR1 listener keeps Node from opening its inspector
+// (a debugger port on 127.0.0.1 that any local process, an agent of the run included, could
+// attach to and run code in the coordinator) when SIGUSR1 comes. The signal is otherwise ignored.
+process.on('SIGUSR1', () => {});
 const { existsSync, readFileSync } = require('node:fs');
 const { dirname, join } = require('node:path');
 // The form of the one-file CLI (scripts/stamp.js): its build id, then the module wrapped in its function.

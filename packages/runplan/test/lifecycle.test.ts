@@ -134,6 +134,27 @@ test(
   }),
 );
 
+test(
+  'SIGUSR1 to runplan never opens Node’s inspector (a debugger port any local process, an agent too, could attach to)',
+  withTimeout(120_000, async () => {
+    const f = setup('single', {}, HOLD);
+    try {
+      let pid = 0;
+      const running = runBin(RUNPLAN, ['run', f.plan], { env: f.env, timeoutMs: 110_000, onSpawn: (p) => (pid = p) });
+      await waitForEvent(f.repo, 'single', 'attempt-started');
+      process.kill(pid, 'SIGUSR1');
+      // Node's inspector says so on stderr as it opens; then INT ends the run as ever.
+      process.kill(pid, 'SIGINT');
+      const r = await running;
+      assert.is(r.exitCode, 130, r.stderr);
+      assert.not.match(r.stderr, /Debugger listening|inspector/);
+    } finally {
+      killAgents(f.ledger);
+      f.cleanup();
+    }
+  }),
+);
+
 // A task whose command ignores TERM: its teardown waits out the grace before KILL.
 const STUBBORN_PLAN = `slug = "stubborn"
 base = "main"
