@@ -113,10 +113,14 @@ export async function endTree(t: TreeTeardown): Promise<TeardownReport> {
     return [...now, ...before.filter((p) => !found.has(p.pid) && stillSame(p, t.proc))];
   };
 
-  // What the group signal reached is not signalled again; anything else the scans find (a
-  // tagged process outside the group, a fork made after the group signal) is, once.
+  // What the group signal reached is not signalled again; a tagged process outside the group
+  // is, once. A process in the group that the scans find is either one the group signal
+  // reached or a fork made after it: the group's own answer to the signal (a TERM handler's
+  // `git stash`, its last output), which GNU timeout lets run too. It is waited for, and KILL
+  // after grace ends it like the rest.
   const termed = new Set<number>(announced);
-  hit(first, t.signal, termed);
+  const outsideGroup = (owned: OwnedProcess[]) => (groupFirst ? owned.filter((p) => t.proc.readStat(p.pid)?.pgrp !== leader) : owned);
+  hit(outsideGroup(first), t.signal, termed);
   const graceEnds = Date.now() + t.graceMs;
   let left = first;
   while (left.length > 0 && Date.now() < graceEnds && !hurried) {
@@ -125,7 +129,7 @@ export async function endTree(t: TreeTeardown): Promise<TeardownReport> {
     // would find, so it goes first and the scans follow in the KILL loop below.
     if (graceOver && groupLeaderAlive(t.ownership, t.proc)) break;
     left = rescan(left);
-    hit(left, t.signal, termed);
+    hit(outsideGroup(left), t.signal, termed);
   }
   const report = (result: TeardownReport['result'], survivors: number[]): TeardownReport => ({
     result,

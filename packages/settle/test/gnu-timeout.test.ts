@@ -120,6 +120,20 @@ test(
 );
 
 test(
+  'a TERM handler’s own subprocesses are not signalled again: their work and output survive the teardown, as under GNU timeout',
+  withTimeout(60_000, async () => {
+    // The handler runs a cleanup (a sh that reports a TERM of its own), then exits 1.
+    const script = `trap 'sh -c "trap \\"echo cleanup-got-TERM\\" TERM; sleep 0.5; echo saved"; exit 1' TERM; echo ready; sleep 60 & wait`;
+    for (const ownership of ['auto', 'group+tag']) {
+      const r = await settle(['--ownership', ownership, '--deadline', '300ms', '--', 'sh', '-c', script]);
+      assert.is(r.exitCode, 124, `${ownership}: ${r.stderr}`);
+      assert.is(r.stdout, 'ready\nsaved\n', ownership);
+      assert.match(r.stderr, /^settle: timed_out: sh still running at the --deadline of 300ms; teardown clean/m, ownership);
+    }
+  }),
+);
+
+test(
   'SIGALRM to settle is a timeout: the tree is torn down, exit 124, the report says timed_out',
   withTimeout(30_000, async () => {
     const dir = tempDir();
