@@ -50,14 +50,16 @@ export async function main(argv: string[]): Promise<number> {
   // process.stdout is set up (a pipe or terminal handle) only once the child has written:
   // a command that prints nothing never pays for it at start-up.
   let out: Writable | undefined;
+  let outFailed: Error | undefined;
   const consume = async (stdout: Readable) => {
     if (!(await firstOutput(stdout))) return;
     out = process.stdout;
     // SIGPIPE to the command's process group (the writer may be a grandchild: `sh -c 'yes'`),
     // and before the socket closes: after, the next write meets ECONNRESET first.
-    await passThrough(stdout, out, () => {
+    const passed = await passThrough(stdout, out, () => {
       if (child && isAlive(child)) process.kill(-child.pid, 'SIGPIPE');
     });
+    outFailed = passed.error;
   };
   const startedAt = Date.now();
   let execution: Execution;
@@ -71,6 +73,14 @@ export async function main(argv: string[]): Promise<number> {
   let code = inv.preserveStatus ? preservedStatus(execution) : exitCodeFor(execution);
   const line = outcomeLine(inv, execution, alarmed);
   if (line) say(process.stderr, `${line}\n`);
+  // A reader that went away (EPIPE) is the command's business, as in a pipe. Any other write
+  // error (ENOSPC: a full disk, EIO) lost the command's output where the command would have
+  // seen the error itself: settle's own failure, never the command's exit code.
+  const outCode = (outFailed as NodeJS.ErrnoException | undefined)?.code;
+  if (outFailed !== undefined && outCode !== 'EPIPE') {
+    say(process.stderr, `settle: stdout_failed: the command's output could not be written: ${outFailed.message}\n`);
+    code = 125;
+  }
   if (inv.report !== undefined) {
     const delivered = await deliverReport(inv.report, reportOf(inv.command, execution, code));
     if (!delivered.ok) {

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -401,6 +401,23 @@ test(
     const [code] = await once(child, 'exit');
     child.stdout.destroy();
     assert.is(code, 124);
+  }),
+);
+
+test(
+  'settle’s stdout failing with other than EPIPE (a full disk: /dev/full) is settle’s failure: 125 and one line, never the command’s 0',
+  withTimeout(30_000, async () => {
+    const full = openSync('/dev/full', 'w');
+    try {
+      const child = spawn(process.execPath, [settleBin, '--', 'sh', '-c', 'echo lost; exit 0'], { stdio: ['ignore', full, 'pipe'] });
+      let stderr = '';
+      child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+      const [code] = (await once(child, 'close')) as [number | null];
+      assert.is(code, 125, stderr);
+      assert.match(stderr, /^settle: stdout_failed: the command's output could not be written: ENOSPC/m);
+    } finally {
+      closeSync(full);
+    }
   }),
 );
 
