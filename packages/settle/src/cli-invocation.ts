@@ -1,5 +1,5 @@
 import { constants } from 'node:os';
-import { dashLedValues, kebabSwitches, parseCommandLineDuration } from '@runplan/common';
+import { dashLedValues, kebabSwitches, parseCommandLineDuration, typedValues } from '@runplan/common';
 import type { OwnershipMode } from './cgroup.js';
 import { isOwnershipMode } from './ownership-choice.js';
 import type { SettleSpec } from './types.js';
@@ -106,8 +106,11 @@ export async function parse(argv: string[]): Promise<Invocation | 'help' | 'vers
   const text = (name: string, flag = name): string | undefined => {
     const value = o[name];
     if (value === undefined) return undefined;
-    if (typeof value === 'boolean' || Array.isArray(value) || String(value) === '') throw new UsageError(`--${flag} needs one value`);
-    return String(value);
+    if (typeof value === 'boolean' || Array.isArray(value)) throw new UsageError(`--${flag} needs one value`);
+    // mri turns `--cwd 010` into 10 and `--input ''` into 0 (a file named `0`): read what was typed.
+    const typed = typedValue(own, flag) ?? String(value);
+    if (typed === '') throw new UsageError(`--${flag} needs one value`);
+    return typed;
   };
   const deadlineMs = duration('deadline');
   const graceMs = duration('grace');
@@ -133,17 +136,19 @@ export async function parse(argv: string[]): Promise<Invocation | 'help' | 'vers
   }
   const cgroupParent = text('cgroupParent', 'cgroup-parent');
   if (cgroupParent !== undefined) invocation.cgroupParent = cgroupParent;
-  for (const pair of (o.env as unknown[] | undefined) ?? []) {
-    const at = String(pair).indexOf('=');
-    if (at <= 0) throw new UsageError(`--env ${String(pair)} is not K=V`);
-    invocation.env[String(pair).slice(0, at)] = String(pair).slice(at + 1);
+  const envs = (o.env as unknown[] | undefined) ?? [];
+  const typedEnvs = typedValues(own, 'env');
+  for (const pair of typedEnvs.length === envs.length ? typedEnvs : envs.map(String)) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new UsageError(`--env ${pair} is not K=V`);
+    invocation.env[pair.slice(0, at)] = pair.slice(at + 1);
   }
   return invocation;
 }
 
-// The text given to `--flag V`, `--flag=V` (or `-k V` for kill-after), the last one if repeated.
+// The text given to `--flag V`, `--flag=V` (or `-k V` for kill-after, `-s V` for signal), the last one if repeated.
 function typedValue(own: readonly string[], flag: string): string | undefined {
-  const names = flag === 'kill-after' ? ['--kill-after', '-k'] : [`--${flag}`];
+  const names = flag === 'kill-after' ? ['--kill-after', '-k'] : flag === 'signal' ? ['--signal', '-s'] : [`--${flag}`];
   let found: string | undefined;
   for (let i = 0; i < own.length; i++) {
     const arg = own[i]!;

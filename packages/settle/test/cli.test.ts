@@ -37,6 +37,41 @@ test(
 );
 
 test(
+  'path and name values are taken as typed: an empty one is refused, never read as a file named 0',
+  withTimeout(20_000, async () => {
+    const dir = tempDir();
+    try {
+      // The parser (mri) reads numeric-looking values as numbers: '' became 0, 010 became 10.
+      writeFileSync(join(dir.path, '0'), 'the file named 0\n');
+      const run = (args: string[]) => runBin(settleBin, args, { cwd: dir.path });
+      for (const [flag, value] of [
+        ['--input', ''],
+        ['--report', ''],
+        ['--cwd', ''],
+        ['--signal', ''],
+        ['-s', ''],
+      ] as const) {
+        const r = await run([flag, value, '--', 'cat']);
+        assert.is(r.exitCode, 125, `${flag} ''`);
+        assert.match(r.stderr, `settle: usage: --${flag === '-s' ? 'signal' : flag.slice(2)} needs one value`);
+        assert.is(r.stdout, '', `${flag} '' read nothing`);
+      }
+      assert.is(readFileSync(join(dir.path, '0'), 'utf8'), 'the file named 0\n', '--report did not write over 0');
+      const env = await run(['--env', '', '--', 'true']);
+      assert.is(env.exitCode, 125);
+      assert.match(env.stderr, 'settle: usage: --env  is not K=V');
+      const cwd = await run(['--cwd', '010', '--', 'pwd']);
+      assert.is(cwd.exitCode, 125);
+      assert.match(cwd.stderr, 'cwd 010 does not exist');
+      const value = await run(['--env', 'V=010', '--input', '0', '--', 'sh', '-c', 'cat; echo "$V"']);
+      assert.is(value.stdout, 'the file named 0\n010\n');
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
   'settle’s stdin goes to the child; --env and --cwd apply',
   withTimeout(20_000, async () => {
     const dir = tempDir();
