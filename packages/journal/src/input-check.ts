@@ -7,7 +7,7 @@ import { encodeRecord, GENESIS_PREV, HEADER_TYPE, isPlainObject, MAX_LINE_BYTES,
 // record that can never be appended, one over the size limit.
 
 // A journal path that cannot be right (an empty or stringified-undefined name, a
-// directory, a missing parent) is refused before anything is opened (F10).
+// directory or other non-regular file, a missing parent) is refused before anything is opened (F10).
 export function pathProblem(path: unknown): JournalError | undefined {
   const shown = String(path);
   const bad = (why: string): JournalError => ({ reason: 'bad_path', path: shown, message: `${JSON.stringify(shown)} ${why}` });
@@ -21,11 +21,15 @@ export function pathProblem(path: unknown): JournalError | undefined {
   } catch {
     return bad('is in a directory that does not exist');
   }
+  let stats: ReturnType<typeof statSync> | undefined;
   try {
-    if (statSync(path).isDirectory()) return bad('is a directory');
+    stats = statSync(path);
   } catch {
     // does not exist yet: fine
   }
+  if (stats?.isDirectory()) return bad('is a directory');
+  // A FIFO blocked every command forever; a device (/dev/zero) read as an empty journal.
+  if (stats !== undefined && !stats.isFile()) return bad('is not a regular file (a FIFO, socket or device)');
   return undefined;
 }
 

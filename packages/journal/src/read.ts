@@ -1,7 +1,6 @@
-import { open } from 'node:fs/promises';
 import type { JournalHeader, JournalRecord } from './format.js';
 import { LineChecker } from './line-check.js';
-import { scanJournal } from './scan.js';
+import { openRegular, scanJournal } from './scan.js';
 import type { JournalStatus } from './status.js';
 
 /**
@@ -46,7 +45,7 @@ const HEADER_PROBE_BYTES = 64 * 1024;
  * (ENOENT, EIO…). One open and one read: a slug's run list reads every run's header.
  */
 export async function readHeader(path: string): Promise<HeaderRead | undefined> {
-  const handle = await open(path, 'r');
+  const handle = await openRegular(path);
   let probe: Buffer;
   try {
     const buffer = Buffer.allocUnsafe(HEADER_PROBE_BYTES);

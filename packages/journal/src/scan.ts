@@ -1,4 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
+import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { MAX_LINE_BYTES, type JournalHeader, type JournalRecord } from './format.js';
 import { LineChecker, type Problem } from './line-check.js';
@@ -113,12 +114,28 @@ class ChunkReader {
 }
 
 /**
+ * Opens a journal to read it: a regular file only. A FIFO is opened without blocking (a
+ * plain open waited for a writer forever) and, like a device or socket, refused with an
+ * error naming it (thrown, as ENOENT is).
+ */
+export async function openRegular(path: string): Promise<FileHandle> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    if (!(await handle.stat()).isFile()) throw new Error(`${path} is not a regular file (a FIFO, socket or device)`);
+  } catch (e) {
+    await handle.close();
+    throw e;
+  }
+  return handle;
+}
+
+/**
  * Streams a journal once, checking every line, and returns what it found. Never holds
  * more than one line (at most 1 MiB) plus two read chunks in memory. Throws only for
  * errors opening or reading the file (ENOENT, EISDIR, EIO).
  */
 export async function scanJournal(path: string, options: ScanOptions = {}): Promise<ScanResult> {
-  const handle = await open(path, 'r');
+  const handle = await openRegular(path);
   let reader: ChunkReader | undefined;
   try {
     const size = options.size ?? (await handle.stat()).size;

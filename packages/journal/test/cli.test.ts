@@ -1,6 +1,6 @@
 // The journal bin as a user meets it: exit codes, messages, locks between processes,
 // file size limits and concurrent appenders.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -261,6 +261,35 @@ test(
     assert.match(tornCat.stderr, `printed the 0 records before it\n  hint: journal repair ${torn}\n`);
     assert.is((await journal(['repair', torn])).exitCode, 0);
     assert.is((await journal(['validate', torn])).exitCode, 2);
+  }),
+);
+
+test(
+  'a FIFO or a device in place of the journal is bad_path (exit 2) for every command, never waited on or read as empty',
+  withTimeout(60_000, async () => {
+    const fifo = fresh('fifo');
+    execFileSync('mkfifo', [fifo]);
+    for (const [path, args] of [
+      // Every command used to block forever in open(2), waiting for a writer.
+      [fifo, ['cat', fifo]],
+      [fifo, ['validate', fifo, '--json']],
+      [fifo, ['repair', fifo]],
+      [fifo, ['append', fifo, '--type', 'x', '--data', '{}']],
+      // A device was read as a 0-byte journal: `missing: /dev/zero is empty`.
+      ['/dev/zero', ['validate', '/dev/zero']],
+      ['/dev/urandom', ['cat', '/dev/urandom']],
+    ] as const) {
+      const r = await journal([...args], '');
+      assert.is(r.exitCode, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.is(r.stdout, '', args.join(' '));
+      assert.is(r.stderr, `journal: bad_path: ${JSON.stringify(path)} is not a regular file (a FIFO, socket or device)\n`, args.join(' '));
+    }
+    // The library's readers refuse it too, without blocking.
+    const thrown = await validateJournal(fifo).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.match(String(thrown), 'is not a regular file');
   }),
 );
 
