@@ -1,7 +1,17 @@
 // A run whose coordinator died between creating its journal and journaling run-started:
 // closed as never started, and the next `runplan run` proceeds; anything else without a
 // run-started still refuses.
-import { appendFileSync, existsSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -267,6 +277,47 @@ test(
     assert.ok(readFileSync(journal).equals(before));
     assert.is(readLedger(f.ledger).length, 0);
     assert.ok(existsSync(journalPath(f.repo, 'chain')));
+  }),
+);
+
+test(
+  'a started run whose journal is gone or is not a file (a directory, a dangling or looping symlink) is corrupt: run refuses (exit 3), status says so; --fresh sets it aside',
+  withPlan('chain', { timeoutMs: 180_000 }, async (f) => {
+    const crashed = await runplan(['run', f.plan], { env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:checkpoint:a' } });
+    assert.is(crashed.signal, 'SIGKILL', crashed.stderr);
+    const [id] = runIds(f.repo, 'chain');
+    const journal = journalOf(f, id!);
+    const branch = f.repo.head('runplan/chain');
+    const before = dispatchCounts(f.ledger);
+    const runDirs = () => readdirSync(slugDir(f.repo, 'chain')).filter((n) => /^\d{8}T\d{6}Z-/.test(n));
+    for (const [what, make] of [
+      ['missing', () => {}],
+      ['a directory', () => mkdirSync(journal)],
+      ['a dangling symlink', () => symlinkSync(join(f.repo.path, 'nowhere'), journal)],
+      ['a looping symlink', () => symlinkSync(journal, journal)],
+    ] as const) {
+      rmSync(journal, { recursive: true, force: true });
+      make();
+      // Passed over, it was a slug with no runs: a new run started from the base (exit 0) and
+      // moved runplan/chain off the crashed run's checkpoint of a.
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 3, `${what}: ${r.stderr}`);
+      assert.match(r.stderr, `runplan: journal_corrupt: the journal of run ${id} is corrupt at offset 0`);
+      assert.match(r.stderr, `hint: runplan run ${f.plan} --fresh`);
+      assert.equal(runDirs(), [id], `${what}: no new run`);
+      assert.equal(dispatchCounts(f.ledger), before, `${what}: nothing dispatched`);
+      assert.is(f.repo.head('runplan/chain'), branch, `${what}: the branch stays on the checkpoint`);
+      const status = await runplan(['status', 'chain'], f);
+      assert.is(status.exitCode, 0, status.stderr);
+      assert.match(status.stdout, /corrupt/);
+    }
+    rmSync(journal, { force: true });
+    const fresh = await runplan(['run', f.plan, '--fresh'], f);
+    assert.is(fresh.exitCode, 0, fresh.stderr);
+    assert.ok(
+      runDirs().some((n) => n.startsWith(`${id}.corrupt-`)),
+      'the run dir is set aside',
+    );
   }),
 );
 

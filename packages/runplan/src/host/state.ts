@@ -1,5 +1,5 @@
 import { chmodSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { newRunId, readHeader } from '@runplan/journal';
 import { nearestExisting } from './dir-check.js';
@@ -126,6 +126,11 @@ export function nextStartOrder(runs: readonly RunStart[]): number {
 }
 
 // The names of a slug's run dirs that hold a journal (entries that are not run dirs are ignored), unordered.
+// A journal that is not a regular file (a directory, a dangling or looping symlink, a FIFO)
+// counts, and so does a missing one when the run's evidence shows an attempt started: their
+// reads fail and the run is corrupt (refused; --fresh sets it aside). Passed over, a new run
+// started from the base as if the slug had no state, moving runplan/<slug> off the
+// crashed run's checkpoints.
 export async function runDirNames(slug: SlugPaths): Promise<string[]> {
   let names: string[];
   try {
@@ -139,10 +144,13 @@ export async function runDirNames(slug: SlugPaths): Promise<string[]> {
       .filter((name) => RUN_ID_PATTERN.test(name))
       .map(async (name) => {
         try {
-          return (await stat(join(slug.dir, name, 'journal.jsonl'))).isFile() ? name : undefined;
-        } catch {
-          // A run dir without a journal started nothing.
-          return undefined;
+          await lstat(join(slug.dir, name, 'journal.jsonl'));
+          return name;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return name;
+          // A run dir without a journal started nothing (plan.json is written before it), unless an attempt's evidence is there.
+          const evidence = await readdir(join(slug.dir, name, 'evidence')).catch(() => []);
+          return evidence.length > 0 ? name : undefined;
         }
       }),
   );
