@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { dispatchCounts, readLedger, tempDir, withTimeout } from '@runplan/test-fixtures';
@@ -119,6 +120,31 @@ test(
     assert.not.ok(existsSync(slugDir(f.repo, 'invalid')));
     assert.is(f.repo.head('runplan/invalid'), undefined);
   }),
+);
+
+test(
+  'a task id or slug too long to name a directory is refused at validate (exit 2), nothing started; 100 characters run',
+  withPlan(
+    'single',
+    { timeoutMs: 60_000, replacements: { 'id = "only"': `id = "${'t'.repeat(300)}"`, 'slug = "single"': `slug = "${'s'.repeat(101)}"` } },
+    async (f) => {
+      // Both passed validate; the run then failed on ENAMETOOLONG (internal_error, exit 1; or state_unwritable).
+      const v = await runplan(['validate', f.plan], f);
+      assert.is(v.exitCode, 2, v.stderr);
+      assert.match(v.stderr, `tasks[0].id: "${'t'.repeat(20)}…" is 300 characters long: at most 100 (it names directories and branches)`);
+      assert.match(v.stderr, `slug: "${'s'.repeat(20)}…" is 101 characters long: at most 100`);
+      const r = await runplan(['run', f.plan], f);
+      assert.is(r.exitCode, 2, r.stderr);
+      assert.is(readLedger(f.ledger).length, 0);
+      assert.not.ok(existsSync(join(f.repo.path, '.git', 'runplan')));
+      writeFileSync(
+        f.plan,
+        readFileSync(f.plan, 'utf8').replace('t'.repeat(300), 't'.repeat(100)).replace('s'.repeat(101), 's'.repeat(100)),
+      );
+      const ok = await runplan(['run', f.plan], f);
+      assert.is(ok.exitCode, 0, ok.stderr);
+    },
+  ),
 );
 
 test(

@@ -11,7 +11,7 @@ import { dependencyOrder } from './graph.js';
 import { isTable, keyPath, PlanReader } from './reader.js';
 import { branchNameProblem, refComponentProblem, revisionProblem } from './refs.js';
 import type { PlanFiles } from './files.js';
-import { DEFAULT_KEYS, readPlanFiles, readRepair, readTaskKeys, readTasks } from './tasks.js';
+import { DEFAULT_KEYS, idLengthProblem, readPlanFiles, readRepair, readTaskKeys, readTasks } from './tasks.js';
 import { DEFAULT_CAPS, PLAN_DEFAULTS } from './types.js';
 import type { AgentFormat, Plan, PlanProblem } from './types.js';
 
@@ -203,6 +203,11 @@ function readSlug(r: PlanReader, value: unknown): string | undefined {
   if (slug === undefined) return undefined;
   if (!isIdentifier(slug)) {
     r.problem('slug', 'bad_identifier', `${JSON.stringify(slug)} is not an identifier ([A-Za-z0-9][A-Za-z0-9._-]*)`);
+    return undefined;
+  }
+  const tooLong = idLengthProblem(slug);
+  if (tooLong) {
+    r.problem('slug', 'bad_identifier', tooLong);
     return undefined;
   }
   const refProblem = refComponentProblem(slug);

@@ -82,6 +82,20 @@ function modelMentions(argv: readonly string[]): number[] {
   return found;
 }
 
+/**
+ * The longest slug or task id: each names directories (`<slug>/`, `work/<run id>.<task>.<attempt>`,
+ * `evidence/<task>.<attempt>`) and branch components, and a file name has at most 255 bytes.
+ * Longer ones passed validate and failed the run (ENAMETOOLONG: internal_error, state_unwritable).
+ */
+export const MAX_ID_LENGTH = 100;
+
+// The problem with an identifier too long to name files, or undefined.
+export function idLengthProblem(id: string): string | undefined {
+  return id.length > MAX_ID_LENGTH
+    ? `${JSON.stringify(`${id.slice(0, 20)}…`)} is ${id.length} characters long: at most ${MAX_ID_LENGTH} (it names directories and branches)`
+    : undefined;
+}
+
 function readTaskId(r: PlanReader, value: unknown, path: string, firstIndex: Map<string, number>, index: number): string | undefined {
   if (value === undefined) {
     r.problem(path, 'missing_key', 'every task needs an id');
@@ -91,6 +105,11 @@ function readTaskId(r: PlanReader, value: unknown, path: string, firstIndex: Map
   if (id === undefined) return undefined;
   if (!isIdentifier(id)) {
     r.problem(path, 'bad_identifier', `${JSON.stringify(id)} is not an identifier ([A-Za-z0-9][A-Za-z0-9._-]*)`);
+    return undefined;
+  }
+  const tooLong = idLengthProblem(id);
+  if (tooLong) {
+    r.problem(path, 'bad_identifier', tooLong);
     return undefined;
   }
   const first = firstIndex.get(id);
