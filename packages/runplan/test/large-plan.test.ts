@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MAX_LINE_BYTES } from '@runplan/journal';
@@ -45,6 +45,32 @@ test(
 function record(seq: number, type: string, data: Record<string, unknown>, terminal = false) {
   return { seq, prev: '00000000', ts: '2026-11-29T07:55:00.000Z', type, data, ...(terminal ? { terminal: true as const } : {}) };
 }
+
+// A chain of n tasks listed from its end: each needs the next in the file; with `ring`, the last needs the first.
+function reverseChain(n: number, ring: boolean): string {
+  const tasks = Array.from({ length: n }, (_, i) => {
+    const need = i + 1 < n ? `t${i + 1}` : ring ? 't0' : undefined;
+    return `[[tasks]]\nid = "t${i}"\n${need === undefined ? '' : `needs = ["${need}"]\n`}`;
+  }).join('\n');
+  return `slug = "chain"\nbase = "main"\n[defaults]\ncommand = ["/bin/true"]\nformat = "text"\nexpect = "none"\n\n${tasks}`;
+}
+
+test(
+  'a chain of 20 000 tasks listed from its end validates (exit 0); closed into a ring it is one cycle problem (exit 2), never a stack overflow',
+  withPlan(reverseChain(20_000, false), { timeoutMs: 60_000 }, async (f) => {
+    // The cycle search recursed once per task: ~5 000 deep was `internal_error: Maximum call stack size exceeded`, exit 1.
+    const valid = await runplan(['validate', f.plan], f);
+    assert.is(valid.exitCode, 0, valid.stderr);
+    assert.match(valid.stderr, 'runplan: valid: ');
+    writeFileSync(f.plan, reverseChain(20_000, true));
+    const ring = await runplan(['validate', f.plan], f);
+    assert.is(ring.exitCode, 2, ring.stderr);
+    assert.match(ring.stderr, 'runplan: cycle: ');
+    assert.match(ring.stderr, 'tasks[0].needs: needs form a cycle: t0 → t1 → t2 → ');
+    assert.match(ring.stderr, ' → t19999 → t0\n');
+    assert.not.match(ring.stderr, 'internal_error');
+  }),
+);
 
 test('the journal fold: a stopped task keeps the contract its attempt ran under; records before run-started wait for its carried totals', () => {
   const fold = new JournalFold();

@@ -18,11 +18,26 @@ export function findCycles(nodes: readonly GraphNode[]): string[][] {
   const seen = new Set<string>();
   const cycles: string[][] = [];
 
-  const visit = (id: string): void => {
+  // Depth first with a stack of its own (each frame: a task and the index of its next need):
+  // recursion overflowed the call stack on a chain of ~5 000 tasks (internal_error, exit 1).
+  const frames: Array<{ id: string; next: number }> = [];
+  const enter = (id: string): void => {
     state.set(id, 'visiting');
     stack.push(id);
-    const needs = byId.get(id)?.needs ?? [];
-    for (const need of needs) {
+    frames.push({ id, next: 0 });
+  };
+  const visit = (root: string): void => {
+    enter(root);
+    while (frames.length > 0) {
+      const frame = frames[frames.length - 1]!;
+      const needs = byId.get(frame.id)?.needs ?? [];
+      if (frame.next >= needs.length) {
+        frames.pop();
+        stack.pop();
+        state.set(frame.id, 'done');
+        continue;
+      }
+      const need = needs[frame.next++]!;
       if (!byId.has(need)) continue;
       const s = state.get(need);
       if (s === 'visiting') {
@@ -34,10 +49,8 @@ export function findCycles(nodes: readonly GraphNode[]): string[][] {
           seen.add(key);
           cycles.push([...rotated, first]);
         }
-      } else if (s === undefined) visit(need);
+      } else if (s === undefined) enter(need);
     }
-    stack.pop();
-    state.set(id, 'done');
   };
   for (const node of nodes) if (!state.has(node.id)) visit(node.id);
   return cycles;
