@@ -148,6 +148,29 @@ test(
 );
 
 test(
+  'a JSON plan that gives a key twice in one object is a parse_error naming the key and its line (exit 2), never the last one taken',
+  withPlan('single', { timeoutMs: 60_000 }, async (f) => {
+    const plan = join(f.repo.path, 'twice.json');
+    const task = (id: string) => `{"id": "${id}", "command": ["/bin/true"], "expect": "none"}`;
+    // JSON.parse kept the second "tasks": task a was dropped without a word and b ran alone (exit 0).
+    writeFileSync(plan, `{"slug": "twice",\n "tasks": [${task('a')}],\n "tasks": [${task('b')}]}\n`);
+    for (const command of ['validate', 'run']) {
+      const r = await runplan([command, plan], f);
+      assert.is(r.exitCode, 2, r.stderr);
+      assert.match(
+        r.stderr,
+        `runplan: parse_error: ${plan}: ${plan} is not a valid plan at line 3, column 2: key "tasks" is given twice in one object\n`,
+      );
+    }
+    assert.not.ok(existsSync(join(f.repo.path, '.git', 'runplan', 'twice')));
+    // The same key in two objects, and a key's text inside a string value, are not repeats.
+    writeFileSync(plan, `{"slug": "twice", "defaults": {"env": {"A": "\\"tasks\\": 1"}}, "tasks": [${task('a')}, ${task('b')}]}\n`);
+    const ok = await runplan(['validate', plan], f);
+    assert.is(ok.exitCode, 0, ok.stderr);
+  }),
+);
+
+test(
   'usage errors exit 2 without a stack trace; --help lists exit codes',
   withPlan('single', { timeoutMs: 30_000 }, async (f) => {
     const bad = await runplan(['run', f.plan, '--jobs', 'zero'], f);

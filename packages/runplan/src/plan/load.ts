@@ -7,6 +7,7 @@ import { parse as parseToml } from 'smol-toml';
 import { checkBudgetVars } from './budget-vars.js';
 import { readExecutor } from '../executor/plan-keys.js';
 import { isEnvName } from './env-file.js';
+import { duplicateJsonKey } from './json-keys.js';
 import { dependencyOrder } from './graph.js';
 import { isTable, keyPath, PlanReader } from './reader.js';
 import { branchNameProblem, refComponentProblem, revisionProblem } from './refs.js';
@@ -71,11 +72,19 @@ export async function validatePlanText(text: string, path: string, seen?: { file
 export function parsePlanText(text: string, file: string): Result<unknown, PlanProblem> {
   const body = text.replace(/^\uFEFF/, '');
   if (file.endsWith('.json') || body.trimStart().startsWith('{')) {
+    let value: unknown;
     try {
-      return ok(JSON.parse(body) as unknown);
+      value = JSON.parse(body);
     } catch (e) {
       return err({ path: '', reason: 'parse_error', message: `${file} is not valid JSON: ${(e as Error).message}` });
     }
+    const twice = duplicateJsonKey(body);
+    if (twice !== undefined) {
+      const { key, line, column } = twice;
+      const message = `${file} is not a valid plan at line ${line}, column ${column}: key ${JSON.stringify(key)} is given twice in one object`;
+      return err({ path: '', reason: 'parse_error', message });
+    }
+    return ok(value);
   }
   try {
     return ok(parseToml(body));
