@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { repeatedValueOption, type DeclaredOption } from '@runplan/common';
+import { repeatedValueOption, typedValues, type DeclaredOption } from '@runplan/common';
 import { resolve } from 'node:path';
 import { notADirectory } from './host/dir-check.js';
 import { commonDir, toplevel } from './host/git.js';
@@ -89,4 +89,16 @@ export const REPEATABLE_OPTIONS: ReadonlySet<string> = new Set(['--retry']);
 export function refuseRepeated(options: readonly DeclaredOption[], argv: readonly string[]): void {
   const repeated = repeatedValueOption(options, argv, REPEATABLE_OPTIONS);
   if (repeated !== undefined) throw new UsageError(`${repeated.flag} given ${repeated.times} times; give it once`);
+}
+
+/** Options whose value is a path: an empty one is refused, never resolved to the current directory. */
+const PATH_OPTIONS = ['repo', 'state-dir', 'out', 'project'] as const;
+
+// `--state-dir ""` (an unset variable: `--state-dir "$STATE"`) resolved to the current directory:
+// `run` wrote the slug's state into the work tree and, seeing none of its runs, started a new
+// one from the base. Refused as usage (exit 2) before anything is read or written.
+export function refuseEmptyPaths(argv: readonly string[]): void {
+  for (const name of PATH_OPTIONS) {
+    if (typedValues(argv, name).includes('')) throw new UsageError(`--${name} "": an empty path; give a directory or file`);
+  }
 }

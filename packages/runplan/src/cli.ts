@@ -3,7 +3,16 @@ import { cac } from 'cac';
 import { asTyped, prepareArgv, operandsAfterDashes, packageVersion, parseDuration, usageAsTyped } from '@runplan/common';
 import { SafeOutput } from './observe/progress.js';
 import { gateMain } from './gate/cli.js';
-import { noRunsLine, printProblems, refuseRepeated, runOptions, STRING_OPTIONS, stateRoot, UsageError } from './cli-support.js';
+import {
+  noRunsLine,
+  printProblems,
+  refuseEmptyPaths,
+  refuseRepeated,
+  runOptions,
+  STRING_OPTIONS,
+  stateRoot,
+  UsageError,
+} from './cli-support.js';
 import { reportStop, stopExitCode } from './cli-stop.js';
 import { statusCommand } from './cli-status.js';
 
@@ -225,6 +234,7 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     refuseRepeated([...cli.globalCommand.options, ...cli.matchedCommand.options], argv);
+    refuseEmptyPaths(argv);
     operandsAfterDashes(cli);
     await cli.runMatchedCommand();
   } catch (e) {

@@ -22,6 +22,41 @@ test(
   }),
 );
 
+test(
+  'an empty path option (--state-dir "", --repo "", --out "", --project "") is a usage error, exit 2, nothing written in the current directory',
+  withTimeout(120_000, async () => {
+    const repo = gitRepo();
+    try {
+      const plan = join(repo.path, 'plan.toml');
+      writeFileSync(plan, 'slug = "empty"\n[defaults]\ncommand = ["/bin/true"]\nexpect = "none"\n[[tasks]]\nid = "a"\n');
+      const runplan = (args: string[]) => runBin(binPath('runplan'), args, { cwd: repo.path });
+      // `run --state-dir ""` resolved to the current directory: the state went into the work tree
+      // (empty/, .plan-cache/) and a run started there, blind to the slug's runs under .git/runplan.
+      for (const args of [
+        ['run', plan, '--state-dir', ''],
+        ['run', '--dry-run', plan, '--repo', ''],
+        ['status', '--state-dir', ''],
+        ['log', '--repo', ''],
+        ['report', 'empty', '--out', ''],
+        ['stop', 'empty', '--state-dir', ''],
+        ['gate', 'claude', '--install', '--project', ''],
+      ]) {
+        const r = await runplan(args);
+        const flag = args[args.length - 2]!;
+        assert.is(r.exitCode, 2, `${args.join(' ')}: ${r.stderr}`);
+        assert.is(
+          r.stderr,
+          `runplan: usage: ${flag} "": an empty path; give a directory or file\n  hint: runplan --help\n`,
+          args.join(' '),
+        );
+      }
+      assert.is(repo.git(['status', '--porcelain', '--untracked-files=all']), '?? plan.toml', 'nothing written in the work tree');
+    } finally {
+      repo.cleanup();
+    }
+  }),
+);
+
 // cac names an unknown option by its camelCase key; every tool says it as it was typed.
 test(
   'an unknown option is named as typed (--keep-goin, --no-such-opt), by every tool',
