@@ -28,8 +28,10 @@ export function outcomeLine(inv: Invocation, e: Execution, alarmed: boolean): st
       }
       const hint =
         e.error?.code === 'ENOENT' && e.error.where === 'spawn'
-          ? '\n  hint: not found; check the name and PATH'
-          : e.error?.code === 'EACCES' && e.error.where === 'spawn'
+          ? e.error.message.endsWith('was not found)')
+            ? '\n  hint: fix the #! line, or run it through its interpreter'
+            : '\n  hint: not found; check the name and PATH'
+          : e.error?.code === 'EACCES' && e.error.where === 'spawn' && !e.error.message.endsWith('(it is a directory, not a program)')
             ? '\n  hint: not executable; chmod +x it or run it through its interpreter'
             : '';
       return `settle: spawn_failed: ${e.error?.message ?? 'the command could not start'}${hint}`;

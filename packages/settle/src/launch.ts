@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { OwnershipMode } from './cgroup.js';
 import { sweepAfterSpawn } from './cgroup-sweep.js';
 import { chooseOwnership, spawnOwned, type OwnershipChoice } from './ownership-choice.js';
@@ -34,7 +36,7 @@ export function launch(spec: SettleSpec, plan: LaunchPlan, emit: (event: SettleE
       spawn(file as string, args, { ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}), env, stdio: plan.stdio, detached: true }),
     );
   } catch (cause) {
-    return { ok: false, error: spawnError(spec.argv, cause), owning: { kind: 'group+tag' } };
+    return { ok: false, error: spawnError(spec.argv, cause, spec.cwd), owning: { kind: 'group+tag' } };
   }
   if ('refused' in started) {
     const { reason, message } = started.refused;
@@ -55,8 +57,24 @@ export function launch(spec: SettleSpec, plan: LaunchPlan, emit: (event: SettleE
 
 // A spawn that failed (ENOENT, EACCES, …) as a transport error naming the program. An empty
 // program name is not found (ENOENT, 127, as GNU `timeout ''` says), whatever Node throws for it.
-export function spawnError(argv: readonly string[], cause: unknown): TransportError {
+export function spawnError(argv: readonly string[], cause: unknown, cwd?: string): TransportError {
   if (argv[0] === '') return { code: 'ENOENT', where: 'spawn', message: 'cannot run "": ENOENT: an empty command name', cause };
   const code = codeOf(cause) ?? 'EINVAL';
-  return { code, where: 'spawn', message: `cannot run ${JSON.stringify(argv[0] ?? '')}: ${messageOf(cause)}`, cause };
+  const why = pathWhy(argv[0] ?? '', code, cwd);
+  return { code, where: 'spawn', message: `cannot run ${JSON.stringify(argv[0] ?? '')}: ${messageOf(cause)}${why}`, cause };
+}
+
+// What the errno leaves unsaid about a program named by a path: EACCES for a directory (not
+// "chmod +x it"), ENOENT for a file that exists (its #! interpreter is what is missing).
+function pathWhy(program: string, code: string, cwd: string | undefined): string {
+  if (!program.includes('/') || (code !== 'EACCES' && code !== 'ENOENT')) return '';
+  let stats: ReturnType<typeof statSync> | undefined;
+  try {
+    stats = statSync(resolve(cwd ?? '.', program));
+  } catch {
+    return '';
+  }
+  if (stats?.isDirectory()) return ' (it is a directory, not a program)';
+  if (code === 'ENOENT' && stats?.isFile()) return ' (the file exists: the interpreter its #! line names was not found)';
+  return '';
 }

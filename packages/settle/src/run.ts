@@ -137,7 +137,7 @@ export async function runChild<R>(
     releasePrompt(prompt);
     for (const s of [child.stdin, child.stdout, child.stderr]) s?.destroy();
     if (cgroup) await releaseCgroup(cgroup);
-    return unstarted('spawn_failed', spawnError(spec.argv, cause));
+    return unstarted('spawn_failed', spawnError(spec.argv, cause, spec.cwd));
   }
 
   const proc = procSource(spec.proc);

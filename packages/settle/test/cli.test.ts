@@ -269,6 +269,39 @@ test(
 );
 
 test(
+  'a directory as the program says so (126, no chmod hint); a script whose #! interpreter is missing says that (127), not "not found"',
+  withTimeout(20_000, async () => {
+    const dir = tempDir();
+    try {
+      const script = join(dir.path, 'script');
+      writeFileSync(script, '#!/nonexistent/interpreter\necho hi\n');
+      chmodSync(script, 0o755);
+      const directory = await settle(['--', dir.path]);
+      assert.is(directory.exitCode, 126);
+      // It was `EACCES` and the hint `not executable; chmod +x it`, which a directory cannot be helped by.
+      assert.is(
+        directory.stderr,
+        `settle: spawn_failed: cannot run "${dir.path}": spawn ${dir.path} EACCES (it is a directory, not a program)\n`,
+      );
+      const relative = await runBin(settleBin, ['--cwd', dir.path, '--', './'], {});
+      assert.match(relative.stderr, '(it is a directory, not a program)');
+      const interpreter = await settle(['--', script]);
+      assert.is(interpreter.exitCode, 127);
+      // It was ENOENT and `not found; check the name and PATH`, for a file that is there.
+      assert.is(
+        interpreter.stderr,
+        `settle: spawn_failed: cannot run "${script}": spawn ${script} ENOENT (the file exists: the interpreter its #! line names was not found)\n  hint: fix the #! line, or run it through its interpreter\n`,
+      );
+      const missing = await settle(['--', join(dir.path, 'nothing')]);
+      assert.is(missing.exitCode, 127);
+      assert.match(missing.stderr, 'ENOENT\n  hint: not found; check the name and PATH\n');
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
   'settle receiving SIGTERM (SIGINT) tears the child’s tree down and exits 143 (130)',
   withTimeout(30_000, async () => {
     for (const [signal, code] of [
