@@ -171,6 +171,38 @@ test(
 );
 
 test(
+  'a NUL byte in an argv (command, gates, hooks) or an env value is refused at validate (exit 2), nothing started',
+  withPlan('single', { timeoutMs: 60_000 }, async (f) => {
+    const plan = join(f.repo.path, 'nul.toml');
+    writeFileSync(
+      plan,
+      [
+        'slug = "nul"',
+        '[hooks]',
+        'pre_run = ["echo", "a\\u0000b"]',
+        '[[tasks]]',
+        'id = "a"',
+        'command = ["mock-agent", "{{task.id}}\\u0000"]',
+        'gates = [["true"], ["test", "\\u0000"]]',
+        'env = { A = "x\\u0000y" }',
+        '',
+      ].join('\n'),
+    );
+    // Each passed validate; every attempt then failed spawn_failed (class environment, exit 1).
+    const v = await runplan(['validate', plan], f);
+    assert.is(v.exitCode, 2, v.stderr);
+    for (const at of ['hooks.pre_run[1]', 'tasks[0].command[1]', 'tasks[0].gates[1][1]'])
+      assert.match(v.stderr, `runplan: nul_byte: ${plan}: ${at}: holds a NUL byte, which no program argument can carry\n`);
+    assert.match(v.stderr, `runplan: nul_byte: ${plan}: tasks[0].env.A: holds a NUL byte, which no environment variable can carry\n`);
+    assert.match(v.stderr, '4 problem(s); nothing was run');
+    const r = await runplan(['run', plan], f);
+    assert.is(r.exitCode, 2, r.stderr);
+    assert.is(readLedger(f.ledger).length, 0);
+    assert.not.ok(existsSync(join(f.repo.path, '.git', 'runplan', 'nul')));
+  }),
+);
+
+test(
   'usage errors exit 2 without a stack trace; --help lists exit codes',
   withPlan('single', { timeoutMs: 30_000 }, async (f) => {
     const bad = await runplan(['run', f.plan, '--jobs', 'zero'], f);

@@ -170,7 +170,11 @@ export class PlanReader {
     let good = true;
     argv.forEach((element, i) => {
       const checked = checkTemplate(element, tier);
-      if (!checked.ok) {
+      if (element.includes('\0')) {
+        // No argv can carry one: it passed validate and each attempt failed spawn_failed (class environment).
+        this.problem(keyPath(path, i), 'nul_byte', 'holds a NUL byte, which no program argument can carry');
+        good = false;
+      } else if (!checked.ok) {
         this.problem(keyPath(path, i), checked.error.reason, checked.error.message);
         good = false;
       } else if (checked.value.variables.includes('event.file')) {

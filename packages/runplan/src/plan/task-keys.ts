@@ -150,7 +150,8 @@ function readEnv(r: PlanReader, value: unknown, path: string): Record<string, st
     const p = keyPath(path, name);
     if (!isEnvName(name)) r.problem(p, 'bad_env_name', `${JSON.stringify(name)} is not a variable name`);
     const text = r.string(v, p);
-    if (text !== undefined) env[name] = text;
+    if (text?.includes('\0')) r.problem(p, 'nul_byte', 'holds a NUL byte, which no environment variable can carry');
+    else if (text !== undefined) env[name] = text;
   }
   return env;
 }
