@@ -203,6 +203,38 @@ test(
 );
 
 test(
+  'numbers out of range say which bound they cross and what they are (1e300, inf, nan), exit 2',
+  withPlan('single', { timeoutMs: 60_000 }, async (f) => {
+    const plan = join(f.repo.path, 'numbers.toml');
+    writeFileSync(
+      plan,
+      [
+        'slug = "numbers"',
+        'jobs = -inf',
+        '[repair]',
+        'task = 1e300',
+        'gate = nan',
+        '[budget]',
+        'max_cost_usd = inf',
+        '[defaults]',
+        'command = ["/bin/true"]',
+        'expect = "none"',
+        '[[tasks]]',
+        'id = "a"',
+        '',
+      ].join('\n'),
+    );
+    const v = await runplan(['validate', plan], f);
+    assert.is(v.exitCode, 2, v.stderr);
+    // They read `must be at least 0, not 1e+300`, and inf or nan was `not a float` where a number was wanted.
+    assert.match(v.stderr, `: jobs: must be an integer, not -inf\n`);
+    assert.match(v.stderr, `: repair.task: must be at most 9007199254740991, not 1e+300\n`);
+    assert.match(v.stderr, `: repair.gate: must be an integer, not nan\n`);
+    assert.match(v.stderr, `: budget.max_cost_usd: must be a finite number, not inf\n`);
+  }),
+);
+
+test(
   'usage errors exit 2 without a stack trace; --help lists exit codes',
   withPlan('single', { timeoutMs: 30_000 }, async (f) => {
     const bad = await runplan(['run', f.plan, '--jobs', 'zero'], f);

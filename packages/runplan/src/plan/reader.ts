@@ -22,7 +22,14 @@ function typeName(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   if (value instanceof Date) return 'a date';
   if (typeof value === 'object') return 'a table';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'an integer' : 'a float';
+  if (typeof value === 'number')
+    return Number.isNaN(value)
+      ? 'nan'
+      : !Number.isFinite(value)
+        ? String(value).replace('Infinity', 'inf')
+        : Number.isInteger(value)
+          ? 'an integer'
+          : 'a float';
   return `a ${typeof value}`;
 }
 
@@ -91,7 +98,9 @@ export class PlanReader {
     if (value === undefined) return undefined;
     if (typeof value !== 'number' || !Number.isInteger(value)) return this.wrong(path, value, 'an integer');
     if (value < min || value > max) {
-      this.problem(path, 'out_of_range', `must be ${max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `${min}..${max}`}, not ${value}`);
+      // Past the safe integers (a float like 1e300 is an integer to JS) the bound crossed is the upper one.
+      const bound = max !== Number.MAX_SAFE_INTEGER ? `${min}..${max}` : value < min ? `at least ${min}` : `at most ${max}`;
+      this.problem(path, 'out_of_range', `must be ${bound}, not ${value}`);
       return undefined;
     }
     return value;
@@ -99,7 +108,7 @@ export class PlanReader {
 
   positiveNumber(value: unknown, path: string): number | undefined {
     if (value === undefined) return undefined;
-    if (typeof value !== 'number' || !Number.isFinite(value)) return this.wrong(path, value, 'a number');
+    if (typeof value !== 'number' || !Number.isFinite(value)) return this.wrong(path, value, 'a finite number');
     if (value <= 0) {
       this.problem(path, 'out_of_range', `must be greater than 0, not ${value}`);
       return undefined;
