@@ -70,6 +70,37 @@ test(
   }),
 );
 
+test(
+  'a checkpoint record whose id or commit is not a string (checksums intact): checkpoint_invalid naming the field, exit 3, never internal_error',
+  withPlan('chain', { timeoutMs: 120_000 }, async (f) => {
+    const crashed = await runplan(['run', f.plan], { env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:checkpoint:a' } });
+    assert.is(crashed.signal, 'SIGKILL', crashed.stderr);
+    const journal = journalPath(f.repo, 'chain');
+    const { records } = await readJournal(journal);
+    const before = dispatchCounts(f.ledger);
+    // An id that was not a string: `internal_error: Cannot read properties of null (reading 'slice')`, exit 1.
+    for (const [key, value, shown] of [
+      ['id', null, 'null'],
+      ['id', 7, '7'],
+      ['resultCommit', { sha: 'x' }, '{"sha":"x"}'],
+    ] as const) {
+      const tampered = records.map((r) => (r.type === 'checkpoint' ? { ...r, data: { ...r.data, [key]: value } } : r));
+      await rewrite(journal, tampered);
+      for (const args of [
+        ['run', f.plan],
+        ['run', '--dry-run', f.plan],
+      ]) {
+        const resumed = await runplan(args, f);
+        assert.is(resumed.exitCode, 3, `${key} ${shown} ${args.join(' ')}: ${resumed.stderr}`);
+        assert.match(resumed.stderr, `runplan: checkpoint_invalid: run `);
+        assert.match(resumed.stderr, `: a checkpoint record is malformed: its ${key} is ${shown}\n`);
+        assert.not.match(resumed.stderr, 'internal_error');
+      }
+    }
+    assert.equal(dispatchCounts(f.ledger), before, 'nothing dispatched');
+  }),
+);
+
 const TWO = mockPlan({
   slug: 'two',
   tasks: `[[tasks]]

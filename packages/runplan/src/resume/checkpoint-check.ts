@@ -29,6 +29,16 @@ export async function checkpointProblem(
   cp: CheckpointData,
   { plan, byTask, digests, ids, head, missing, descends, recomputed: known }: ChainCheck,
 ): Promise<Refusal | undefined> {
+  // A record whose fields are not what a checkpoint holds (its checksums intact) is refused
+  // as such: an id that was not a string made the id check below throw (internal_error, exit 1).
+  const malformed = (['id', 'taskId', 'taskContractDigest', 'baseCommit', 'resultCommit'] as const).find(
+    (key) => typeof cp[key] !== 'string',
+  );
+  if (malformed !== undefined || !Array.isArray(cp.dependencyCheckpointIds))
+    return {
+      reason: 'checkpoint_invalid',
+      message: `a checkpoint record is malformed: its ${malformed ?? 'dependencyCheckpointIds'} is ${JSON.stringify(cp[malformed ?? 'dependencyCheckpointIds']) ?? 'missing'}`,
+    };
   const recomputed = known?.get(cp) ?? checkpointId(cp);
   if (recomputed !== cp.id)
     return {
