@@ -2,7 +2,7 @@
 // is not the sha256 of its key fields, or whose dependency ids are not the checkpoints of
 // its needs — in a journal whose every checksum and chain holds, so it reads as valid — and
 // a completed task the plan no longer has. Each is refused (exit 3), and nothing runs again.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { checkpointId } from '../src/attempt/integrate.js';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -96,6 +96,35 @@ test(
         assert.match(resumed.stderr, `: a checkpoint record is malformed: its ${key} is ${shown}\n`);
         assert.not.match(resumed.stderr, 'internal_error');
       }
+    }
+    assert.equal(dispatchCounts(f.ledger), before, 'nothing dispatched');
+  }),
+);
+
+test(
+  'an attempt-started record whose attempt or task is malformed (checksums intact): run refuses, run_unreadable naming it, exit 3, nothing journaled',
+  withPlan('chain', { timeoutMs: 120_000 }, async (f) => {
+    const crashed = await runplan(['run', f.plan], { env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:attempt-started:b' } });
+    assert.is(crashed.signal, 'SIGKILL', crashed.stderr);
+    const journal = journalPath(f.repo, 'chain');
+    const { records } = await readJournal(journal);
+    const at = records.findIndex((r) => r.type === 'attempt-started' && r.data.taskId === 'b');
+    const before = dispatchCounts(f.ledger);
+    // Folded as written, a missing attempt numbered the next one NaN (attempt-started `attempt: null`,
+    // then a run-failed receipt, exit 1); a task of null was closed as `attempt-closed #1` for no task (exit 0).
+    for (const [key, value, shown] of [
+      ['attempt', undefined, 'attempt missing, not a positive integer'],
+      ['attempt', 'x', 'attempt "x", not a positive integer'],
+      ['taskId', null, 'taskId null, not a task id'],
+    ] as const) {
+      const tampered = records.map((r, i) => (i === at ? { ...r, data: { ...r.data, [key]: value } } : r));
+      await rewrite(journal, tampered);
+      const size = readFileSync(journal).length;
+      const resumed = await runplan(['run', f.plan], f);
+      assert.is(resumed.exitCode, 3, `${key} ${shown}: ${resumed.stderr}`);
+      assert.match(resumed.stderr, `runplan: run_unreadable: run `);
+      assert.match(resumed.stderr, `: the attempt-started record at seq ${records[at]!.seq} has ${shown}: ${journal}\n`);
+      assert.is(readFileSync(journal).length, size, 'nothing journaled');
     }
     assert.equal(dispatchCounts(f.ledger), before, 'nothing dispatched');
   }),

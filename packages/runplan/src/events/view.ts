@@ -57,6 +57,8 @@ export class RunView {
   readonly trees = new Map<string, Array<{ attempt: number; worktree: string }>>();
   /** The first attempt-started that repeats a task and attempt number already started: the journal's own records collide. */
   collision: { taskId: string; attempt: number; seq: number } | undefined;
+  /** The first attempt-started whose task is not a string or whose attempt is not a positive integer (not folded). */
+  malformed: { field: 'taskId' | 'attempt'; value: unknown; seq: number } | undefined;
   /** Attempts lost to coordinator crashes, per task. */
   readonly crashes = new Map<string, number>();
   /** Failure histories (classes, fingerprints) per task, from repair-decided; operator-retry resets them. */
@@ -158,6 +160,13 @@ export class RunView {
       }
       case 'attempt-started': {
         const d = e.data;
+        // Checksums intact but not what runplan writes: folded, it made a resume journal
+        // `attempt-closed #1` for no task, or number the next attempt NaN.
+        const field = typeof d.taskId !== 'string' ? 'taskId' : !Number.isSafeInteger(d.attempt) || d.attempt < 1 ? 'attempt' : undefined;
+        if (field !== undefined) {
+          this.malformed ??= { field, value: d[field], seq: e.seq };
+          break;
+        }
         const key = `${d.taskId}.${d.attempt}`;
         this.attemptsTotal++;
         this.providerWaits.delete(d.taskId);

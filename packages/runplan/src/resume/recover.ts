@@ -86,6 +86,13 @@ export async function recoverRun(
     const at = first !== undefined ? ` (seq ${first.seq}, a ${first.type} record at offset ${first.offset ?? '?'}, comes before it)` : '';
     return refuse('run_unreadable', `run ${id} has no run-started record${at}: ${prior.paths.journal}`);
   }
+  if (fold.malformed !== undefined) {
+    const m = fold.malformed;
+    return refuse(
+      'run_unreadable',
+      `run ${id}: the attempt-started record at seq ${m.seq} has ${m.field} ${JSON.stringify(m.value) ?? 'missing'}, not a ${m.field === 'taskId' ? 'task id' : 'positive integer'}: ${prior.paths.journal}`,
+    );
+  }
   if (fold.collision !== undefined) {
     const c = fold.collision;
     return refuse(
