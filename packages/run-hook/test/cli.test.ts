@@ -408,6 +408,32 @@ test(
 );
 
 test(
+  '--vars nested thousands deep is read like any other (no stack trace); a bad value deep in it is bad_vars_file, exit 125',
+  withTimeout(60_000, async () => {
+    const dir = tempDir();
+    try {
+      // The flattening recursed once per level: a RangeError with its stack trace, exit 1.
+      const depth = 50_000;
+      const deep = (leaf: string) => `{"run": {"id": "r1"}, "x": ${'{"x": '.repeat(depth)}${leaf}${'}'.repeat(depth)}}`;
+      const good = join(dir.path, 'deep.json');
+      writeFileSync(good, deep('"v"'));
+      const ok = await runBin(bin, ['--vars', good, '--', 'echo', '{{run.id}}']);
+      assert.is(ok.exitCode, 0, ok.stderr.slice(0, 500));
+      assert.is(ok.stdout, 'r1\n');
+      const bad = join(dir.path, 'deep-bad.json');
+      writeFileSync(bad, deep('[1]'));
+      const refused = await runBin(bin, ['--vars', bad, '--', 'true']);
+      assert.is(refused.exitCode, 125, refused.stderr.slice(0, 500));
+      assert.ok(refused.stderr.startsWith(`run-hook: bad_vars_file: --vars ${bad}: x.x.x.`), refused.stderr.slice(0, 200));
+      assert.ok(refused.stderr.includes('.x is an array, not a string or number\n'), refused.stderr.slice(-200));
+      assert.not.ok(refused.stderr.includes('    at '));
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
   '--help lists the exit codes',
   withTimeout(60_000, async () => {
     const result = await runBin(bin, ['--help']);
