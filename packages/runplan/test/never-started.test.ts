@@ -318,6 +318,12 @@ test(
       runDirs().some((n) => n.startsWith(`${id}.corrupt-`)),
       'the run dir is set aside',
     );
+    // A file named like a run id is no run: not corrupt, nothing refused.
+    writeFileSync(join(slugDir(f.repo, 'chain'), '20200101T000000Z-00000000'), 'not a run\n');
+    const status = await runplan(['status', 'chain'], f);
+    assert.not.match(status.stdout + status.stderr, /corrupt/);
+    const again = await runplan(['run', f.plan], f);
+    assert.is(again.exitCode, 0, again.stderr);
   }),
 );
 

@@ -147,7 +147,10 @@ export async function runDirNames(slug: SlugPaths): Promise<string[]> {
           await lstat(join(slug.dir, name, 'journal.jsonl'));
           return name;
         } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return name;
+          const code = (e as NodeJS.ErrnoException).code;
+          // A file named like a run id is no run dir.
+          if (code === 'ENOTDIR') return undefined;
+          if (code !== 'ENOENT') return name;
           // A run dir without a journal started nothing (plan.json is written before it), unless an attempt's evidence is there.
           const evidence = await readdir(join(slug.dir, name, 'evidence')).catch(() => []);
           return evidence.length > 0 ? name : undefined;
