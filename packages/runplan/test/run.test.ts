@@ -199,6 +199,15 @@ test(
     assert.is(r.exitCode, 2, r.stderr);
     assert.is(readLedger(f.ledger).length, 0);
     assert.not.ok(existsSync(join(f.repo.path, '.git', 'runplan', 'nul')));
+    // An env_file value likewise (its line named, never its content: it is a secret).
+    writeFileSync(join(f.repo.path, 'nul.env'), 'A=1\nB=x\0y\n');
+    writeFileSync(plan, 'slug = "nul"\n[[tasks]]\nid = "a"\ncommand = ["/bin/true"]\nenv_file = "nul.env"\n');
+    const envFile = await runplan(['validate', plan], f);
+    assert.is(envFile.exitCode, 2, envFile.stderr);
+    assert.match(
+      envFile.stderr,
+      `runplan: bad_env_file: ${plan}: tasks[0].env_file: ${join(f.repo.path, 'nul.env')}: line 2: the value holds a NUL byte\n`,
+    );
   }),
 );
 

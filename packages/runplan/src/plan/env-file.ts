@@ -28,6 +28,8 @@ export function parseEnvFile(text: string): Result<Record<string, string>, { lin
     const quote = value[0];
     if ((quote === '"' || quote === "'") && value.length >= 2 && value.endsWith(quote)) value = value.slice(1, -1);
     else if (quote === '"' || quote === "'") return err({ line: i + 1, message: `line ${i + 1}: unterminated quote` });
+    // No environment variable can carry one: it passed validate and every attempt failed spawn_failed.
+    if (value.includes('\0')) return err({ line: i + 1, message: `line ${i + 1}: the value holds a NUL byte` });
     values[name] = value;
   }
   return ok(values);
