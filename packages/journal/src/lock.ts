@@ -167,7 +167,8 @@ export async function acquireLock(path: string, options: AcquireLockOptions): Pr
           await writeIdentity(options.identityPath, holder);
         } catch (e) {
           await closeServer(bound);
-          return err(ioError(options.identityPath, 'writing the lock identity', e));
+          // The error is the locked file's (its hint names what to validate), the message names the identity file.
+          return err({ ...ioError(options.identityPath, 'writing the lock identity', e), path });
         }
         options.onEvent?.({
           type: 'lock-acquired',

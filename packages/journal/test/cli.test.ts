@@ -2,7 +2,7 @@
 // file size limits and concurrent appenders.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -290,6 +290,29 @@ test(
       (e: unknown) => e,
     );
     assert.match(String(thrown), 'is not a regular file');
+  }),
+);
+
+test(
+  'a lock identity that cannot be written: io_error (exit 3) whose hint names the journal to validate, not the identity file',
+  withTimeout(60_000, async () => {
+    const path = fresh('identity');
+    assert.is((await journal(['append', path, '--type', 'x', '--data', '{}', '--run-id', 'r-1'])).exitCode, 0);
+    // A directory where the identity file goes: its rename fails (as a read-only directory's write would).
+    mkdirSync(`${path}.lock.json`);
+    for (const args of [
+      ['append', path, '--type', 'x', '--data', '{}'],
+      ['repair', path],
+    ]) {
+      const r = await journal(args);
+      assert.is(r.exitCode, 3, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, `journal: io_error: writing the lock identity ${path}.lock.json failed: EISDIR`);
+      // It said `journal validate FILE.lock.json`, which is no journal.
+      assert.match(
+        r.stderr,
+        `\n  hint: every record acknowledged before the error is durable; journal validate ${path} shows the last one\n`,
+      );
+    }
   }),
 );
 
