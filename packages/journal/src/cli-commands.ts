@@ -152,8 +152,11 @@ export async function cat(argv: string[], file: string): Promise<number> {
   if (!/^\d+$/.test(sinceText ?? '0') || !Number.isSafeInteger(since))
     throw new UsageError(`--since ${JSON.stringify(sinceText)} is not a seq (a non-negative integer)`);
   // Validate first so a corrupt journal prints nothing; then print exactly the bytes
-  // validated (records appended meanwhile wait for the next cat).
-  const first = await scanOrFail(file);
+  // validated (records appended meanwhile wait for the next cat). Every record is parsed
+  // and its shape checked here, as the printing pass does: a record with a valid checksum
+  // but no object `data` passed the checksum-only check, and the printing pass stopped
+  // there, so cat printed the records before it and exited 0 without a word.
+  const first = await scanOrFail(file, { parse: true });
   if (first.size === 0) throw emptyJournal(file);
   if (first.status.kind === 'corrupt') {
     reportStatus(file, first.status);

@@ -10,7 +10,9 @@ import * as assert from 'uvu/assert';
 import { bootId, processIdentity } from '@runplan/settle';
 import { binPath, inHangingTerminal, parseJsonLines, runBin, shFixture, tempDir, waitUntil, withTimeout } from '@runplan/test-fixtures';
 import { isLockHeld, readJournal, validateJournal } from '../src/index.js';
-import { writeSample } from './sample.js';
+import { crcOf, recordOf, writeSample } from './sample.js';
+import { crcHex } from '../src/format.js';
+import type { JournalRecord } from '../src/index.js';
 
 const bin = binPath('journal');
 const dir = tempDir('journal-cli-');
@@ -312,6 +314,34 @@ test(
         r.stderr,
         `\n  hint: every record acknowledged before the error is durable; journal validate ${path} shows the last one\n`,
       );
+    }
+  }),
+);
+
+test(
+  'cat of a journal with a forged-checksum record whose shape is wrong (data null, type "") prints nothing and exits 3 naming it, never a silent prefix',
+  withTimeout(60_000, async () => {
+    for (const [field, value, detail] of [
+      ['data', null, 'data is not an object'],
+      ['type', '', 'type is not a non-empty string'],
+    ] as const) {
+      const sample = await writeSample(dir.path, `shape-${++n}.jsonl`, 6);
+      // Re-chain from record 2 on, record 2 malformed: every checksum and prev holds.
+      let prev = crcOf(sample.lines[1]!);
+      const lines = sample.lines.map((line, i) => {
+        if (i < 2) return line;
+        const record = { ...recordOf(line), prev } as JournalRecord;
+        if (i === 2) (record as unknown as Record<string, unknown>)[field] = value;
+        const json = JSON.stringify(record);
+        prev = crcHex(json);
+        return Buffer.from(`${prev} ${json}\n`);
+      });
+      writeFileSync(sample.path, Buffer.concat(lines));
+      const r = await journal(['cat', sample.path]);
+      // It printed the 2 records before it and exited 0, with nothing on stderr.
+      assert.is(r.exitCode, 3, r.stderr);
+      assert.is(r.stdout, '');
+      assert.match(r.stderr, `journal: corrupt: ${sample.path} is corrupt at byte ${sample.offsets[2]} (seq 2): bad_record: ${detail}\n`);
     }
   }),
 );
