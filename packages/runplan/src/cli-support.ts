@@ -30,7 +30,9 @@ export function runOptions(o: Record<string, unknown>): RunOptions {
   let jobs: number | undefined;
   if (o.jobs !== undefined) {
     jobs = Number(o.jobs);
-    if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError(`--jobs ${String(o.jobs)}: not a positive integer`);
+    // Digits only: Number() also took 0x10, 1e3, 5.0, ' 5' and 99999999999999999999 (1e20).
+    if (!/^[0-9]+$/.test(String(o.jobs)) || !Number.isSafeInteger(jobs) || jobs < 1)
+      throw new UsageError(`--jobs ${String(o.jobs)}: not a positive integer`);
   }
   return {
     ...(typeof o.repo === 'string' ? { repo: resolve(o.repo) } : {}),

@@ -57,6 +57,27 @@ test(
   }),
 );
 
+test(
+  '--jobs takes decimal digits only: 0x10, 1e3, 5.0, +5, " 5" and 99999999999999999999 are usage errors (exit 2), as --jobs abc is',
+  withTimeout(60_000, async () => {
+    const dir = tempDir();
+    try {
+      const plan = join(dir.path, 'plan.toml');
+      writeFileSync(plan, 'slug = "jobs"\n[defaults]\ncommand = ["/bin/true"]\n[[tasks]]\nid = "a"\n');
+      // Number() took each of them (0x10 as 16, 1e20 as a count), and the run went on.
+      for (const jobs of ['0x10', '1e3', '5.0', '+5', ' 5', '99999999999999999999']) {
+        for (const command of [['run', '--dry-run'], ['run']]) {
+          const r = await runBin(binPath('runplan'), [...command, plan, '--jobs', jobs, '--state-dir', dir.path], { cwd: dir.path });
+          assert.is(r.exitCode, 2, `--jobs ${JSON.stringify(jobs)}: ${r.stderr}`);
+          assert.is(r.stderr, `runplan: usage: --jobs ${jobs}: not a positive integer\n  hint: runplan --help\n`);
+        }
+      }
+    } finally {
+      dir.cleanup();
+    }
+  }),
+);
+
 // cac names an unknown option by its camelCase key; every tool says it as it was typed.
 test(
   'an unknown option is named as typed (--keep-goin, --no-such-opt), by every tool',
