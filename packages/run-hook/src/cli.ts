@@ -171,10 +171,8 @@ function readVars(options: Record<string, unknown>): TemplateVars {
     // Its names are held to the table as --var's are: a typo in a file leaves a hook variable unset just the same.
     const unknown = Object.keys(flat.value).find((name) => !variableSpec(name) && !isUntrusted(name));
     if (unknown !== undefined) {
-      throw new UsageError(
-        'unknown_variable',
-        `--vars ${file}: ${unknown}: not a template variable (known: ${knownVariables().join(', ')})`,
-      );
+      const named = unknown.length > 80 ? `${unknown.slice(0, 80)}… (${unknown.length} characters)` : unknown;
+      throw new UsageError('unknown_variable', `--vars ${file}: ${named}: not a template variable (known: ${knownVariables().join(', ')})`);
     }
     Object.assign(vars, flat.value);
   }
