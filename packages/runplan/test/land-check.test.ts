@@ -41,6 +41,28 @@ test(
 );
 
 test(
+  'a land branch that does not exist (a typo, land = "mian") is said before any work, in --dry-run too; landing creates it',
+  withPlan('single', { timeoutMs: 60_000 }, async (f) => {
+    landOn(f.plan, 'mian');
+    const said =
+      /^runplan: land_new_branch: refs\/heads\/mian does not exist: landing creates it \(check land in .*plan.* if you meant an existing branch\)$/m;
+    const dry = await runplan(['run', f.plan, '--dry-run'], f);
+    assert.is(dry.exitCode, 0, dry.stderr);
+    assert.match(dry.stdout + dry.stderr, /land_new_branch: refs\/heads\/mian does not exist/);
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 0, r.stderr);
+    assert.match(r.stderr, said);
+    assert.ok(f.repo.git(['rev-parse', '--verify', 'refs/heads/mian']).length > 0, 'landing created the branch');
+    // Once it exists, nothing is said.
+    f.repo.git(['branch', '-f', 'main2', 'main']);
+    writeFileSync(f.plan, readFileSync(f.plan, 'utf8').replace('land = "mian"', 'land = "main2"'));
+    const again = await runplan(['run', f.plan, '--new-run'], f);
+    assert.is(again.exitCode, 0, again.stderr);
+    assert.not.match(again.stderr, /land_new_branch/);
+  }),
+);
+
+test(
   'land_moved after dispatch stays class integration; the message names the kept result ref and the command',
   withPlan('single', { timeoutMs: 120_000 }, async (f) => {
     const hold = tempDir('runplan-hold-');

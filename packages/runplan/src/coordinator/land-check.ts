@@ -10,6 +10,24 @@ export async function landPrecheck(repo: string, branch: string, line: string, p
   const ref = `refs/heads/${branch}`;
   const current = await readRef(repo, ref);
   if (current === undefined) return undefined;
+  return landCheck(repo, ref, branch, current, line, planFile);
+}
+
+// A land branch that does not exist yet is created when the run lands: allowed (a new branch
+// for the result), and said before any work, as `land = "mian"` for main would create it.
+export async function landNewBranchNotice(repo: string, branch: string, planFile: string): Promise<string | undefined> {
+  if ((await readRef(repo, `refs/heads/${branch}`)) !== undefined) return undefined;
+  return `runplan: land_new_branch: refs/heads/${branch} does not exist: landing creates it (check land in ${planFile} if you meant an existing branch)`;
+}
+
+async function landCheck(
+  repo: string,
+  ref: string,
+  branch: string,
+  current: string,
+  line: string,
+  planFile: string,
+): Promise<Refusal | undefined> {
   if (current !== line && (await isAncestor(repo, current, line)) !== true) {
     return {
       reason: 'land_moved',

@@ -9,7 +9,7 @@ import type { Plan } from '../plan/types.js';
 import { planDigest, taskContractDigests } from '../plan/digest.js';
 import { planCopyText, secretValues } from '../plan/secrets.js';
 import { chooseRun, type Start } from '../resume/choose.js';
-import { landPrecheck } from './land-check.js';
+import { landNewBranchNotice, landPrecheck } from './land-check.js';
 import { locate } from './locate.js';
 import { identityEnv } from '../host/git.js';
 import { ensurePrivateDir, newRunId, slugPaths, START_ORDER_FIELD, stateRootFor, type SlugPaths } from '../host/state.js';
@@ -72,6 +72,8 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
       const line = start.mode === 'clean' ? baseCommit : start.recovered.head;
       const refusal = await landPrecheck(repo, plan.land, line, plan.file);
       if (refusal !== undefined) return { kind: 'refused', ...refusal };
+      const created = await landNewBranchNotice(repo, plan.land, plan.file);
+      if (created !== undefined) req.onNotice?.(created);
     }
     const shared = await checkWorkdir(plan, slug, { runId: chosen.value.run.runId, signal: req.signal });
     for (const line of shared.notices) req.onNotice?.(line);
