@@ -1,4 +1,4 @@
-import { findTagged, readProcStat } from '@runplan/settle';
+import { findTagged, holdStallClocks, readProcStat, restartStallClocks } from '@runplan/settle';
 import { runTagPrefix } from './resume/leftovers.js';
 
 // Ctrl-Z at a terminal (SIGTSTP to the job's process group) reaches runplan alone: each
@@ -9,11 +9,13 @@ import { runTagPrefix } from './resume/leftovers.js';
 export function stopWithTheJob(runId: () => string | undefined): () => void {
   let stopped: { pid: number; startTime: number }[] = [];
   const onStop = () => {
+    holdStallClocks();
     const id = runId();
     if (id !== undefined) stopped = stopTagged(runTagPrefix(id));
     process.kill(process.pid, 'SIGSTOP');
   };
   const onContinue = () => {
+    restartStallClocks();
     for (const p of stopped) if (readProcStat(p.pid)?.startTime === p.startTime) signal(p.pid, 'SIGCONT');
     stopped = [];
   };

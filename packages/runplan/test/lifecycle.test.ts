@@ -264,6 +264,57 @@ test(
   }),
 );
 
+// A task that writes a line every 0.1 s for about 3 s, under a stall check of 1 s.
+const TICKER_PLAN = `slug = "ticker"
+base = "main"
+[defaults]
+format = "text"
+deadline = "1m"
+stall = "1s"
+grace = "1s"
+
+[[tasks]]
+id = "tick"
+command = ["sh", "-c", "echo $$ > \\"$T/pid.tmp\\"; mv \\"$T/pid.tmp\\" \\"$T/pid\\"; i=0; while [ $i -lt 30 ]; do echo tick $i; i=$((i+1)); sleep 0.1; done; touch ticked.txt"]
+`;
+
+test(
+  "a Ctrl-Z longer than the task's stall is no stall: the attempt is held with runplan and, after fg, completes (exit 0)",
+  withTimeout(90_000, async () => {
+    const scratch = tempDir('runplan-ticker-');
+    const f = setup(TICKER_PLAN, {}, { T: scratch.path });
+    let agent = 0;
+    let started: ChildProcess | undefined;
+    try {
+      const child = spawn(process.execPath, [RUNPLAN, 'run', f.plan], {
+        cwd: f.repo.path,
+        env: f.env,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      started = child;
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+      const closed = once(child, 'close');
+      const pidFile = join(scratch.path, 'pid');
+      agent = await waitUntil('the command started', () => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')));
+      const state = (pid: number) => readProcStat(pid)?.state;
+      child.kill('SIGTSTP');
+      await waitUntil('runplan and the attempt stopped', () => state(child.pid!) === 'T' && state(agent) === 'T', { timeoutMs: 10_000 });
+      // Stopped for longer than the stall period: the time passing is what is tested.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      child.kill('SIGCONT');
+      const [code] = await closed;
+      assert.is(code, 0, stderr);
+      assert.not.match(stderr, /stalled/);
+    } finally {
+      if (started?.exitCode === null && started.signalCode === null) started.kill('SIGKILL');
+      if (agent && alive(agent)) process.kill(agent, 'SIGKILL');
+      f.cleanup();
+      scratch.cleanup();
+    }
+  }),
+);
+
 test(
   'kill -9 of the coordinator: status says degraded (never running) with the command; --fresh abandons it (crashed attempt torn down) and starts clean',
   withTimeout(150_000, async () => {

@@ -1,4 +1,5 @@
 import { isAlive, type ProcessIdentity } from './identity.js';
+import { holdStallClocks, restartStallClocks } from './requests.js';
 
 // Signals to settle that tear the command's tree down; settle then exits 128+N (SIGALRM: 124, a timeout).
 const teardownSignals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGALRM'];
@@ -39,6 +40,7 @@ export function listenForSignals({ controller, child, feedsStdin }: SignalListen
   // the SIGCONT that resumes settle (fg, bg) resumes the group it stopped.
   let stoppedGroup = false;
   const onStop = () => {
+    holdStallClocks();
     const leader = child();
     if (leader && isAlive(leader)) {
       try {
@@ -51,6 +53,7 @@ export function listenForSignals({ controller, child, feedsStdin }: SignalListen
     process.kill(process.pid, 'SIGSTOP');
   };
   const onContinue = () => {
+    restartStallClocks();
     if (!stoppedGroup) return;
     stoppedGroup = false;
     onRelayed('SIGCONT');

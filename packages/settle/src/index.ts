@@ -13,6 +13,7 @@ export type { OwnedProcess } from './owned.js';
 export { isOwnerTag, newOwnerTag, tagVariable } from './tag.js';
 export { exitCodeFor } from './exit-code.js';
 export { listenForSignals } from './cli-signals.js';
+export { holdStallClocks, restartStallClocks } from './requests.js';
 export type { SignalListeners } from './cli-signals.js';
 export { realProc } from './procfs.js';
 export { ownCgroupDir, cgroupParentDir } from './cgroup-place.js';

@@ -88,6 +88,34 @@ test(
 );
 
 test(
+  'a Ctrl-Z longer than --stall is no stall: the stall clock is held while stopped and starts over on SIGCONT',
+  withTimeout(30_000, async () => {
+    const run = startSettle(['--stall', '1', '--', 'sh', '-c', 'echo $$; while :; do echo tick; sleep 0.1; done']);
+    let ticks = 0;
+    run.child.stdout!.on('data', (c: Buffer) => (ticks += c.toString().split('tick').length - 1));
+    const pid = Number(await run.firstLine);
+    const settlePid = run.child.pid!;
+    try {
+      const state = (p: number) => readProcStat(p)?.state;
+      run.child.kill('SIGTSTP');
+      await waitUntil('settle and the command stopped', () => state(settlePid) === 'T' && state(pid) === 'T', { timeoutMs: 10_000 });
+      // Stopped for longer than the stall period: the time passing is what is tested.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const before = ticks;
+      run.child.kill('SIGCONT');
+      await waitUntil('the command writes again', () => ticks > before + 3, { timeoutMs: 10_000 });
+      run.child.kill('SIGTERM');
+      const exit = await run.exit;
+      assert.is(exit.code, 143, exit.stderr);
+      assert.not.match(exit.stderr, /stalled/);
+    } finally {
+      killQuietly(pid);
+      killQuietly(settlePid);
+    }
+  }),
+);
+
+test(
   'a command that cannot be run for a reason other than not found is 126, as in GNU: ENOTDIR, ELOOP, ENAMETOOLONG, ETXTBSY',
   withTimeout(30_000, async () => {
     const dir = tempDir();
