@@ -16,7 +16,8 @@ const EXIT_CODES = [
   '  124  the hook passed its deadline (--timeout) and was torn down, even when KILL',
   '       was needed (GNU timeout exits 137 then; --json says teardown escalated)',
   '  125  run-hook itself failed: a usage error, a refused template or variable,',
-  '       or a teardown it could not verify (125 outranks 124)',
+  "       the hook's output it could not pass on (a full disk), or a teardown it",
+  '       could not verify (125 outranks 124)',
   '  126  the hook could not be executed (permission)',
   '  127  the hook was not found',
   '  128+N  the hook was killed by signal N (or run-hook was interrupted by it)',
@@ -125,6 +126,14 @@ async function run(request: Request): Promise<number> {
     // The JSON line must be a line of its own even when the hook's output did not end one.
     const newline = outcome.stdoutTail !== '' && !outcome.stdoutTail.endsWith('\n') ? '\n' : '';
     await new Promise<void>((resolve) => process.stdout.write(`${newline}${JSON.stringify(jsonOutcome(result))}\n`, () => resolve()));
+  }
+  // A reader that went away (EPIPE) is the hook's business, as in a pipe. Any other write error
+  // (ENOSPC: a full disk, EIO) lost the hook's output where the hook would have seen the error
+  // itself: run-hook's own failure, as settle's.
+  const lost = result.stdoutError as NodeJS.ErrnoException | undefined;
+  if (lost !== undefined && lost.code !== 'EPIPE') {
+    process.stderr.write(`run-hook: stdout_failed: the hook's output could not be written: ${lost.message}\n`);
+    return 125;
   }
   return exitCode(result);
 }

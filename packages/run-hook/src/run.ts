@@ -48,6 +48,8 @@ export interface HookRun {
   execution?: Execution;
   /** The refusal, when the template (or a hook variable) was refused and nothing ran. */
   refusal?: TemplateError;
+  /** Why passing the hook's stdout on failed, when it did (EPIPE: a reader gone; ENOSPC: a full disk). */
+  stdoutError?: Error;
 }
 
 // Runs one hook and returns its outcome; never throws for anything the hook does.
@@ -111,7 +113,7 @@ export async function executeHook(argvTemplate: readonly string[], opts: RunHook
   );
   const outcome = hookOutcome(execution, argv, stdout.tail.text(), stderr.tail.text(), tier);
   emit({ type: 'hook-settled', tier, outcome });
-  return { outcome, execution };
+  return { outcome, execution, ...(stdout.error !== undefined ? { stdoutError: stdout.error } : {}) };
 }
 
 function sendSigpipe(pid: number): void {

@@ -28,6 +28,11 @@ export class TailSink extends Writable {
     return this.destination?.broken ?? false;
   }
 
+  /** Why the destination failed: EPIPE for a reader gone, ENOSPC for a full disk, … */
+  get error(): Error | undefined {
+    return this.destination?.error;
+  }
+
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     this.tail.push(chunk);
     if (!this.passOn(chunk)) {

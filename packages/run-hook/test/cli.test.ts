@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'uvu';
@@ -464,6 +464,23 @@ test(
       assert.not.match(err(), /Assertion failed|Native stack trace/);
     } finally {
       await term.cleanup();
+    }
+  }),
+);
+
+test(
+  'run-hook’s stdout failing with other than EPIPE (a full disk: /dev/full) is run-hook’s failure: 125 and one line, never the hook’s 0',
+  withTimeout(30_000, async () => {
+    const full = openSync('/dev/full', 'w');
+    try {
+      const child = spawn(process.execPath, [bin, '--', 'sh', '-c', 'echo lost; exit 0'], { stdio: ['ignore', full, 'pipe'] });
+      let stderr = '';
+      child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+      const [code] = (await once(child, 'close')) as [number | null];
+      assert.is(code, 125, stderr);
+      assert.match(stderr, /^run-hook: stdout_failed: the hook's output could not be written: ENOSPC/m);
+    } finally {
+      closeSync(full);
     }
   }),
 );
