@@ -91,6 +91,9 @@ test(
   'a Ctrl-Z longer than --stall is no stall: the stall clock is held while stopped and starts over on SIGCONT',
   withTimeout(30_000, async () => {
     const run = startSettle(['--stall', '1', '--', 'sh', '-c', 'echo $$; while :; do echo tick; sleep 0.1; done']);
+    let stderr = '';
+    run.child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    const stderrOf = () => JSON.stringify(stderr);
     let ticks = 0;
     run.child.stdout!.on('data', (c: Buffer) => (ticks += c.toString().split('tick').length - 1));
     const pid = Number(await run.firstLine);
@@ -98,7 +101,12 @@ test(
     try {
       const state = (p: number) => readProcStat(p)?.state;
       run.child.kill('SIGTSTP');
-      await waitUntil('settle and the command stopped', () => state(settlePid) === 'T' && state(pid) === 'T', { timeoutMs: 10_000 });
+      await waitUntil('settle stopped', () => state(settlePid) === 'T', { timeoutMs: 10_000 }).catch((e: Error) => {
+        throw new Error(`${e.message} (settle ${state(settlePid)}, the command ${state(pid)}; stderr: ${stderrOf()})`);
+      });
+      await waitUntil('the command stopped', () => state(pid) === 'T', { timeoutMs: 10_000 }).catch((e: Error) => {
+        throw new Error(`${e.message} (settle ${state(settlePid)}, the command ${state(pid)}; stderr: ${stderrOf()})`);
+      });
       // Stopped for longer than the stall period: the time passing is what is tested.
       await new Promise((resolve) => setTimeout(resolve, 1500));
       const before = ticks;
@@ -109,7 +117,7 @@ test(
       assert.is(exit.code, 143, exit.stderr);
       assert.not.match(exit.stderr, /stalled/);
     } finally {
-      killQuietly(pid);
+      killQuietly(-pid); // the command's whole group, stopped or not: a member left holding settle's stderr would hold this file open
       killQuietly(settlePid);
     }
   }),
