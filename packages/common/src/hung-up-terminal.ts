@@ -2,9 +2,9 @@ import { closeSync, fstatSync } from 'node:fs';
 import { isatty } from 'node:tty';
 
 /**
- * For `process.on('exit', …)` in a bin: Node 20 aborts as it exits (an assertion in its
+ * For `process.on('exit', ...)` in a bin: Node 20 aborts as it exits (an assertion in its
  * ResetStdio, exit 134 and a native stack trace instead of the tool's exit code) when it
- * restores the mode of a terminal that hung up while the tool ran — a tmux pane killed, an ssh
+ * restores the mode of a terminal that hung up while the tool ran: a tmux pane killed, an ssh
  * session dropped, with HUP ignored by the caller (nodejs/node#51519; later majors fixed it).
  * A standard fd on a terminal device (major 4, 5 or 136-143: ttys, consoles, ptys) that no
  * longer answers as a terminal is closed first: Node then leaves it alone. Never any other

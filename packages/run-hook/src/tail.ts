@@ -28,7 +28,7 @@ export class TailSink extends Writable {
     return this.destination?.broken ?? false;
   }
 
-  /** Why the destination failed: EPIPE for a reader gone, ENOSPC for a full disk, … */
+  /** Why the destination failed: EPIPE for a reader gone, ENOSPC for a full disk, and so on */
   get error(): Error | undefined {
     return this.destination?.error;
   }
