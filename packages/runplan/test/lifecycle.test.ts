@@ -264,6 +264,47 @@ test(
   }),
 );
 
+test(
+  'SIGTSTP to runplan in an orphaned process group (setsid, cron: no shell can resume it) is ignored, as the kernel ignores it there; a SIGINT after it ends the run, exit 130',
+  withTimeout(90_000, async () => {
+    const scratch = tempDir('runplan-sleeper-');
+    const f = setup(SLEEPER_PLAN, {}, { T: scratch.path });
+    let agent = 0;
+    let started: ChildProcess | undefined;
+    try {
+      // detached: runplan leads a session of its own, its parent outside it: an orphaned group.
+      const child = spawn(process.execPath, [RUNPLAN, 'run', f.plan], {
+        cwd: f.repo.path,
+        env: f.env,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        detached: true,
+      });
+      started = child;
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+      const closed = once(child, 'close');
+      const pidFile = join(scratch.path, 'pid');
+      agent = await waitUntil('the command started', () => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')));
+      // Handled in the order sent: stopped by the first, runplan would never act on the second.
+      child.kill('SIGTSTP');
+      child.kill('SIGINT');
+      let bound: NodeJS.Timeout | undefined;
+      const end = await Promise.race([
+        closed,
+        new Promise<string>((resolve) => (bound = setTimeout(() => resolve('still stopped'), 30_000))),
+      ]);
+      clearTimeout(bound);
+      assert.equal(end, [130, null], stderr);
+      assert.not.ok(alive(agent), 'the attempt is gone');
+    } finally {
+      if (started?.exitCode === null && started.signalCode === null) started.kill('SIGKILL'); // stopped for good
+      if (agent && alive(agent)) process.kill(agent, 'SIGKILL');
+      f.cleanup();
+      scratch.cleanup();
+    }
+  }),
+);
+
 // A task that writes a line every 0.1 s for about 3 s, under a stall check of 1 s.
 const TICKER_PLAN = `slug = "ticker"
 base = "main"

@@ -1,4 +1,5 @@
 import { isAlive, type ProcessIdentity } from './identity.js';
+import { ownGroupOrphaned } from './job-control.js';
 import { holdStallClocks, restartStallClocks } from './requests.js';
 
 // Signals to settle that tear the command's tree down; settle then exits 128+N (SIGALRM: 124, a timeout).
@@ -37,9 +38,12 @@ export function listenForSignals({ controller, child, feedsStdin }: SignalListen
   // SIGTSTP (Ctrl-Z) reaches settle alone: the command leads a session of its own, where GNU
   // timeout's shares its group and stops with it. So settle stops the command's group (SIGSTOP:
   // a TSTP to a group of another session is orphaned, and the kernel drops it), then itself;
-  // the SIGCONT that resumes settle (fg, bg) resumes the group it stopped.
+  // the SIGCONT that resumes settle (fg, bg) resumes the group it stopped. In an orphaned
+  // group (setsid, cron, a shell gone) nothing would resume them: the TSTP is ignored there,
+  // as the kernel ignores it for a process that does not handle it.
   let stoppedGroup = false;
   const onStop = () => {
+    if (ownGroupOrphaned()) return;
     holdStallClocks();
     const leader = child();
     if (leader && isAlive(leader)) {

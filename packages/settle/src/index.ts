@@ -14,6 +14,7 @@ export { isOwnerTag, newOwnerTag, tagVariable } from './tag.js';
 export { exitCodeFor } from './exit-code.js';
 export { listenForSignals } from './cli-signals.js';
 export { holdStallClocks, restartStallClocks } from './requests.js';
+export { ownGroupOrphaned } from './job-control.js';
 export type { SignalListeners } from './cli-signals.js';
 export { realProc } from './procfs.js';
 export { ownCgroupDir, cgroupParentDir } from './cgroup-place.js';

@@ -88,6 +88,37 @@ test(
 );
 
 test(
+  'SIGTSTP to settle in an orphaned process group (setsid: no shell can resume it) is ignored, as the kernel ignores it there: the deadline still ends the command',
+  withTimeout(30_000, async () => {
+    // detached: settle leads a session of its own, its parent outside it: an orphaned group.
+    const child = spawn(process.execPath, [settleBin, '--deadline', '2', '--', sh('sleeper.sh')], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const exit = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+    const firstLine = new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString())));
+    const pid = Number(await firstLine);
+    try {
+      child.kill('SIGTSTP');
+      // Stopped, settle and its command would never end: the deadline could not fire.
+      let bound: NodeJS.Timeout | undefined;
+      const code = await Promise.race([
+        exit,
+        new Promise<string>((resolve) => (bound = setTimeout(() => resolve('still stopped'), 15_000))),
+      ]);
+      clearTimeout(bound);
+      assert.is(code, 124, stderr);
+      assert.not.ok(alive(pid), 'the command is gone');
+    } finally {
+      killQuietly(pid);
+      killQuietly(child.pid);
+    }
+  }),
+);
+
+test(
   'a Ctrl-Z longer than --stall is no stall: the stall clock is held while stopped and starts over on SIGCONT',
   withTimeout(30_000, async () => {
     const run = startSettle(['--stall', '1', '--', 'sh', '-c', 'echo $$; while :; do echo tick; sleep 0.1; done']);
