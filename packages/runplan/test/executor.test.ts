@@ -169,6 +169,50 @@ test(
 );
 
 test(
+  'an attempt closed slurm_unreachable under a run whose receipt is another task’s failure: the next run still ends its jobs first, and refuses (exit 3) while Slurm cannot be asked',
+  withPlan(
+    ON_SLURM.replace('prompt = "mock: write out/a.txt a"', 'prompt = "mock: write out/a.txt a"\ndeadline = "2s"').replace(
+      'prompt = "mock: write out/cheap.txt c"',
+      'command = ["/bin/false"]',
+    ),
+    {},
+    async (f) => {
+      const scratch = tempDir('runplan-path-');
+      try {
+        const env = { ...f.env, PATH: pathWith(scratch.path, []) };
+        // As above: the attempt's srun holds on as a job would; no client reaches the controller.
+        for (const tool of ['srun', 'sbatch', 'squeue', 'scancel', 'sacct', 'scontrol']) {
+          const file = join(scratch.path, 'bin', tool);
+          const holds = tool === 'srun' ? 'case " $* " in *" --chdir=/ "*) ;; *) exec /bin/sleep 30 ;; esac\n' : '';
+          writeFileSync(
+            file,
+            `#!/bin/sh\n${holds}echo "${tool}: error: Unable to contact slurm controller (connect failure)" >&2\nexit 1\n`,
+          );
+          chmodSync(file, 0o755);
+        }
+        // cheap fails at once and its failure is the run's receipt; a's attempt ends slurm_unreachable after.
+        const first = await runplan(['run', f.plan, '--jobs', '2'], { env, repo: f.repo });
+        assert.is(first.exitCode, 1, first.stderr);
+        const closed = ofType(await records(f.repo, 'onslurm'), 'attempt-closed').filter((data) => data.taskId === 'a');
+        assert.equal(
+          closed.map((data) => data.reason),
+          ['slurm_unreachable'],
+        );
+        assert.not.match(first.stderr, /run-failed: teardown/);
+        const [runId] = runIds(f.repo, 'onslurm');
+        // Run again beside a job not verified gone, a would run twice.
+        const next = await runplan(['run', f.plan, '--retry', 'cheap', '--retry', 'a'], { env, repo: f.repo });
+        assert.is(next.exitCode, 3, next.stderr);
+        assert.match(next.stderr, new RegExp(`^runplan: slurm_cancel_failed: run ${runId} `, 'm'));
+        assert.equal(runIds(f.repo, 'onslurm'), [runId], 'no run was started');
+      } finally {
+        scratch.cleanup();
+      }
+    },
+  ),
+);
+
+test(
   'a local plan needs no Slurm tool',
   withPlan(ON_SLURM.replace('kind = "slurm"', 'kind = "local"'), {}, async (f) => {
     const scratch = tempDir('runplan-path-');

@@ -59,6 +59,8 @@ export class RunView {
   collision: { taskId: string; attempt: number; seq: number } | undefined;
   /** The first attempt-started whose task is not a string or whose attempt is not a positive integer (not folded). */
   malformed: { field: 'taskId' | 'attempt'; value: unknown; seq: number } | undefined;
+  /** The first attempt closed with its Slurm jobs not verified gone (slurm_unreachable, slurm_cancel_failed): its reason. */
+  jobsUnverified: string | undefined;
   /** Attempts lost to coordinator crashes, per task. */
   readonly crashes = new Map<string, number>();
   /** Failure histories (classes, fingerprints) per task, from repair-decided; operator-retry resets them. */
@@ -189,6 +191,7 @@ export class RunView {
           if (left !== undefined) this.trees.set(d.taskId, left);
         }
         if (d.failure !== null && typeof d.failure === 'object') this.closedFailures.set(key, d.failure);
+        if (d.reason === 'slurm_unreachable' || d.reason === 'slurm_cancel_failed') this.jobsUnverified ??= d.reason;
         if (d.reason === 'coordinator_crashed') {
           this.crashes.set(d.taskId, (this.crashes.get(d.taskId) ?? 0) + 1);
           this.rounds.crashClosed(key);

@@ -57,11 +57,16 @@ export async function chooseRun({
   });
   // Up to date is a decision, not a refusal: the never-started runs are closed then too.
   if (!decided.ok && decided.end.kind !== 'up_to_date') return { ...decided, notices: [] };
-  // A run starts only once the Slurm jobs of the failed run before it are verified gone.
+  // A run starts only once the Slurm jobs of the failed run before it are verified gone: also
+  // when another task's failure, not the unverified teardown, is the run's receipt (its
+  // attempt-closed says it; a --retry of the task ran it again beside its job).
   const last = prior.filter((p) => !p.neverStarted).at(-1);
   const jobs =
     decided.ok && !readOnly && last?.kind === 'failed'
-      ? await endUnverifiedJobs({ runId: last.paths.runId, failedReason: last.failedReason }, PRIOR_JOBS_GRACE_MS)
+      ? await endUnverifiedJobs(
+          { runId: last.paths.runId, failedReason: last.journal.jobsUnverified ?? last.failedReason },
+          PRIOR_JOBS_GRACE_MS,
+        )
       : { ok: true as const, notices: [] };
   if (!jobs.ok) return { ok: false, end: { kind: 'refused', ...jobs.refusal }, notices: [] };
   const closed = readOnly ? { ok: true as const, abandoned: never.map((p) => p.paths.runId), notices: [] } : await closeNeverStarted(never);
