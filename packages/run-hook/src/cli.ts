@@ -100,7 +100,8 @@ async function run(request: Request): Promise<number> {
   // process group; Ctrl-Z stops it with run-hook. Left to Node's defaults, QUIT, USR2 and
   // ALRM ended run-hook with the hook still running, and USR1 opened the inspector.
   let hook: ProcessIdentity | undefined;
-  const stopListening = listenForSignals({ controller, child: () => hook, feedsStdin: false });
+  let tag: string | undefined;
+  const stopListening = listenForSignals({ controller, child: () => hook, tag: () => tag, feedsStdin: false });
   let result: HookRun;
   try {
     result = await executeHook(request.template, {
@@ -113,7 +114,10 @@ async function run(request: Request): Promise<number> {
       stdout: process.stdout,
       stderr: process.stderr,
       onEvent: (event) => {
-        if (event.type === 'settle' && event.event.type === 'spawned') hook = processIdentity(event.event.pid);
+        if (event.type === 'settle' && event.event.type === 'spawned') {
+          hook = processIdentity(event.event.pid);
+          tag = event.event.tag;
+        }
       },
     });
   } finally {

@@ -1,4 +1,4 @@
-import { findTagged, holdStallClocks, ownGroupOrphaned, readProcStat, restartStallClocks } from '@runplan/settle';
+import { continueStopped, holdStallClocks, ownGroupOrphaned, restartStallClocks, type StoppedProcess, stopTagged } from '@runplan/settle';
 import { runTagPrefix } from './resume/leftovers.js';
 
 // Ctrl-Z at a terminal (SIGTSTP to the job's process group) reaches runplan alone: each
@@ -8,19 +8,19 @@ import { runTagPrefix } from './resume/leftovers.js';
 // In an orphaned process group the TSTP is ignored (see ownGroupOrphaned).
 // Returns what stops listening.
 export function stopWithTheJob(runId: () => string | undefined): () => void {
-  let stopped: { pid: number; startTime: number }[] = [];
+  let stopped: StoppedProcess[] = [];
   const onStop = () => {
     // An orphaned group (setsid, cron, a shell gone): nothing would resume it; ignored, as the
     // kernel ignores a TSTP there for a process that does not handle it.
     if (ownGroupOrphaned()) return;
     holdStallClocks();
     const id = runId();
-    if (id !== undefined) stopped = stopTagged(runTagPrefix(id));
+    if (id !== undefined) stopped = stopTagged({ prefixes: [runTagPrefix(id)] });
     process.kill(process.pid, 'SIGSTOP');
   };
   const onContinue = () => {
     restartStallClocks();
-    for (const p of stopped) if (readProcStat(p.pid)?.startTime === p.startTime) signal(p.pid, 'SIGCONT');
+    continueStopped(stopped);
     stopped = [];
   };
   process.on('SIGTSTP', onStop);
@@ -29,26 +29,4 @@ export function stopWithTheJob(runId: () => string | undefined): () => void {
     process.off('SIGTSTP', onStop);
     process.off('SIGCONT', onContinue);
   };
-}
-
-// SIGSTOP to every live process carrying the prefix, scanned again for what forked meanwhile.
-function stopTagged(prefix: string): { pid: number; startTime: number }[] {
-  const seen = new Map<number, { pid: number; startTime: number }>();
-  for (let round = 0; round < 3; round++) {
-    const found = findTagged({ prefixes: [prefix] }).filter((p) => !seen.has(p.pid));
-    if (found.length === 0) break;
-    for (const p of found) {
-      seen.set(p.pid, p);
-      signal(p.pid, 'SIGSTOP');
-    }
-  }
-  return [...seen.values()];
-}
-
-function signal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(pid, name);
-  } catch {
-    // gone
-  }
 }

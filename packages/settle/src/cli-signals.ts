@@ -1,5 +1,5 @@
 import { isAlive, type ProcessIdentity } from './identity.js';
-import { ownGroupOrphaned } from './job-control.js';
+import { continueStopped, ownGroupOrphaned, type StoppedProcess, stopTagged } from './job-control.js';
 import { holdStallClocks, restartStallClocks } from './requests.js';
 
 // Signals to settle that tear the command's tree down; settle then exits 128+N (SIGALRM: 124, a timeout).
@@ -19,11 +19,13 @@ export interface SignalListeners {
    * EPIPE raises there looks like one sent to settle: SIGPIPE stays ignored then (Limits).
    */
   feedsStdin: boolean;
+  /** The command's ownerTag once spawned: a Ctrl-Z stops every process carrying it. */
+  tag?: () => string | undefined;
 }
 
 // Starts listening for the signals settle acts on while the command runs; returns what stops
 // the teardown listeners once it has settled.
-export function listenForSignals({ controller, child, feedsStdin }: SignalListeners): () => void {
+export function listenForSignals({ controller, child, feedsStdin, tag }: SignalListeners): () => void {
   const onSignal = (signal: NodeJS.Signals) => controller.abort(signal);
   // Relayed only while our child is the leader we recorded: the group is never a stranger's.
   const onRelayed = (signal: NodeJS.Signals) => {
@@ -41,7 +43,9 @@ export function listenForSignals({ controller, child, feedsStdin }: SignalListen
   // the SIGCONT that resumes settle (fg, bg) resumes the group it stopped. In an orphaned
   // group (setsid, cron, a shell gone) nothing would resume them: the TSTP is ignored there,
   // as the kernel ignores it for a process that does not handle it.
+  // What forked out of the group (a `setsid` descendant) carries the command's tag: stopped too.
   let stoppedGroup = false;
+  let stoppedTagged: StoppedProcess[] = [];
   const onStop = () => {
     if (ownGroupOrphaned()) return;
     holdStallClocks();
@@ -54,10 +58,14 @@ export function listenForSignals({ controller, child, feedsStdin }: SignalListen
         // the group is gone
       }
     }
+    const own = tag?.();
+    if (own !== undefined) stoppedTagged = stopTagged({ tags: [own] });
     process.kill(process.pid, 'SIGSTOP');
   };
   const onContinue = () => {
     restartStallClocks();
+    continueStopped(stoppedTagged);
+    stoppedTagged = [];
     if (!stoppedGroup) return;
     stoppedGroup = false;
     onRelayed('SIGCONT');

@@ -36,16 +36,21 @@ export async function main(argv: string[]): Promise<number> {
 
   const controller = new AbortController();
   let child: ProcessIdentity | undefined;
+  let tag: string | undefined;
   const stopListening = listenForSignals({
     controller,
     child: () => child,
+    tag: () => tag,
     feedsStdin: inv.input !== undefined && inv.input !== '-',
   });
   const spec = specOf(inv, controller.signal);
   // A broken stdout surfaces here only when the child wrote more, and that write would have
   // earned it SIGPIPE on a real pipe; our pipe to it is a socket, so we deliver the SIGPIPE.
   spec.onEvent = (event) => {
-    if (event.type === 'spawned') child = processIdentity(event.pid);
+    if (event.type === 'spawned') {
+      child = processIdentity(event.pid);
+      tag = event.tag;
+    }
   };
   // process.stdout is set up (a pipe or terminal handle) only once the child has written:
   // a command that prints nothing never pays for it at start-up.

@@ -1,4 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { readProcStat } from './identity.js';
+import { findTagged, type TagQuery } from './teardown-tagged.js';
 
 // ppid, pgrp and session (fields 4, 5, 6) of /proc/<pid>/stat, or undefined when gone.
 function groupFields(pid: number | 'self'): { ppid: number; pgrp: number; session: number } | undefined {
@@ -36,4 +38,41 @@ export function ownGroupOrphaned(): boolean {
     if (parent !== undefined && parent.pgrp !== self.pgrp && parent.session === self.session) return false;
   }
   return true;
+}
+
+/** A process a Ctrl-Z stopped: resumed only while its pid still names it (its start time). */
+export interface StoppedProcess {
+  pid: number;
+  startTime: number;
+}
+
+/**
+ * Ctrl-Z for a whole tree: SIGSTOP to every live process carrying the tags or prefixes (a
+ * `setsid` descendant too, which the command's process group does not hold), scanned again
+ * for what forked meanwhile. {@link continueStopped} resumes them.
+ */
+export function stopTagged(query: TagQuery): StoppedProcess[] {
+  const seen = new Map<number, StoppedProcess>();
+  for (let round = 0; round < 3; round++) {
+    const found = findTagged(query).filter((p) => !seen.has(p.pid));
+    if (found.length === 0) break;
+    for (const p of found) {
+      seen.set(p.pid, { pid: p.pid, startTime: p.startTime });
+      signal(p.pid, 'SIGSTOP');
+    }
+  }
+  return [...seen.values()];
+}
+
+/** SIGCONT to each process {@link stopTagged} stopped that is still the same process. */
+export function continueStopped(stopped: readonly StoppedProcess[]): void {
+  for (const p of stopped) if (readProcStat(p.pid)?.startTime === p.startTime) signal(p.pid, 'SIGCONT');
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // gone
+  }
 }

@@ -119,6 +119,43 @@ test(
 );
 
 test(
+  'Ctrl-Z stops what left the command’s process group too (a setsid descendant, found by its tag); fg resumes it',
+  withTimeout(30_000, async () => {
+    const dir = tempDir();
+    const pidFile = join(dir.path, 'escaped');
+    const run = startSettle([
+      '--',
+      'sh',
+      '-c',
+      `setsid sh -c 'echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 100' ${pidFile} & echo $$; exec sleep 100`,
+    ]);
+    const pid = Number(await run.firstLine);
+    const settlePid = run.child.pid!;
+    let escaped = 0;
+    try {
+      escaped = await waitUntil('the setsid descendant started', () => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')));
+      const state = (p: number) => readProcStat(p)?.state;
+      assert.is.not(readProcStat(escaped)?.pgrp, readProcStat(pid)?.pgrp, 'it left the command’s group');
+      run.child.kill('SIGTSTP');
+      await waitUntil('settle stopped', () => state(settlePid) === 'T', { timeoutMs: 10_000 });
+      assert.is(state(escaped), 'T', 'the escaped descendant stopped with the command');
+      assert.is(state(pid), 'T');
+      run.child.kill('SIGCONT');
+      await waitUntil('the descendant resumed', () => state(escaped) !== 'T', { timeoutMs: 10_000 });
+      run.child.kill('SIGTERM');
+      const exit = await run.exit;
+      assert.is(exit.code, 143, exit.stderr);
+      await waitUntil('the descendant is gone', () => !alive(escaped), { timeoutMs: 10_000 });
+    } finally {
+      killQuietly(escaped || undefined);
+      killQuietly(-pid);
+      killQuietly(settlePid);
+      dir.cleanup();
+    }
+  }),
+);
+
+test(
   'a Ctrl-Z longer than --stall is no stall: the stall clock is held while stopped and starts over on SIGCONT',
   withTimeout(30_000, async () => {
     const run = startSettle(['--stall', '1', '--', 'sh', '-c', 'echo $$; while :; do echo tick; sleep 0.1; done']);
