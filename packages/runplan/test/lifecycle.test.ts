@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readLedger, runBin, tempDir, waitUntil, withTimeout } from '@runplan/test-fixtures';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -225,41 +225,57 @@ id = "nap"
 command = ["sh", "-c", "echo $$ > \\"$T/pid.tmp\\"; mv \\"$T/pid.tmp\\" \\"$T/pid\\"; exec sleep 60"]
 `;
 
+// `runplan run` of a plan whose command writes its pid to $T/pid (T: a scratch dir), resolved
+// once that command started; `cleanup` kills whatever is left (a stopped runplan too).
+async function runUntilCommand(plan: string, opts: { detached?: boolean } = {}) {
+  const scratch = tempDir('runplan-job-');
+  const f = setup(plan, {}, { T: scratch.path });
+  // detached: runplan leads a session of its own, its parent outside it (an orphaned group).
+  const child = spawn(process.execPath, [RUNPLAN, 'run', f.plan], {
+    cwd: f.repo.path,
+    env: f.env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: opts.detached === true,
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  const closed = once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>;
+  let agent = 0;
+  const cleanup = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); // stopped for good
+    if (agent && alive(agent)) process.kill(agent, 'SIGKILL');
+    f.cleanup();
+    scratch.cleanup();
+  };
+  try {
+    const pidFile = join(scratch.path, 'pid');
+    agent = await waitUntil('the command started', () => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')));
+  } catch (e) {
+    cleanup();
+    throw e;
+  }
+  return { child, closed, agent, stderr: () => stderr, cleanup };
+}
+
+const state = (pid: number) => readProcStat(pid)?.state;
+
 test(
   'Ctrl-Z (SIGTSTP) stops the running attempts with runplan, not runplan alone; fg (SIGCONT) resumes them; Ctrl-C then ends the run, exit 130',
   withTimeout(90_000, async () => {
-    const scratch = tempDir('runplan-sleeper-');
-    const f = setup(SLEEPER_PLAN, {}, { T: scratch.path });
-    let agent = 0;
-    let started: ChildProcess | undefined;
+    const r = await runUntilCommand(SLEEPER_PLAN);
     try {
-      const child = spawn(process.execPath, [RUNPLAN, 'run', f.plan], {
-        cwd: f.repo.path,
-        env: f.env,
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      started = child;
-      let stderr = '';
-      child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-      const closed = once(child, 'close');
-      const pidFile = join(scratch.path, 'pid');
-      agent = await waitUntil('the command started', () => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')));
-      const state = (pid: number) => readProcStat(pid)?.state;
-      child.kill('SIGTSTP');
-      await waitUntil('runplan stopped', () => state(child.pid!) === 'T', { timeoutMs: 10_000 });
+      r.child.kill('SIGTSTP');
+      await waitUntil('runplan stopped', () => state(r.child.pid!) === 'T', { timeoutMs: 10_000 });
       // Its attempts run in process groups of their own: the terminal's Ctrl-Z stops runplan alone.
-      await waitUntil('the attempt stopped', () => state(agent) === 'T', { timeoutMs: 10_000 });
-      child.kill('SIGCONT');
-      await waitUntil('the attempt resumed', () => state(agent) !== 'T', { timeoutMs: 10_000 });
-      child.kill('SIGINT');
-      const [code] = await closed;
-      assert.is(code, 130, stderr);
-      assert.not.ok(alive(agent), 'the attempt is gone');
+      await waitUntil('the attempt stopped', () => state(r.agent) === 'T', { timeoutMs: 10_000 });
+      r.child.kill('SIGCONT');
+      await waitUntil('the attempt resumed', () => state(r.agent) !== 'T', { timeoutMs: 10_000 });
+      r.child.kill('SIGINT');
+      const [code] = await r.closed;
+      assert.is(code, 130, r.stderr());
+      assert.not.ok(alive(r.agent), 'the attempt is gone');
     } finally {
-      if (started?.exitCode === null && started.signalCode === null) started.kill('SIGKILL'); // stopped for good
-      if (agent && alive(agent)) process.kill(agent, 'SIGKILL');
-      f.cleanup();
-      scratch.cleanup();
+      r.cleanup();
     }
   }),
 );
@@ -267,40 +283,21 @@ test(
 test(
   'SIGTSTP to runplan in an orphaned process group (setsid, cron: no shell can resume it) is ignored, as the kernel ignores it there; a SIGINT after it ends the run, exit 130',
   withTimeout(90_000, async () => {
-    const scratch = tempDir('runplan-sleeper-');
-    const f = setup(SLEEPER_PLAN, {}, { T: scratch.path });
-    let agent = 0;
-    let started: ChildProcess | undefined;
+    const r = await runUntilCommand(SLEEPER_PLAN, { detached: true });
     try {
-      // detached: runplan leads a session of its own, its parent outside it: an orphaned group.
-      const child = spawn(process.execPath, [RUNPLAN, 'run', f.plan], {
-        cwd: f.repo.path,
-        env: f.env,
-        stdio: ['ignore', 'ignore', 'pipe'],
-        detached: true,
-      });
-      started = child;
-      let stderr = '';
-      child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-      const closed = once(child, 'close');
-      const pidFile = join(scratch.path, 'pid');
-      agent = await waitUntil('the command started', () => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')));
       // Handled in the order sent: stopped by the first, runplan would never act on the second.
-      child.kill('SIGTSTP');
-      child.kill('SIGINT');
+      r.child.kill('SIGTSTP');
+      r.child.kill('SIGINT');
       let bound: NodeJS.Timeout | undefined;
       const end = await Promise.race([
-        closed,
+        r.closed,
         new Promise<string>((resolve) => (bound = setTimeout(() => resolve('still stopped'), 30_000))),
       ]);
       clearTimeout(bound);
-      assert.equal(end, [130, null], stderr);
-      assert.not.ok(alive(agent), 'the attempt is gone');
+      assert.equal(end, [130, null], r.stderr());
+      assert.not.ok(alive(r.agent), 'the attempt is gone');
     } finally {
-      if (started?.exitCode === null && started.signalCode === null) started.kill('SIGKILL'); // stopped for good
-      if (agent && alive(agent)) process.kill(agent, 'SIGKILL');
-      f.cleanup();
-      scratch.cleanup();
+      r.cleanup();
     }
   }),
 );
@@ -322,36 +319,20 @@ command = ["sh", "-c", "echo $$ > \\"$T/pid.tmp\\"; mv \\"$T/pid.tmp\\" \\"$T/pi
 test(
   "a Ctrl-Z longer than the task's stall is no stall: the attempt is held with runplan and, after fg, completes (exit 0)",
   withTimeout(90_000, async () => {
-    const scratch = tempDir('runplan-ticker-');
-    const f = setup(TICKER_PLAN, {}, { T: scratch.path });
-    let agent = 0;
-    let started: ChildProcess | undefined;
+    const r = await runUntilCommand(TICKER_PLAN);
     try {
-      const child = spawn(process.execPath, [RUNPLAN, 'run', f.plan], {
-        cwd: f.repo.path,
-        env: f.env,
-        stdio: ['ignore', 'ignore', 'pipe'],
+      r.child.kill('SIGTSTP');
+      await waitUntil('runplan and the attempt stopped', () => state(r.child.pid!) === 'T' && state(r.agent) === 'T', {
+        timeoutMs: 10_000,
       });
-      started = child;
-      let stderr = '';
-      child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-      const closed = once(child, 'close');
-      const pidFile = join(scratch.path, 'pid');
-      agent = await waitUntil('the command started', () => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')));
-      const state = (pid: number) => readProcStat(pid)?.state;
-      child.kill('SIGTSTP');
-      await waitUntil('runplan and the attempt stopped', () => state(child.pid!) === 'T' && state(agent) === 'T', { timeoutMs: 10_000 });
       // Stopped for longer than the stall period: the time passing is what is tested.
       await new Promise((resolve) => setTimeout(resolve, 1500));
-      child.kill('SIGCONT');
-      const [code] = await closed;
-      assert.is(code, 0, stderr);
-      assert.not.match(stderr, /stalled/);
+      r.child.kill('SIGCONT');
+      const [code] = await r.closed;
+      assert.is(code, 0, r.stderr());
+      assert.not.match(r.stderr(), /stalled/);
     } finally {
-      if (started?.exitCode === null && started.signalCode === null) started.kill('SIGKILL');
-      if (agent && alive(agent)) process.kill(agent, 'SIGKILL');
-      f.cleanup();
-      scratch.cleanup();
+      r.cleanup();
     }
   }),
 );
