@@ -231,7 +231,15 @@ async function runUntilCommand(plan: string, opts: { detached?: boolean } = {}) 
   const scratch = tempDir('runplan-job-');
   const f = setup(plan, {}, { T: scratch.path });
   // detached: runplan leads a session of its own, its parent outside it (an orphaned group).
-  const child = spawn(process.execPath, [RUNPLAN, 'run', f.plan], {
+  // Else runplan runs as a shell runs a job: a process group of its own (perl's setpgrp, then
+  // exec: the same pid) whose parent, the test, is in another group of the same session, so
+  // its Ctrl-Z is honoured wherever the test itself runs (never an orphaned group).
+  const argv = [process.execPath, RUNPLAN, 'run', f.plan];
+  const [file, ...args] =
+    opts.detached === true
+      ? argv
+      : ['perl', '-e', 'setpgrp(0, 0) or die "setpgrp: $!"; exec { $ARGV[0] } @ARGV or die "exec: $!"', ...argv];
+  const child = spawn(file!, args, {
     cwd: f.repo.path,
     env: f.env,
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -63,7 +63,7 @@ test(
 test(
   'SIGTSTP to settle (Ctrl-Z) stops the command’s group as well as settle; SIGCONT (fg) resumes both',
   withTimeout(30_000, async () => {
-    const run = startSettle(['--', sh('sleeper.sh')]);
+    const run = startSettle(['--', sh('sleeper.sh')], undefined, { job: true });
     const pid = Number(await run.firstLine);
     const settlePid = run.child.pid!;
     try {
@@ -123,12 +123,11 @@ test(
   withTimeout(30_000, async () => {
     const dir = tempDir();
     const pidFile = join(dir.path, 'escaped');
-    const run = startSettle([
-      '--',
-      'sh',
-      '-c',
-      `setsid sh -c 'echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 100' ${pidFile} & echo $$; exec sleep 100`,
-    ]);
+    const run = startSettle(
+      ['--', 'sh', '-c', `setsid sh -c 'echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 100' ${pidFile} & echo $$; exec sleep 100`],
+      undefined,
+      { job: true },
+    );
     const pid = Number(await run.firstLine);
     const settlePid = run.child.pid!;
     let escaped = 0;
@@ -158,7 +157,9 @@ test(
 test(
   'a Ctrl-Z longer than --stall is no stall: the stall clock is held while stopped and starts over on SIGCONT',
   withTimeout(30_000, async () => {
-    const run = startSettle(['--stall', '1', '--', 'sh', '-c', 'echo $$; while :; do echo tick; sleep 0.1; done']);
+    const run = startSettle(['--stall', '1', '--', 'sh', '-c', 'echo $$; while :; do echo tick; sleep 0.1; done'], undefined, {
+      job: true,
+    });
     let stderr = '';
     run.child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     const stderrOf = () => JSON.stringify(stderr);

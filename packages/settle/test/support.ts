@@ -49,9 +49,22 @@ export interface LiveBin {
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
 }
 
+/**
+ * The argv that runs `argv` as a shell runs a job: in a process group of its own (perl's
+ * setpgrp, then exec: the same pid) whose parent, the test, is in another group of the same
+ * session. Such a group is never orphaned, so a SIGTSTP to it is honoured wherever the test
+ * itself runs (settle ignores Ctrl-Z in an orphaned group, as the kernel does: setsid, cron).
+ */
+export function asJob(argv: string[]): string[] {
+  return ['perl', '-e', 'setpgrp(0, 0) or die "setpgrp: $!"; exec { $ARGV[0] } @ARGV or die "exec: $!"', ...argv];
+}
+
 // Starts the settle bin and exposes its first stdout line (the fixture's pid) as an event.
-export function startSettle(args: string[], input?: string): LiveBin {
-  const child = spawn(process.execPath, [settleBin, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+// `job`: settle runs as a job of its own process group (see asJob).
+export function startSettle(args: string[], input?: string, opts: { job?: boolean } = {}): LiveBin {
+  const argv = [process.execPath, settleBin, ...args];
+  const [file, ...rest] = opts.job === true ? asJob(argv) : argv;
+  const child = spawn(file!, rest, { stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdin.on('error', () => {});
   if (input === undefined) child.stdin.end();
   else child.stdin.end(input);
