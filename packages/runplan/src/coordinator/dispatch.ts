@@ -24,7 +24,14 @@ export async function dispatch(parts: RunParts, task: TaskSpec, attempt: number)
             evidenceDir: attemptEvidenceDir(parts.ctx.run, task.id, last.attempt),
             ...(last.worktree !== undefined ? { worktree: last.worktree } : worktreeOf(parts, task.id, last.attempt)),
           };
-    return { kind: 'attempt', taskId: task.id, result: await runAttempt(parts.ctx, task, attempt, previous) };
+    const result = await runAttempt(parts.ctx, task, attempt, previous);
+    // A failed attempt's worktree stays as evidence until the task is checkpointed, then goes
+    // with its earlier attempts' (removeEarlierTrees): this run's as a resumed run's.
+    if (!result.ok && result.worktree !== undefined) {
+      const trees = parts.ledger.trees.get(task.id) ?? [];
+      parts.ledger.trees.set(task.id, [...trees.filter((t) => t.attempt !== attempt), { attempt, worktree: result.worktree }]);
+    }
+    return { kind: 'attempt', taskId: task.id, result };
   } catch (e) {
     const error = e instanceof Error ? e : new Error(String(e));
     if (e instanceof JournalFailure || parts.journal.failure) return { kind: 'journal', taskId: task.id, error };
