@@ -84,7 +84,7 @@ export class Coordinator {
     await announceStart(req, startInfo(plan, run, start, this.fold.view));
     try {
       if (start.mode === 'resume') {
-        const stop = await takeOver(parts, start.recovered);
+        const stop = await takeOver(parts, start.recovered, start.adopting);
         if (stop !== undefined) return await this.failed(parts, stop);
       } else {
         // The journal holds only its header here: the never-started crash point.

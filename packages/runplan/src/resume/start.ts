@@ -1,6 +1,6 @@
 import type { ScanResult } from '@runplan/journal';
 import type { RunEnd, RunRequest } from '../coordinator/types.js';
-import type { UsageTotals } from '../events/types.js';
+import type { CheckpointData, UsageTotals } from '../events/types.js';
 import type { RunPaths, SlugPaths } from '../host/state.js';
 import type { Plan } from '../plan/types.js';
 import type { PriorRun } from './inspect.js';
@@ -12,7 +12,14 @@ import type { SlugSpend } from './slug-spend.js';
 /** How `run` starts relative to the slug's earlier runs. */
 export type StartMode =
   | { mode: 'clean'; run: RunPaths; startOrder: number; abandoned: string[] }
-  | { mode: 'resume'; run: RunPaths; recovered: RecoveredRun; scanned: ScanResult | undefined }
+  | {
+      mode: 'resume';
+      run: RunPaths;
+      recovered: RecoveredRun;
+      scanned: ScanResult | undefined;
+      /** A continuation that died before it had adopted every checkpoint: the ones it still owes (in `recovered.checkpoints` already), journaled by the resume. */
+      adopting?: { origin: string; checkpoints: CheckpointData[] };
+    }
   | { mode: 'continue'; run: RunPaths; startOrder: number; origin: string; recovered: RecoveredRun; abandoned: string[] };
 
 /**

@@ -4,7 +4,7 @@ import { coordinatorIdentity } from '../coordinator/identity.js';
 import type { RunParts } from '../coordinator/parts.js';
 import type { StopCause } from '../coordinator/types.js';
 import { removeEarlierTrees } from '../coordinator/worktrees.js';
-import type { AttemptFailureData } from '../events/types.js';
+import type { AttemptFailureData, CheckpointData } from '../events/types.js';
 import { clearJournalFailureNote, readJournalFailureNote } from '../host/disk-reserve.js';
 import { decideAfterCrash, emptyHistory } from '../repair/index.js';
 import { planUsesSlurm } from '../executor/spec.js';
@@ -34,7 +34,11 @@ type Note = Awaited<ReturnType<typeof readJournalFailureNote>>;
 // A coordinator that exited 5 (its note says the journal refused a write) did not crash:
 // that is journaled as journal-failed, and its attempts count towards no crash cap.
 // Returns why the run stops now, if it does (the caller writes the receipt).
-export async function takeOver(parts: RunParts, recovered: RecoveredRun): Promise<StopCause | undefined> {
+export async function takeOver(
+  parts: RunParts,
+  recovered: RecoveredRun,
+  adopting?: { origin: string; checkpoints: CheckpointData[] },
+): Promise<StopCause | undefined> {
   const { ctx, ledger } = parts;
   ledger.load(recovered);
   ctx.integration.head = recovered.head;
@@ -99,6 +103,9 @@ export async function takeOver(parts: RunParts, recovered: RecoveredRun): Promis
     const stop = await closeCrashed(parts, { a, recovered, note });
     engine ??= stop;
   }
+  // A continuation's adoptions its dead coordinator did not journal (resume-start.ts).
+  for (const cp of adopting?.checkpoints ?? [])
+    await ctx.emit('checkpoint-adopted', { origin: adopting!.origin, taskId: cp.taskId, checkpoint: cp });
   for (const taskId of ledger.checkpoints.keys()) await removeEarlierTrees(parts, taskId);
   if (jobs !== undefined && jobs.survivors.length > 0)
     engine ??= {
