@@ -55,6 +55,8 @@ export class RunView {
   readonly open = new Map<string, OpenAttempt>();
   /** Worktrees of each task's attempts that did not close as a success. */
   readonly trees = new Map<string, Array<{ attempt: number; worktree: string }>>();
+  /** Attempts still open when their coordinator was found dead: closed later, their worktrees not yet removed. */
+  private readonly leftOpen = new Set<string>();
   /** The first attempt-started that repeats a task and attempt number already started: the journal's own records collide. */
   collision: { taskId: string; attempt: number; seq: number } | undefined;
   /** The first attempt-started whose task is not a string or whose attempt is not a positive integer (not folded). */
@@ -186,7 +188,9 @@ export class RunView {
         const d = e.data;
         const key = `${d.taskId}.${d.attempt}`;
         this.open.delete(key);
-        if (d.outcome === 'success') {
+        // A success the live coordinator journals comes after it removed the attempt's worktree;
+        // one closed after its coordinator died (resume, `runplan stop`) still has it.
+        if (d.outcome === 'success' && !this.leftOpen.delete(key)) {
           const left = this.trees.get(d.taskId)?.filter((t) => t.attempt !== d.attempt);
           if (left !== undefined) this.trees.set(d.taskId, left);
         }
@@ -213,6 +217,10 @@ export class RunView {
       case 'coordinator-crashed':
       case 'journal-failed':
         this.tookOver = e.data.coordinator ?? this.tookOver;
+        for (const key of this.open.keys()) this.leftOpen.add(key);
+        break;
+      case 'leftovers-ended':
+        for (const key of this.open.keys()) this.leftOpen.add(key);
         break;
       case 'repair-decided': {
         const d = e.data;
