@@ -53,4 +53,35 @@ for (const point of ['run-started', 'checkpoint-adopted:a']) {
   );
 }
 
+test(
+  'a continuation killed after run-started, then closed by runplan stop: the next continuation adopts the first run checkpoints through it',
+  withPlan(CHAIN, {}, async (f) => {
+    const crashed = await runplan(['run', f.plan], { env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:attempt-started:c' } });
+    assert.is(crashed.signal, 'SIGKILL', crashed.stderr);
+    assert.is((await runplan(['stop', 'cont'], f)).exitCode, 0);
+    const again = await runplan(['run', f.plan], { env: { ...f.env, RUNPLAN_FAILPOINT: 'kill-after:run-started' } });
+    assert.is(again.signal, 'SIGKILL', again.stderr);
+    assert.is((await runplan(['stop', 'cont'], f)).exitCode, 0);
+    const r = await runplan(['run', f.plan], f);
+    assert.is(r.exitCode, 0, r.stderr);
+    const counts = dispatchCounts(f.ledger);
+    assert.equal(
+      [counts.get('a'), counts.get('b'), counts.get('c')],
+      [1, 1, 1],
+      'a and b, checkpointed in the first run, are never dispatched again',
+    );
+    const ids = runIds(f.repo, 'cont');
+    assert.is(ids.length, 3);
+    const rs = await records(f.repo, 'cont');
+    assert.equal(
+      ofType(rs, 'checkpoint-adopted').map((d) => [d.taskId, d.origin, d.checkpoint.logicalRunId]),
+      [
+        ['a', ids[1], ids[0]],
+        ['b', ids[1], ids[0]],
+      ],
+    );
+    assert.is(rs.at(-1)!.type, 'run-complete');
+  }),
+);
+
 test.run();

@@ -4,6 +4,7 @@ import { runPaths } from '../host/state.js';
 import { PLAN_DEFAULTS } from '../plan/types.js';
 import type { PriorRun } from './inspect.js';
 import { withContinuedTrees } from './chain-trees.js';
+import { owedAdoptions } from './owed-adoptions.js';
 import { recoverRun, type RecoveredRun } from './recover.js';
 import { budgetSpentRefusal } from './slug-spend.js';
 import type { Refusal } from './refusal.js';
@@ -33,6 +34,9 @@ export async function continuationStart(last: PriorRun, input: DecideInput): Pro
   }
   const recovered = await recoverRun(last, { plan, repo, mode: 'continue', digests });
   if (!recovered.ok) return refused(recovered.error);
+  // A continuation stopped before it had adopted every checkpoint: the rest are adopted too.
+  const owed = await owedAdoptions(recovered.value, { plan, repo, digests, prior: input.prior });
+  const adopted = owed?.recovered ?? recovered.value;
   // A task repair stopped is not run again on the same inputs: only --retry (the operator
   // says the cause changed) or a contract changed since the stopped attempt (the digest
   // its attempt-started journaled) lets a continuation dispatch it. An attempt that
@@ -40,7 +44,7 @@ export async function continuationStart(last: PriorRun, input: DecideInput): Pro
   // A stop for a provider limit that resets too far away is over once the reset has passed:
   // time is the input that changed, and the receipt's own hint is this very command.
   const now = Date.now();
-  const stopped = [...recovered.value.stopped].filter(
+  const stopped = [...adopted.stopped].filter(
     ([task, s]) =>
       !(req.retry ?? []).includes(task) &&
       digests.has(task) &&
@@ -74,7 +78,7 @@ export async function continuationStart(last: PriorRun, input: DecideInput): Pro
   const spent = budgetSpentRefusal(plan, input.carried, 'a continuation');
   if (spent !== undefined) return refused(spent);
   // A continuation proceeds on the base its runs started from; a moved base is said once.
-  const old = recovered.value.started.baseCommit;
+  const old = adopted.started.baseCommit;
   const moved =
     old !== input.baseCommit
       ? [
@@ -88,7 +92,7 @@ export async function continuationStart(last: PriorRun, input: DecideInput): Pro
       run: runPaths(slug, runId),
       startOrder,
       origin: last.paths.runId,
-      recovered: withContinuedTrees(afterResets(recovered.value, now), last, input.prior),
+      recovered: withContinuedTrees(afterResets(adopted, now), last, input.prior),
       abandoned: [],
     },
     notices: moved,
