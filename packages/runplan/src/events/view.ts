@@ -207,6 +207,8 @@ export class RunView {
       case 'usage':
         this.spent.add(e.data.usage, e.data.costUsd);
         for (const t of threadTotalsOf(e.data.threads)) this.threadTotals.set(t.threadId, t.lastTotal);
+        // A crashed attempt's transcript (or round) recounted: counted, never recounted by a later take-over.
+        markSettled(this.open.get(`${e.data.taskId}.${e.data.attempt}`), e.data.round);
         break;
       case 'command-settled': {
         for (const t of threadTotalsOf(e.data.threads)) this.threadTotals.set(t.threadId, t.lastTotal);
