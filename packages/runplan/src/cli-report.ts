@@ -1,3 +1,4 @@
+import { stat, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { listSlugs } from './host/state.js';
 import { findReport, writeReport } from './observe/report.js';
@@ -37,7 +38,15 @@ export async function reportCommand(
   }
   const file = typeof o.out === 'string' ? resolve(o.out) : found.defaultOut;
   try {
-    await writeReport(file, found.html());
+    // A FIFO, a device (`--out /dev/null`, `/dev/stdout`) or a socket is written into as it
+    // is: the report file's temp-and-rename would put a regular file in its place (as root,
+    // /dev/null itself).
+    const special = await stat(file).then(
+      (s) => !s.isFile() && !s.isDirectory(),
+      () => false,
+    );
+    if (special) await writeFile(file, found.html());
+    else await writeReport(file, found.html());
   } catch (e) {
     // The file system refused the report: an I/O failure (exit 5), not runplan's own error.
     const code = (e as NodeJS.ErrnoException).code;
