@@ -39,6 +39,7 @@ export class RunJournal {
       await this.makeRoom();
       let record: JournalRecord;
       try {
+        if (hits(this.#fail, 'journal-error', type, data)) throw new Error(`fail point journal-error:${type}`);
         record = await this.init.writer.appendTerminal(type, maskDeep(data, this.init.secrets) as unknown as Record<string, unknown>);
       } catch (e) {
         this.failure ??= e instanceof Error ? e : new Error(String(e));
