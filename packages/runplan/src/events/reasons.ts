@@ -218,3 +218,8 @@ export function classified<R extends FailureReason>(reason: R): ClassifiedAs<R> 
 export function isFailureReason(reason: string): reason is FailureReason {
   return Object.hasOwn(REASON_CLASS, reason);
 }
+
+/** Reasons an attempt (or run) ends with its Slurm jobs not verified gone: the next run ends them first (resume/slurm-jobs.ts). */
+export function leavesJobsUnverified(reason: unknown): boolean {
+  return reason === 'slurm_unreachable' || reason === 'slurm_cancel_failed';
+}

@@ -35,3 +35,32 @@ export interface StoppedTask {
 export function resetHasPassed(s: StoppedTask, now: number): boolean {
   return s.resetAtMs !== null && s.resetAtMs <= now;
 }
+
+/**
+ * The stop a repair-decided `stop` journals; a stop for a provider reset past
+ * `provider_max_wait` keeps the reset time its failure named.
+ */
+export function stoppedTaskOf(
+  d: { class: unknown; reason: unknown; stopReason?: unknown; detail?: unknown },
+  failure: { resetAtMs?: number } | undefined,
+  contractDigest: string | null,
+): StoppedTask {
+  const reset = d.reason === 'provider_reset_too_far' ? failure?.resetAtMs : undefined;
+  return {
+    class: String(d.class),
+    reason: String(d.stopReason),
+    detail: String(d.detail),
+    contractDigest,
+    resetAtMs: typeof reset === 'number' && Number.isFinite(reset) ? reset : null,
+  };
+}
+
+/**
+ * The field of an attempt-started that is not what runplan writes (checksums intact, a hand
+ * edit): folded, it made a resume journal `attempt-closed #1` for no task, or number the next
+ * attempt NaN. Undefined when both are sound.
+ */
+export function malformedField(d: { taskId: unknown; attempt: unknown }): 'taskId' | 'attempt' | undefined {
+  if (typeof d.taskId !== 'string') return 'taskId';
+  return typeof d.attempt !== 'number' || !Number.isSafeInteger(d.attempt) || d.attempt < 1 ? 'attempt' : undefined;
+}

@@ -2,13 +2,14 @@ import { HEADER_TYPE, REPAIRED_TYPE, type JournalRecord } from '@runplan/journal
 import type { ProcessIdentity } from '@runplan/settle';
 import { emptyHistory, recordFailure, type TaskHistory } from '../repair/index.js';
 import { readEvent, taskCountOf, type RunEvent } from './read.js';
+import { leavesJobsUnverified } from './reasons.js';
 import { threadTotalsOf } from './thread-totals.js';
 import { nextStep, type TaskStep } from './task-step.js';
 import { AttemptLog } from './attempt-log.js';
 import { DurableRounds } from './durable-rounds.js';
 import { markSettled, openAttemptOf } from './open-attempt.js';
 import { RunSpend } from './spend.js';
-import type { OpenAttempt, StoppedTask } from './view-types.js';
+import { malformedField, stoppedTaskOf, type OpenAttempt, type StoppedTask } from './view-types.js';
 import type {
   AttemptFailureData,
   CheckpointData,
@@ -164,9 +165,7 @@ export class RunView {
       }
       case 'attempt-started': {
         const d = e.data;
-        // Checksums intact but not what runplan writes: folded, it made a resume journal
-        // `attempt-closed #1` for no task, or number the next attempt NaN.
-        const field = typeof d.taskId !== 'string' ? 'taskId' : !Number.isSafeInteger(d.attempt) || d.attempt < 1 ? 'attempt' : undefined;
+        const field = malformedField(d);
         if (field !== undefined) {
           this.malformed ??= { field, value: d[field], seq: e.seq };
           break;
@@ -195,7 +194,7 @@ export class RunView {
           if (left !== undefined) this.trees.set(d.taskId, left);
         }
         if (d.failure !== null && typeof d.failure === 'object') this.closedFailures.set(key, d.failure);
-        if (d.reason === 'slurm_unreachable' || d.reason === 'slurm_cancel_failed') this.jobsUnverified ??= d.reason;
+        if (leavesJobsUnverified(d.reason)) this.jobsUnverified ??= d.reason;
         if (d.reason === 'coordinator_crashed') {
           this.crashes.set(d.taskId, (this.crashes.get(d.taskId) ?? 0) + 1);
           this.rounds.crashClosed(key);
@@ -204,24 +203,18 @@ export class RunView {
         if (d.reason === 'journal_failed') this.rounds.crashClosed(key);
         break;
       }
+      // A command's usage, or a crashed attempt's transcript (or round) recounted: counted, and
+      // never recounted by a later take-over.
       case 'usage':
+      case 'command-settled':
         this.spent.add(e.data.usage, e.data.costUsd);
         for (const t of threadTotalsOf(e.data.threads)) this.threadTotals.set(t.threadId, t.lastTotal);
-        // A crashed attempt's transcript (or round) recounted: counted, never recounted by a later take-over.
         markSettled(this.open.get(`${e.data.taskId}.${e.data.attempt}`), e.data.round);
         break;
-      case 'command-settled': {
-        for (const t of threadTotalsOf(e.data.threads)) this.threadTotals.set(t.threadId, t.lastTotal);
-        markSettled(this.open.get(`${e.data.taskId}.${e.data.attempt}`), e.data.round);
-        this.spent.add(e.data.usage, e.data.costUsd);
-        break;
-      }
       case 'coordinator-crashed':
       case 'journal-failed':
-        this.tookOver = e.data.coordinator ?? this.tookOver;
-        for (const key of this.open.keys()) this.leftOpen.add(key);
-        break;
       case 'leftovers-ended':
+        if (e.type !== 'leftovers-ended') this.tookOver = e.data.coordinator ?? this.tookOver;
         for (const key of this.open.keys()) this.leftOpen.add(key);
         break;
       case 'repair-decided': {
@@ -232,16 +225,7 @@ export class RunView {
         const failure = this.closedFailures.get(key);
         if (d.action === 'retry' && failure !== undefined) this.lastFailure.set(d.taskId, { attempt: d.attempt, failure });
         else this.lastFailure.delete(d.taskId);
-        if (d.action === 'stop') {
-          const reset = d.reason === 'provider_reset_too_far' ? failure?.resetAtMs : undefined;
-          this.stopped.set(d.taskId, {
-            class: String(d.class),
-            reason: String(d.stopReason),
-            detail: String(d.detail),
-            contractDigest: this.contracts.get(key) ?? null,
-            resetAtMs: typeof reset === 'number' && Number.isFinite(reset) ? reset : null,
-          });
-        }
+        if (d.action === 'stop') this.stopped.set(d.taskId, stoppedTaskOf(d, failure, this.contracts.get(key) ?? null));
         break;
       }
       case 'provider-wait':

@@ -1,6 +1,7 @@
 import type { JobsCancelledData } from '../events/run-events.js';
 import type { OpenAttempt } from '../events/view-types.js';
 import { slurmExecutor } from '../executor/slurm/executor.js';
+import { leavesJobsUnverified } from '../events/reasons.js';
 import { runTagPrefix } from './leftovers.js';
 import type { Refusal } from './refusal.js';
 
@@ -38,9 +39,6 @@ export async function cancelRunJobs(runId: string, graceMs: number): Promise<Job
   }
 }
 
-/** The receipts of a run that ended with its Slurm jobs not verified gone. */
-const UNVERIFIED_TEARDOWN = new Set(['slurm_unreachable', 'slurm_cancel_failed']);
-
 // Before a run starts after one that failed with its Slurm teardown unverified (Slurm could
 // not be asked, or a job stayed queued after scancel), that run's jobs are ended (TERM, KILL
 // after grace, verified with squeue): a continuation must not run a task again beside the
@@ -50,7 +48,7 @@ export async function endUnverifiedJobs(
   last: { runId: string; failedReason: string | null } | undefined,
   graceMs: number,
 ): Promise<{ ok: true; notices: string[] } | { ok: false; refusal: Refusal }> {
-  if (last === undefined || last.failedReason === null || !UNVERIFIED_TEARDOWN.has(last.failedReason)) return { ok: true, notices: [] };
+  if (last === undefined || last.failedReason === null || !leavesJobsUnverified(last.failedReason)) return { ok: true, notices: [] };
   const jobs = await cancelRunJobs(last.runId, graceMs);
   if (jobs === undefined) return { ok: true, notices: [] };
   if (jobs.survivors.length > 0) {
