@@ -21,5 +21,6 @@ export { TailBuffer, textTail, utf8Tail } from './tail.js';
 export { BreakableDestination } from './breakable.js';
 export { packageVersion } from './version.js';
 export { releaseHungUpTerminals } from './hung-up-terminal.js';
+export { isStreamTarget } from './stream-target.js';
 export { fsyncDirectory, fsyncFd, writeFileDurable } from './durable-write.js';
 export type { DurableWriteOptions } from './durable-write.js';

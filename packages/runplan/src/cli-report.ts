@@ -1,4 +1,5 @@
-import { stat, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
+import { isStreamTarget } from '@runplan/common';
 import { resolve } from 'node:path';
 import { listSlugs } from './host/state.js';
 import { findReport, writeReport } from './observe/report.js';
@@ -41,11 +42,7 @@ export async function reportCommand(
     // A FIFO, a device (`--out /dev/null`, `/dev/stdout`) or a socket is written into as it
     // is: the report file's temp-and-rename would put a regular file in its place (as root,
     // /dev/null itself).
-    const special = await stat(file).then(
-      (s) => !s.isFile() && !s.isDirectory(),
-      () => false,
-    );
-    if (special) await writeFile(file, found.html());
+    if (isStreamTarget(file)) await writeFile(file, found.html());
     else await writeReport(file, found.html());
   } catch (e) {
     // The file system refused the report: an I/O failure (exit 5), not runplan's own error.

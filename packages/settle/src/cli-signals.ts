@@ -1,6 +1,5 @@
 import { isAlive, type ProcessIdentity } from './identity.js';
-import { continueStopped, ownGroupOrphaned, type StoppedProcess, stopTagged } from './job-control.js';
-import { holdStallClocks, restartStallClocks } from './requests.js';
+import { continueStopped, relayJobStop, stopTagged } from './job-control.js';
 
 // Signals to settle that tear the command's tree down; settle then exits 128+N (SIGALRM: 124, a timeout).
 const teardownSignals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGALRM'];
@@ -42,14 +41,11 @@ export function listenForSignals({ controller, child, feedsStdin, tag }: SignalL
   // a TSTP to a group of another session is orphaned, and the kernel drops it), then itself;
   // the SIGCONT that resumes settle (fg, bg) resumes the group it stopped. In an orphaned
   // group (setsid, cron, a shell gone) nothing would resume them: the TSTP is ignored there,
-  // as the kernel ignores it for a process that does not handle it.
-  // What forked out of the group (a `setsid` descendant) carries the command's tag: stopped too.
-  let stoppedGroup = false;
-  let stoppedTagged: StoppedProcess[] = [];
-  const onStop = () => {
-    if (ownGroupOrphaned()) return;
-    holdStallClocks();
+  // as the kernel ignores it for a process that does not handle it (relayJobStop). Stopped:
+  // the command's group and whatever left it carrying its tag (a `setsid` descendant).
+  const stopJob = relayJobStop(() => {
     const leader = child();
+    let stoppedGroup = false;
     if (leader && isAlive(leader)) {
       try {
         process.kill(-leader.pid, 'SIGSTOP');
@@ -59,25 +55,17 @@ export function listenForSignals({ controller, child, feedsStdin, tag }: SignalL
       }
     }
     const own = tag?.();
-    if (own !== undefined) stoppedTagged = stopTagged({ tags: [own] });
-    process.kill(process.pid, 'SIGSTOP');
-  };
-  const onContinue = () => {
-    restartStallClocks();
-    continueStopped(stoppedTagged);
-    stoppedTagged = [];
-    if (!stoppedGroup) return;
-    stoppedGroup = false;
-    onRelayed('SIGCONT');
-  };
+    const tagged = own !== undefined ? stopTagged({ tags: [own] }) : [];
+    return () => {
+      continueStopped(tagged);
+      if (stoppedGroup) onRelayed('SIGCONT');
+    };
+  });
   for (const s of teardownSignals) process.on(s, onSignal);
   for (const s of relayedSignals) if (!(feedsStdin && s === 'SIGPIPE')) process.on(s, onRelayed);
-  process.on('SIGTSTP', onStop);
-  process.on('SIGCONT', onContinue);
   return () => {
     for (const s of teardownSignals) process.off(s, onSignal);
-    process.off('SIGTSTP', onStop);
-    process.off('SIGCONT', onContinue);
+    stopJob();
     // The relay stays: removing the last SIGPIPE listener restores SIGPIPE's default action
     // (not the ignore Node starts with), and settle's own write to a closed stderr would kill it.
   };

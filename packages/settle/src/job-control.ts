@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { readProcStat } from './identity.js';
+import { holdStallClocks, restartStallClocks } from './requests.js';
 import { findTagged, type TagQuery } from './teardown-tagged.js';
 
 // ppid, pgrp and session (fields 4, 5, 6) of /proc/<pid>/stat, or undefined when gone.
@@ -75,4 +76,34 @@ function signal(pid: number, name: NodeJS.Signals): void {
   } catch {
     // gone
   }
+}
+
+/**
+ * Ctrl-Z for a tool whose commands run in sessions of their own (settle's, run-hook's and
+ * runplan's CLIs): the terminal's SIGTSTP reaches the tool alone. On it, the stall clocks are
+ * held, `stopChildren` stops what the tool runs (and returns what resumes it), and the tool
+ * stops itself (SIGSTOP); the SIGCONT that resumes the tool (`fg`, `bg`) restarts the stall
+ * clocks and resumes the children. In an orphaned process group the TSTP is ignored (see
+ * {@link ownGroupOrphaned}). Returns what stops listening.
+ */
+export function relayJobStop(stopChildren: () => () => void): () => void {
+  let resume: (() => void) | undefined;
+  const onStop = () => {
+    if (ownGroupOrphaned()) return;
+    holdStallClocks();
+    resume = stopChildren();
+    process.kill(process.pid, 'SIGSTOP');
+  };
+  const onContinue = () => {
+    restartStallClocks();
+    const resumeChildren = resume;
+    resume = undefined;
+    resumeChildren?.();
+  };
+  process.on('SIGTSTP', onStop);
+  process.on('SIGCONT', onContinue);
+  return () => {
+    process.off('SIGTSTP', onStop);
+    process.off('SIGCONT', onContinue);
+  };
 }

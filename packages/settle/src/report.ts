@@ -1,5 +1,6 @@
-import { closeSync, fsyncSync, openSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { isStreamTarget } from '@runplan/common';
 import type { Execution } from './types.js';
 
 /** The one JSON object `settle --report FILE` writes. */
@@ -70,15 +71,5 @@ export async function writeReport(path: string, report: SettleReport): Promise<v
     fsyncSync(dir);
   } finally {
     closeSync(dir);
-  }
-}
-
-// Whether the path exists and is something other than a regular file (a FIFO, a character device, a socket).
-function isStreamTarget(path: string): boolean {
-  try {
-    const stat = statSync(path);
-    return !stat.isFile() && !stat.isDirectory();
-  } catch {
-    return false;
   }
 }

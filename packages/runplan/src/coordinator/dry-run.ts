@@ -8,7 +8,7 @@ import { shownCost, totalTokensOf } from '../events/types.js';
 import { newRunId, slugPaths, stateRootFor } from '../host/state.js';
 import { liveCoordinator, isStopHolder } from '../observe/status.js';
 import { missingPrograms } from './command-check.js';
-import { landNewBranchNotice, landPrecheck } from './land-check.js';
+import { landPrecheck } from './land-check.js';
 import { locate } from './locate.js';
 import { stateDirRefusal } from './run-plan.js';
 import { creatableError } from '../host/dir-check.js';
@@ -89,10 +89,9 @@ export async function dryRun(req: Omit<RunRequest, 'signal'>): Promise<DryRunEnd
   steps.push(budgetStep(plan, start));
   if (plan.land !== undefined) {
     const line = start.mode === 'clean' ? baseCommit : start.recovered.head;
-    const refusal = await landPrecheck(repo, plan.land, line, plan.file);
-    if (refusal !== undefined) return { kind: 'dry_run', steps: [...steps, { action: 'refuse', ...refusal }] };
-    const created = await landNewBranchNotice(repo, plan.land, plan.file);
-    if (created !== undefined) steps.push({ action: 'notice', line: created });
+    const checked = await landPrecheck(repo, plan.land, line, plan.file);
+    if (checked.refusal !== undefined) return { kind: 'dry_run', steps: [...steps, { action: 'refuse', ...checked.refusal }] };
+    if (checked.notice !== undefined) steps.push({ action: 'notice', line: checked.notice });
     steps.push({ action: 'land', branch: plan.land, check: 'ok' });
   }
   return { kind: 'dry_run', steps: [...steps, ...taskSteps(plan, start)] };

@@ -5,19 +5,24 @@ import { checkedOutIn } from './land.js';
 // `land` checked before any work: a land branch that is already off the integration line
 // (`line`: the run's base, or a resumed run's integration head), or checked out with
 // uncommitted changes to tracked files, would fail only after every task ran. After
-// dispatch the same findings stay class integration (land.ts).
-export async function landPrecheck(repo: string, branch: string, line: string, planFile: string): Promise<Refusal | undefined> {
+// dispatch the same findings stay class integration (land.ts). A land branch that does not
+// exist yet is created when the run lands: allowed (a new branch for the result), and said
+// before any work (`notice`), as `land = "mian"` for main would create it.
+export async function landPrecheck(
+  repo: string,
+  branch: string,
+  line: string,
+  planFile: string,
+): Promise<{ refusal?: Refusal; notice?: string }> {
   const ref = `refs/heads/${branch}`;
   const current = await readRef(repo, ref);
-  if (current === undefined) return undefined;
-  return landCheck(repo, ref, branch, current, line, planFile);
-}
-
-// A land branch that does not exist yet is created when the run lands: allowed (a new branch
-// for the result), and said before any work, as `land = "mian"` for main would create it.
-export async function landNewBranchNotice(repo: string, branch: string, planFile: string): Promise<string | undefined> {
-  if ((await readRef(repo, `refs/heads/${branch}`)) !== undefined) return undefined;
-  return `runplan: land_new_branch: refs/heads/${branch} does not exist: landing creates it (check land in ${planFile} if you meant an existing branch)`;
+  if (current === undefined) {
+    return {
+      notice: `runplan: land_new_branch: ${ref} does not exist: landing creates it (check land in ${planFile} if you meant an existing branch)`,
+    };
+  }
+  const refusal = await landCheck(repo, ref, branch, current, line, planFile);
+  return refusal !== undefined ? { refusal } : {};
 }
 
 async function landCheck(

@@ -9,7 +9,7 @@ import type { Plan } from '../plan/types.js';
 import { planDigest, taskContractDigests } from '../plan/digest.js';
 import { planCopyText, secretValues } from '../plan/secrets.js';
 import { chooseRun, type Start } from '../resume/choose.js';
-import { landNewBranchNotice, landPrecheck } from './land-check.js';
+import { landPrecheck } from './land-check.js';
 import { locate } from './locate.js';
 import { identityEnv } from '../host/git.js';
 import { ensurePrivateDir, newRunId, slugPaths, START_ORDER_FIELD, stateRootFor, type SlugPaths } from '../host/state.js';
@@ -70,10 +70,9 @@ export async function runPlan(req: RunRequest): Promise<RunEnd> {
     if (plan.land !== undefined) {
       const start = chosen.value;
       const line = start.mode === 'clean' ? baseCommit : start.recovered.head;
-      const refusal = await landPrecheck(repo, plan.land, line, plan.file);
-      if (refusal !== undefined) return { kind: 'refused', ...refusal };
-      const created = await landNewBranchNotice(repo, plan.land, plan.file);
-      if (created !== undefined) req.onNotice?.(created);
+      const checked = await landPrecheck(repo, plan.land, line, plan.file);
+      if (checked.refusal !== undefined) return { kind: 'refused', ...checked.refusal };
+      if (checked.notice !== undefined) req.onNotice?.(checked.notice);
     }
     const shared = await checkWorkdir(plan, slug, { runId: chosen.value.run.runId, signal: req.signal });
     for (const line of shared.notices) req.onNotice?.(line);
